@@ -1,0 +1,12 @@
+"""The golden model: the specification of the hardware.
+
+- :class:`Config`: the filter's shape, validated; derived generation, window, memory.
+- :mod:`~apbbf.model.hashing`: the hash specification (H3 per physical segment), shared with the gateware.
+- :class:`APBF` (paper 000 §5), :class:`APBBF` (paper 000 §6, the hardware's model).
+"""
+
+from .config import Config
+from .filters import APBBF, APBF, AgePartitioned, Op, scan
+from .hashing import HashSpec, key_from_bytes
+
+__all__ = ["Config", "HashSpec", "key_from_bytes", "Op", "scan", "AgePartitioned", "APBF", "APBBF"]

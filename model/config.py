@@ -1,0 +1,180 @@
+"""The filter configuration shared by the golden model, the analytics and the gateware."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Config"]
+
+
+def _is_power_of_two(value: int) -> bool:
+    return value >= 1 and value & (value - 1) == 0
+
+
+def _check_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Shape of an Age-Partitioned Blocked Bloom Filter (paper 000 §6).
+
+    The filter has ``k + l`` segments; each segment is a blocked Bloom filter of ``segment_blocks`` blocks of
+    ``block_bits`` bits (B), and each block is a partitioned Bloom filter: ``block_hashes`` (b) parts of B/b bits,
+    one bit set per part. Inserts set the key's bits in the k newest segments; queries look for k consecutive
+    matching segments among segments 0..k+l-1 (Algorithm 1).
+
+    With ``block_hashes = 1`` the filter is exactly the basic APBF of paper 000 §5 with slices of
+    ``m = block_bits * segment_blocks`` bits: the block index and the bit offset together pick one of m bits.
+
+    Parameters
+    ----------
+    k : int
+        Segments written per insert and consecutive matches needed by a query; ``k >= 1``.
+    l : int
+        Extra segments; the window is ``l`` generations; ``l >= 1``.
+    block_bits : int
+        B, bits per block; a power of two, 1..65536.
+    block_hashes : int
+        b, bits set per block (one per part of B/b bits); a power of two with ``1 <= b <= B``.
+    segment_blocks : int
+        Blocks per segment; a power of two, 1..2**24.
+    key_width : int
+        Width of a key in bits, 8..512.
+    seed : int
+        Seed of the hash specification (:mod:`apbbf.model.hashing`), 0..2**64-1.
+
+    Raises
+    ------
+    TypeError
+        If a field is not an integer.
+    ValueError
+        If a field is out of its range, or the shape leaves a generation of fewer than one element.
+    """
+
+    k: int
+    l: int
+    block_bits: int = 64
+    block_hashes: int = 4
+    segment_blocks: int = 512
+    key_width: int = 64
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed"):
+            _check_int(name, getattr(self, name))
+        if self.k < 1:
+            raise ValueError(f"k must be at least 1, not {self.k}")
+        if self.l < 1:
+            raise ValueError(f"l must be at least 1, not {self.l}")
+        if not _is_power_of_two(self.block_bits) or self.block_bits > 65536:
+            raise ValueError(f"block_bits must be a power of two from 1 to 65536, not {self.block_bits}")
+        if not _is_power_of_two(self.block_hashes) or self.block_hashes > self.block_bits:
+            raise ValueError(f"block_hashes must be a power of two from 1 to block_bits ({self.block_bits}), "
+                             f"not {self.block_hashes}")
+        if not _is_power_of_two(self.segment_blocks) or self.segment_blocks > 1 << 24:
+            raise ValueError(f"segment_blocks must be a power of two from 1 to 2**24, not {self.segment_blocks}")
+        if not 8 <= self.key_width <= 512:
+            raise ValueError(f"key_width must be from 8 to 512, not {self.key_width}")
+        if not 0 <= self.seed < 1 << 64:
+            raise ValueError(f"seed must be from 0 to 2**64-1, not {self.seed}")
+        if self.hash_bits > 64:
+            raise ValueError(f"block_hashes={self.block_hashes} with block_bits={self.block_bits} and "
+                             f"segment_blocks={self.segment_blocks} needs {self.hash_bits} hash bits per "
+                             f"segment; at most 64 are supported (log2(segment_blocks) + b*log2(B/b) <= 64)")
+        if self.generation < 1:
+            raise ValueError(f"block_bits={self.block_bits}, block_hashes={self.block_hashes}, "
+                             f"segment_blocks={self.segment_blocks} and k={self.k} give a generation of "
+                             f"{self.generation} elements; the generation must hold at least 1 "
+                             f"(use fewer block_hashes per block, more blocks, or a smaller k)")
+
+    # Derived shape -------------------------------------------------------------------------------------------
+
+    @property
+    def segments(self) -> int:
+        """Number of segments, k + l."""
+        return self.k + self.l
+
+    @property
+    def physical_segments(self) -> int:
+        """Positions in the circular buffer, k + l + 1: the k + l segments of the paper plus one spare.
+
+        The spare is never read or written by commands. On a shift the oldest segment is retired to become the
+        spare (the hardware clears it in the background) and the previous, already clear, spare becomes the new
+        segment 0. Answers are exactly the paper's; only which physical position (and so which hash, paper 000
+        §5.1) a segment occupies differs, and the model follows the hardware there.
+        """
+        return self.k + self.l + 1
+
+    @property
+    def part_bits(self) -> int:
+        """Bits in each of the b parts of a block, B/b."""
+        return self.block_bits // self.block_hashes
+
+    @property
+    def block_index_bits(self) -> int:
+        """Hash bits that select the block, log2(segment_blocks)."""
+        return self.segment_blocks.bit_length() - 1
+
+    @property
+    def offset_bits(self) -> int:
+        """Hash bits that select the bit in one part, log2(B/b)."""
+        return self.part_bits.bit_length() - 1
+
+    @property
+    def hash_bits(self) -> int:
+        """Hash output bits per segment: block index, then b offsets."""
+        return self.block_index_bits + self.block_hashes * self.offset_bits
+
+    # Capacity (paper 000 §5.2 and §6) ------------------------------------------------------------------------
+
+    @property
+    def block_capacity(self) -> float:
+        """λ_full: elements per block at which the block is half full, −ln 2 / ln(1 − b/B).
+
+        A block is b parts of B/b bits with one bit set per part, so after J elements each part is
+        ``1 − (1 − b/B)^J`` full; half full at ``J = −ln 2 / ln(1 − b/B)``. With b = B one element fills the
+        block (capacity 0).
+        """
+        b, B = self.block_hashes, self.block_bits
+        if b == B:
+            return 0.0
+        return -math.log(2) / math.log1p(-b / B)
+
+    @property
+    def generation(self) -> int:
+        """g: inserts per generation; the segment capacity ``segment_blocks · λ_full`` split over k generations
+        (paper 000 §5.2: ``g = ⌊m ln 2 / k⌋`` for the basic filter)."""
+        return math.floor(self.segment_blocks * self.block_capacity / self.k)
+
+    @property
+    def window(self) -> int:
+        """w = l·g: the last w inserts are always reported present (paper 000 §5.2)."""
+        return self.l * self.generation
+
+    @property
+    def slack(self) -> int:
+        """s = k·g: inserts after the window that may still be reported (paper 000 §5.2)."""
+        return self.k * self.generation
+
+    @property
+    def segment_bits(self) -> int:
+        """Bits in one segment, segment_blocks · B."""
+        return self.segment_blocks * self.block_bits
+
+    @property
+    def memory_bits(self) -> int:
+        """Bits in the k + l segments (the paper's memory; :attr:`hardware_memory_bits` adds the spare)."""
+        return self.segments * self.segment_bits
+
+    @property
+    def hardware_memory_bits(self) -> int:
+        """Bits in all k + l + 1 physical segments, spare included."""
+        return self.physical_segments * self.segment_bits
+
+    @property
+    def bits_per_element(self) -> float:
+        """Memory bits per window element, memory_bits / w."""
+        return self.memory_bits / self.window
