@@ -1,6 +1,6 @@
 """The APBBF core: segments in block RAM, an insert path that ages them by generation, Algorithm 1's scan."""
 
-from amaranth import Module, Signal, Cat, Mux
+from amaranth import Module, Signal, Cat, Const, Mux
 from amaranth.lib import memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -22,7 +22,7 @@ def block_fields(config: Config, value):
     for part in range(config.block_hashes):
         start = config.block_index_bits + part * config.offset_bits
         offset = value[start:start + config.offset_bits]
-        parts.append(Cat(*(offset == bit for bit in range(config.part_bits))))
+        parts.append((Const(1, config.part_bits) << offset)[:config.part_bits])    # one-hot decode
     return index, Cat(*parts)
 
 
@@ -120,6 +120,7 @@ class APBBF(wiring.Component):
 
         # Memories, one per physical segment.
         read_en = Signal()
+        match_en = Signal()
         write_en = Signal()
         match = Signal(P)
         blocks, masks, indices = [], [], []
@@ -136,7 +137,8 @@ class APBBF(wiring.Component):
             # Logical segment of this memory once the insert's shift (if any) is done.
             logical = Signal(range(P), name=f"logical{j}")
             m.d.comb += logical.eq(Mux(j >= new_base, j - new_base, j + P - new_base))
-            m.d.sync += match[j].eq((read.data & mask) == mask)
+            with m.If(match_en):
+                m.d.sync += match[j].eq((read.data & mask) == mask)
             with m.If(clear_all | (scrubbing & (spare == j))):
                 m.d.comb += [write.addr.eq(clear_addr), write.data.eq(0), write.en.eq(1)]
             with m.Elif(write_en & (logical < k)):
@@ -168,6 +170,7 @@ class APBBF(wiring.Component):
                                  hash_wait.eq(hash_unit.latency - 1), hit.eq(0)]
                     m.next = "HASH"
             with m.State("HASH"):
+                m.d.comb += hash_unit.en.eq(1)
                 with m.If(hash_wait == 0):
                     m.next = "READ"
                 with m.Else():
@@ -176,6 +179,7 @@ class APBBF(wiring.Component):
                 m.d.comb += read_en.eq(1)
                 m.next = "MATCH"
             with m.State("MATCH"):
+                m.d.comb += match_en.eq(1)
                 # match[] registers at the end of this cycle; the scan starts at logical segment l.
                 start = base + l
                 m.d.sync += [scan_i.eq(l), scan_pos.eq(Mux(start >= P, start - P, start)),

@@ -30,6 +30,9 @@ class HashUnit(wiring.Component):
     ----------
     key : In(key_width)
         The key; must be held stable for :attr:`latency` cycles (the core holds it in a register).
+    en : In(1)
+        Load the pipeline registers; hold ``en`` high for :attr:`latency` cycles. Low, the registers keep
+        their value (and do not toggle).
     hashes : Out(ArrayLayout(hash_bits, physical_segments))
         ``hashes[j]``: the hash of physical segment j, valid :attr:`latency` cycles after ``key``.
     """
@@ -41,6 +44,7 @@ class HashUnit(wiring.Component):
         self._spec = HashSpec(config)
         super().__init__({
             "key": In(config.key_width),
+            "en": In(1),
             "hashes": Out(data.ArrayLayout(config.hash_bits, config.physical_segments)),
         })
 
@@ -56,9 +60,10 @@ class HashUnit(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         folded = self.key
-        if self._spec.fold_masks:
-            folded = Signal(len(self._spec.fold_masks))
-            m.d.sync += folded.eq(Cat(*(_parity_of(self.key, mask) for mask in self._spec.fold_masks)))
-        for j, masks in enumerate(self._spec.segment_masks):
-            m.d.sync += self.hashes[j].eq(Cat(*(_parity_of(folded, mask) for mask in masks)))
+        with m.If(self.en):
+            if self._spec.fold_masks:
+                folded = Signal(len(self._spec.fold_masks))
+                m.d.sync += folded.eq(Cat(*(_parity_of(self.key, mask) for mask in self._spec.fold_masks)))
+            for j, masks in enumerate(self._spec.segment_masks):
+                m.d.sync += self.hashes[j].eq(Cat(*(_parity_of(folded, mask) for mask in masks)))
         return m
