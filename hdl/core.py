@@ -72,7 +72,8 @@ class APBBF(wiring.Component):
         If the memory, spare included, is larger than any supported device's block RAM.
     """
 
-    def __init__(self, config: Config):
+    def __new__(cls, config, *args, **kwargs):
+        # Checked before the object exists: a core refused here is not an unused elaboratable.
         if not isinstance(config, Config):
             raise TypeError(f"config must be a Config, not {config!r}")
         if config.hardware_memory_bits > MAX_MEMORY_BITS:
@@ -80,6 +81,9 @@ class APBBF(wiring.Component):
                              f"({config.physical_segments} segments of {config.segment_blocks} x "
                              f"{config.block_bits}); the largest supported device (ECP5-85F) holds at most "
                              f"{MAX_MEMORY_BITS}: reduce segment_blocks, block_bits, k or l")
+        return super().__new__(cls, config, *args, **kwargs)
+
+    def __init__(self, config: Config):
         self._config = config
         super().__init__({
             "cmd": In(stream.Signature(command_layout(config.key_width))),

@@ -37,9 +37,13 @@ class HashUnit(wiring.Component):
         ``hashes[j]``: the hash of physical segment j, valid :attr:`latency` cycles after ``key``.
     """
 
-    def __init__(self, config: Config):
+    def __new__(cls, config, *args, **kwargs):
+        # Checked before the object exists: a unit refused here is not an unused elaboratable.
         if not isinstance(config, Config):
             raise TypeError(f"config must be a Config, not {config!r}")
+        return super().__new__(cls, config, *args, **kwargs)
+
+    def __init__(self, config: Config):
         self._config = config
         self._spec = HashSpec(config)
         super().__init__({

@@ -91,17 +91,18 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
         raise ValueError(f"max_npws={max_npws} is unreachable: the peak NPWS is at least 1/l and l is at most "
                          f"{_MAX_L}")
 
+    fp_floor = _fp(64, 1, block_bits, block_hashes)
+    if fp_floor > fp:
+        raise ValueError(f"fp={fp} is unreachable with block_bits={block_bits} and block_hashes={block_hashes} "
+                         f"(the best, k=64 l=1, gives {fp_floor:.3g})")
     best = None
     best_key = None
     k = 1
-    fp_floor = None
     while True:
         if best is not None and window * block_bits * k / full_load > best.memory_bits:
             break                                        # every l needs more memory than the best
         if k > 64:
             break
-        fp_one = _fp(k, 1, block_bits, block_hashes)
-        fp_floor = fp_one if fp_floor is None else min(fp_floor, fp_one)
         for l in range(1, _MAX_L + 1):
             if max_npws is not None and analysis.peak_npws(k, l, rho_full) > max_npws:
                 continue
@@ -120,9 +121,6 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
                 best, best_key = config, key
         k += 1
     if best is None:
-        if fp_floor is not None and fp_floor > fp:
-            raise ValueError(f"fp={fp} is unreachable with block_bits={block_bits} and "
-                             f"block_hashes={block_hashes} (the best, k=64 l=1, gives {fp_floor:.3g})")
         raise ValueError(f"no configuration meets fp={fp}, window={window}, max_npws={max_npws} with "
                          f"block_bits={block_bits}, block_hashes={block_hashes}: window needs more than "
                          f"2**24 blocks per segment, or max_npws is too small for the fp target")

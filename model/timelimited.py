@@ -202,6 +202,8 @@ class TimeLimitedAPBF:
         Cap on the rate estimate: the target generation of eq. 6 is at most ``max_growth`` times the larger of
         the previous target and the generation just completed. It only matters when a generation completes in
         (almost) no time, e.g. a batch at one instant, where eq. 6 divides by ``t_s ~ 0``; ``> 1``, default 8.
+    now : float, optional
+        Creation time (default: the clock); the first generation's ``t_s`` is measured from it.
 
     Notes
     -----
@@ -215,16 +217,20 @@ class TimeLimitedAPBF:
       shift, or one of the initial slices beyond the first k, has never been updated and counts as expired.
     * **Retirement (eq. 3).** At a shift the new ``s_0`` is added first, then tail slices with
       ``t_i < now - span`` are retired while more than ``k + l`` slices remain (§6.1, §8).
-    * **Eq. 6.** ``tg`` is rounded up to whole insertions, so a steady rate settles with generations of at
-      least ``span / l`` and the filter back at exactly ``k + l`` slices (rounding down keeps one extra).
+    * **Eq. 6.** ``tg`` is rounded to the next whole number of insertions strictly above it (after rounding
+      to 1e-6 against float noise), like the reference implementation's ``ceil(tg) + 1``: at a steady rate
+      a generation then lasts a little more than ``span / l``, the tail slice has expired by the time the
+      next shift comes and the filter settles at exactly ``k + l`` slices. With ``tg`` rounded down it keeps
+      a dead ``k + l + 1``-th slice; with ``tg`` exact the outcome depends on float noise.
     * **Eq. 7.** j is the slice among 1..k-1 with the smallest budget ``u_j`` (eq. 4 at its position after the
-      shift; on ties the lowest position, which stays in the insertion zone longest) and
-      ``count = (k - j) * min(u_j, tg)``: the old slice limits the first ``k - j`` generations of the new
-      slice, after which ``s_0`` itself is the limit for the remaining j (the number of shifts until ``s_0``
-      reaches position j). When ``u_j >= tg`` the old slices never bind ("if ever") and the formula gives
-      ``c_0 = k * tg``, so an over-dimensioned filter sizes the new slice down at the first shift (§7.1).
-      For ``k = 1`` there is no old slice and ``c_0 = tg``. The capacity is at least k (one insertion per
-      generation).
+      shift; on ties the lowest position, which stays in the insertion zone longest) and ``count`` is the
+      number of updates ``s_j`` can still take until it leaves the insertion slices, ``m_j ln2 - n_j``, but
+      at most ``(k - j) * tg``: the old slice limits the first ``k - j`` generations of the new slice, after
+      which ``s_0`` itself is the limit for the remaining j (the number of shifts until ``s_0`` reaches
+      position j). When ``s_j`` could take ``tg`` per generation the old slices never bind ("if ever") and
+      the formula gives ``c_0 = k * tg``, so an over-dimensioned filter sizes the new slice down at the
+      first shift (§7.1). For ``k = 1`` there is no old slice and ``c_0 = tg``. The capacity is at least k
+      (one insertion per generation).
     * **Hashes.** The paper shares k hash functions between slices k apart; here every slice has its own salt
       (running slice id), which needs no bookkeeping when slices are added or retired.
     * **Accesses.** Algorithm 1 tests ``s_i[h_i(x)] = 1 and t_i >= now - span``; the model tests the
@@ -232,7 +238,8 @@ class TimeLimitedAPBF:
     """
 
     def __init__(self, k: int, l: int, span: float, capacity: int, *, seed: int = 0,
-                 clock: Callable[[], float] = time.monotonic, max_growth: float = 8.0):
+                 clock: Callable[[], float] = time.monotonic, max_growth: float = 8.0,
+                 now: float | None = None):
         self._k = _check_int("k", k, 1, 64)
         self._l = _check_int("l", l, 1, 4096)
         self._span = _check_real("span", span, 0.0, "a finite number > 0")
@@ -243,8 +250,8 @@ class TimeLimitedAPBF:
         self._clock = clock
         self._max_growth = _check_real("max_growth", max_growth, 1.0, "a finite number > 1")
 
-        start = self._read_clock()
-        self._last_now = start
+        self._last_now = -math.inf
+        start = self._now(now)
         self._next_id = 0
         m = math.ceil(self._k * self._capacity / (self._l * LN2))           # eq. 8 with c = k * capacity / l
         # s_0 is the newest: give it the highest id of the initial slices so ids grow with creation order.
@@ -528,14 +535,16 @@ class TimeLimitedAPBF:
         # (max_growth) against t_s ~ 0.
         cap = self._max_growth * max(self._target, g)
         tg = min(g * self._span / (t_s * l), cap) if t_s > 0 else cap
+        tg = math.floor(round(tg, 6)) + 1                   # whole insertions, strictly above (see Notes)
         # eq. 7: the old insertion slices 1..k-1 (positions after the shift) and their budgets u_i (eq. 4).
-        tg = math.ceil(tg)                                  # a whole number of insertions, rounded up
         old = self._slices[:k - 1]
         budgets = [s.budget(i + 1, k) for i, s in enumerate(old)]
         if budgets:
             u_j = min(budgets)
             j = budgets.index(u_j) + 1                      # lowest position on ties: it binds longest
-            c_0 = (k - j) * min(u_j, tg) + j * tg
+            s_j = old[j - 1]
+            count = min(s_j.m * LN2 - s_j.n, (k - j) * tg)  # s_j's updates left from position j to k
+            c_0 = count + j * tg
         else:                                               # k = 1: s_0 alone takes every generation
             c_0 = tg
         m_0 = math.ceil(max(c_0, k) / LN2)                  # eq. 8
