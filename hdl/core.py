@@ -1,14 +1,19 @@
 """The APBBF core: segments in block RAM, an insert path that ages them by generation, Algorithm 1's scan."""
 
 from amaranth import Module, Signal, Cat, Const, Mux
-from amaranth.lib import memory, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config
 from .hash import HashUnit
+from .segments import Segments
 from .types import Op, command_layout, response_layout
 
-__all__ = ["APBBF", "MAX_MEMORY_BITS"]
+__all__ = ["APBBF", "MAX_MEMORY_BITS", "SCANS"]
+
+#: The scan implementations: ``"fsm"`` follows Algorithm 1 one segment per cycle; ``"parallel"`` decides
+#: from all segments at once and takes a command every clock.
+SCANS = ("fsm", "parallel")
 
 #: The largest filter memory (spare segment included) any supported device holds: the 208 DP16KD blocks of
 #: an ECP5-85F used 16 data bits wide (the parity bits of the 18-bit words cannot hold filter bits).
@@ -72,8 +77,10 @@ class APBBF(wiring.Component):
         If the memory, spare included, is larger than any supported device's block RAM.
     """
 
-    def __new__(cls, config, *args, **kwargs):
+    def __new__(cls, config, *args, scan="fsm", **kwargs):
         # Checked before the object exists: a core refused here is not an unused elaboratable.
+        if scan not in SCANS:
+            raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         if not isinstance(config, Config):
             raise TypeError(f"config must be a Config, not {config!r}")
         if config.hardware_memory_bits > MAX_MEMORY_BITS:
@@ -81,10 +88,11 @@ class APBBF(wiring.Component):
                              f"({config.physical_segments} segments of {config.segment_blocks} x "
                              f"{config.block_bits}); the largest supported device (ECP5-85F) holds at most "
                              f"{MAX_MEMORY_BITS}: reduce segment_blocks, block_bits, k or l")
-        return super().__new__(cls, config, *args, **kwargs)
+        return super().__new__(cls, config, *args, scan=scan, **kwargs)
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, scan: str = "fsm"):
         self._config = config
+        self._scan = scan
         super().__init__({
             "cmd": In(stream.Signature(command_layout(config.key_width))),
             "rsp": Out(stream.Signature(response_layout())),
@@ -96,64 +104,73 @@ class APBBF(wiring.Component):
     def config(self) -> Config:
         return self._config
 
+    @property
+    def scan(self) -> str:
+        """``"fsm"`` or ``"parallel"``."""
+        return self._scan
+
     def elaborate(self, platform):
-        c = self._config
-        k, l, P, S = c.k, c.l, c.physical_segments, c.segment_blocks
         m = Module()
+        m.submodules.hash = hash_unit = HashUnit(self._config)
+        m.submodules.segments = segments = Segments(self._config)
+        if self._scan == "fsm":
+            self._elaborate_fsm(m, hash_unit, segments)
+        else:
+            self._elaborate_parallel(m, hash_unit, segments)
+        return m
 
-        m.submodules.hash = hash_unit = HashUnit(c)
+    def _circular_buffer(self, m, segments):
+        """Base index, n mod g, and the spare (paper 000 §5.1), shared by both scans."""
+        P = self._config.physical_segments
+        base = Signal(range(P))                       # physical position of logical segment 0
+        fill = Signal(range(self._config.generation))  # n mod g: an insert shifts first when it is 0
+        shift = Signal()                              # set by the scan: this cycle's insert shifts
+        new_base = Signal(range(P))
+        m.d.comb += [
+            new_base.eq(Mux(shift, Mux(base == 0, P - 1, base - 1), base)),
+            segments.spare.eq(Mux(base == 0, P - 1, base - 1)),         # pos(k + l)
+        ]
+        return base, fill, shift, new_base
 
+    def _insert(self, m, segments, write, fill, shift, base, new_base, indices, blocks):
+        """The insert path: write ``blocks`` into the k newest segments (after the shift, if any)."""
+        c = self._config
+        P = c.physical_segments
+        for j in range(P):
+            logical = Mux(j >= new_base, j - new_base, j + P - new_base)
+            m.d.comb += [segments.write_en[j].eq(write & (logical < c.k)),
+                         segments.write_addr[j].eq(indices[j]),
+                         segments.write_data[j].eq(blocks[j])]
+        with m.If(write):
+            m.d.sync += [base.eq(new_base), fill.eq(Mux(fill == c.generation - 1, 0, fill + 1)),
+                         self.inserts.eq(self.inserts + 1)]
+            with m.If(shift):
+                m.d.sync += self.shifts.eq(self.shifts + 1)
+                m.d.comb += segments.scrub.eq(1)       # the retired segment is the spare from now on
+
+    def _elaborate_fsm(self, m, hash_unit, segments):
+        c = self._config
+        k, l, P = c.k, c.l, c.physical_segments
         op = Signal(Op)
         key = Signal(c.key_width)
         m.d.comb += hash_unit.key.eq(key)
+        base, fill, shift, new_base = self._circular_buffer(m, segments)
 
-        # Circular buffer (paper 000 §5.1): base is the physical position of logical segment 0; fill is n mod g.
-        base = Signal(range(P))
-        fill = Signal(range(c.generation))
-        shifting = Signal()                                   # the next insert shifts first (n mod g == 0)
-        m.d.comb += shifting.eq(fill == 0)
-        new_base = Signal(range(P))
-        m.d.comb += new_base.eq(Mux(shifting, Mux(base == 0, P - 1, base - 1), base))
-
-        # Clearing: every memory after reset, the spare after a shift. One block per cycle.
-        clear_addr = Signal(range(S))
-        clear_all = Signal(init=1)                             # reset clears everything first
-        scrubbing = Signal()
-        spare = Signal(range(P))                               # physical position of the spare, pos(k + l)
-        m.d.comb += spare.eq(Mux(base == 0, P - 1, base - 1))
-
-        # Memories, one per physical segment.
-        read_en = Signal()
+        write = Signal()
         match_en = Signal()
-        write_en = Signal()
         match = Signal(P)
-        blocks, masks, indices = [], [], []
+        indices, blocks = [], []
         for j in range(P):
-            mem = memory.Memory(shape=c.block_bits, depth=S, init=[])
-            m.submodules[f"segment{j}"] = mem
-            read = mem.read_port()
-            write = mem.write_port()
             index, mask = block_fields(c, hash_unit.hashes[j])
-            m.d.comb += [read.addr.eq(index), read.en.eq(read_en)]
-            blocks.append(read.data)
-            masks.append(mask)
-            indices.append(index)
-            # Logical segment of this memory once the insert's shift (if any) is done.
-            logical = Signal(range(P), name=f"logical{j}")
-            m.d.comb += logical.eq(Mux(j >= new_base, j - new_base, j + P - new_base))
+            data_j = segments.read_data[j]
+            m.d.comb += segments.read_addr[j].eq(index)
             with m.If(match_en):
-                m.d.sync += match[j].eq((read.data & mask) == mask)
-            with m.If(clear_all | (scrubbing & (spare == j))):
-                m.d.comb += [write.addr.eq(clear_addr), write.data.eq(0), write.en.eq(1)]
-            with m.Elif(write_en & (logical < k)):
-                # The new segment 0 after a shift is the spare, clear: its old data counts as zero.
-                old = Mux(shifting & (logical == 0), 0, read.data)
-                m.d.comb += [write.addr.eq(index), write.data.eq(old | mask), write.en.eq(1)]
-
-        with m.If(clear_all | scrubbing):
-            m.d.sync += clear_addr.eq(clear_addr + 1)
-            with m.If(clear_addr == S - 1):
-                m.d.sync += [clear_all.eq(0), scrubbing.eq(0)]
+                m.d.sync += match[j].eq((data_j & mask) == mask)
+            # The new segment 0 after a shift is the spare, clear: its old data counts as zero.
+            logical = Mux(j >= new_base, j - new_base, j + P - new_base)
+            indices.append(index)
+            blocks.append(Mux(shift & (logical == 0), 0, data_j) | mask)
+        self._insert(m, segments, write, fill, shift, base, new_base, indices, blocks)
 
         # Algorithm 1 registers: i (logical), its physical position, p and c.
         scan_i = Signal(range(-k, k + l + 1))
@@ -162,13 +179,12 @@ class APBBF(wiring.Component):
         scan_c = Signal(range(k + 1))
         hit = Signal()
         m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
-
         hash_wait = Signal(range(hash_unit.latency + 1))
 
         with m.FSM():
             with m.State("IDLE"):
                 # At a generation boundary the spare must be clear before the next insert may shift into it.
-                m.d.comb += self.cmd.ready.eq(~clear_all & ~(shifting & scrubbing))
+                m.d.comb += self.cmd.ready.eq(segments.ready & ~((fill == 0) & segments.scrubbing))
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
                                  hash_wait.eq(hash_unit.latency - 1), hit.eq(0)]
@@ -180,11 +196,11 @@ class APBBF(wiring.Component):
                 with m.Else():
                     m.d.sync += hash_wait.eq(hash_wait - 1)
             with m.State("READ"):
-                m.d.comb += read_en.eq(1)
+                m.d.comb += segments.read_en.eq(1)
                 m.next = "MATCH"
             with m.State("MATCH"):
-                m.d.comb += match_en.eq(1)
                 # match[] registers at the end of this cycle; the scan starts at logical segment l.
+                m.d.comb += match_en.eq(1)
                 start = base + l
                 m.d.sync += [scan_i.eq(l), scan_pos.eq(Mux(start >= P, start - P, start)),
                              scan_p.eq(0), scan_c.eq(0)]
@@ -212,14 +228,97 @@ class APBBF(wiring.Component):
                 with m.Elif(done):
                     m.next = "WRITE"
             with m.State("WRITE"):
-                m.d.comb += write_en.eq(1)
-                m.d.sync += [base.eq(new_base), fill.eq(Mux(fill == c.generation - 1, 0, fill + 1)),
-                             self.inserts.eq(self.inserts + 1)]
-                with m.If(shifting):
-                    m.d.sync += [self.shifts.eq(self.shifts + 1), scrubbing.eq(1), clear_addr.eq(0)]
+                m.d.comb += [write.eq(1), shift.eq(fill == 0)]
                 m.next = "RESPOND"
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)
                 with m.If(self.rsp.ready):
                     m.next = "IDLE"
-        return m
+
+    def _elaborate_parallel(self, m, hash_unit, segments):
+        # Pipeline, one command per stage, a new one every clock:
+        #   accept -> key register -> hash (latency) -> R: read all segments -> Q: read data registered
+        #   (the block RAM's output register can absorb it) -> M: match and new blocks -> D: decide, write.
+        # A read in cycle r misses the writes that D makes in cycles r, r+1 and r+2, so M ORs in the blocks
+        # written then (D now, and two cycles of history) where the address matches. Writes only ever set
+        # bits, and a written block holds everything earlier, so this is exact whatever the RAM returns on a
+        # read-during-write. Clearing is the exception; it never meets a command: at a generation boundary a
+        # command is only accepted once no shift is in flight and the spare is clear.
+        c = self._config
+        k, l, P = c.k, c.l, c.physical_segments
+        latency = hash_unit.latency
+        base, fill, shift, new_base = self._circular_buffer(m, segments)
+
+        # Responses wait in a FIFO; commands are accepted only with room for every one in flight.
+        depth = latency + 8
+        m.submodules.responses = responses = fifo.SyncFIFOBuffered(width=3, depth=depth)
+        in_flight = Signal(range(depth + 1))
+        m.d.comb += [self.rsp.valid.eq(responses.r_rdy), self.rsp.payload.eq(responses.r_data),
+                     responses.r_en.eq(self.rsp.ready)]
+
+        # Generation boundary seen from the accepting side: inserts accepted mod g, and a shift in flight.
+        accepted_fill = Signal(range(c.generation))
+        shift_in_flight = Signal()
+        boundary_wait = (accepted_fill == 0) & (shift_in_flight | segments.scrubbing)
+        m.d.comb += self.cmd.ready.eq(segments.ready & ~boundary_wait & (responses.level + in_flight < depth))
+        accept = self.cmd.valid & self.cmd.ready
+        inserting = self.cmd.payload.op != Op.QUERY
+        with m.If(accept & inserting):
+            m.d.sync += accepted_fill.eq(Mux(accepted_fill == c.generation - 1, 0, accepted_fill + 1))
+            with m.If(accepted_fill == 0):
+                m.d.sync += shift_in_flight.eq(1)
+
+        # Key register, then the hash pipeline with valid and op alongside.
+        key = Signal(c.key_width)
+        valid = [Signal(name=f"valid{stage}") for stage in range(latency + 1)]
+        ops = [Signal(Op, name=f"op{stage}") for stage in range(latency + 1)]
+        m.d.comb += [hash_unit.key.eq(key), hash_unit.en.eq(1)]
+        m.d.sync += [key.eq(self.cmd.payload.key), valid[0].eq(accept), ops[0].eq(self.cmd.payload.op)]
+        for stage in range(1, latency + 1):
+            m.d.sync += [valid[stage].eq(valid[stage - 1]), ops[stage].eq(ops[stage - 1])]
+
+        # R: read every segment at the key's block.
+        hashes_layout = data.ArrayLayout(c.hash_bits, P)
+        q_valid, q_op, q_hashes = Signal(), Signal(Op), Signal(hashes_layout)
+        m.d.comb += segments.read_en.eq(1)
+        for j in range(P):
+            m.d.comb += segments.read_addr[j].eq(block_fields(c, hash_unit.hashes[j])[0])
+        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash_unit.hashes)]
+
+        # Q: register the read data.
+        blocks_layout = data.ArrayLayout(c.block_bits, P)
+        indices_layout = data.ArrayLayout(c.block_index_bits, P)
+        m_valid, m_op, m_hashes, m_data = Signal(), Signal(Op), Signal(hashes_layout), Signal(blocks_layout)
+        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data)]
+
+        # D's writes, now and in the two cycles before, for forwarding.
+        history = [(Signal(P, name=f"fwd_en{age}"), Signal(indices_layout, name=f"fwd_addr{age}"),
+                    Signal(blocks_layout, name=f"fwd_data{age}")) for age in (1, 2)]
+        current = (segments.write_en, segments.write_addr, segments.write_data)
+        m.d.sync += [history[0][n].eq(current[n]) for n in range(3)]
+        m.d.sync += [history[1][n].eq(history[0][n]) for n in range(3)]
+
+        # M: blocks as they are now (read data plus forwarded writes), match bits and the blocks to write.
+        d_valid, d_op = Signal(), Signal(Op)
+        d_match, d_indices, d_blocks = Signal(P), Signal(indices_layout), Signal(blocks_layout)
+        m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op)]
+        for j in range(P):
+            index, mask = block_fields(c, m_hashes[j])
+            block = m_data[j]
+            for enable, address, written in (current, *history):
+                block = block | Mux(enable[j] & (address[j] == index), written[j], 0)
+            m.d.sync += [d_match[j].eq((block & mask) == mask), d_indices[j].eq(index),
+                         d_blocks[j].eq(block | mask)]
+
+        # D: "k consecutive matches among segments 0..k+l-1" (the answer of Algorithm 1) from the match bits
+        # rotated into logical order by the base before this command's shift.
+        logical = Cat(d_match, d_match).bit_select(base, P)
+        hit = Cat(*(logical[j:j + k].all() for j in range(l + 1))).any()
+        d_inserting = d_valid & (d_op != Op.QUERY)
+        m.d.comb += shift.eq(d_inserting & (fill == 0))
+        self._insert(m, segments, d_inserting, fill, shift, base, new_base,
+                     [d_indices[j] for j in range(P)], [d_blocks[j] for j in range(P)])
+        with m.If(shift):
+            m.d.sync += shift_in_flight.eq(0)
+        m.d.comb += [responses.w_en.eq(d_valid), responses.w_data.eq(Cat(d_op, hit & (d_op != Op.INSERT)))]
+        m.d.sync += in_flight.eq(in_flight + accept - d_valid)

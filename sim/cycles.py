@@ -6,6 +6,10 @@ counts accesses, an insert writes (1), and the response is offered (1). With ``r
 ``cmd.valid`` always high the next command is accepted in the following cycle, except at a generation boundary
 while the spare segment is still being cleared (``segment_blocks`` cycles after the shift's write), and after
 reset, when every memory is cleared first.
+
+The parallel scan (``scan="parallel"``) takes a command every cycle: accept, key register, hash, read, read
+data, match, decide; the only waits are after reset and, at a generation boundary, until the previous shift
+has reached the decide stage and the spare is clear.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ def command_cycles(config: Config, op, accesses: int) -> int:
     return latency + 5 + accesses
 
 
-def accept_schedule(config: Config, ops, accesses) -> np.ndarray:
+def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndarray:
     """Cycle (counted from the end of reset) in which each command is accepted, with ``cmd.valid`` and
     ``rsp.ready`` always high.
 
@@ -46,7 +50,11 @@ def accept_schedule(config: Config, ops, accesses) -> np.ndarray:
     ops : sequence of Op
     accesses : sequence of int
         The model's access count for each command's query part (``APBBF.probe``; 0 for INSERT).
+    scan : str
+        ``"fsm"`` or ``"parallel"``.
     """
+    if scan not in ("fsm", "parallel"):
+        raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
     latency = hash_latency(config)
     g, S = config.generation, config.segment_blocks
     accept = np.zeros(len(ops), dtype=np.int64)
@@ -59,9 +67,12 @@ def accept_schedule(config: Config, ops, accesses) -> np.ndarray:
             t = max(t, ready_after_scrub)
         accept[index] = t
         if op != Op.QUERY:
-            write = t + latency + 3 + (count if op == Op.TEST_AND_INSERT else 0)
+            if scan == "parallel":
+                write = t + latency + 4                   # the decide stage
+            else:
+                write = t + latency + 3 + (count if op == Op.TEST_AND_INSERT else 0)
             if fill == 0:
                 ready_after_scrub = write + S + 1
             fill = (fill + 1) % g
-        t += command_cycles(config, op, count)
+        t += 1 if scan == "parallel" else command_cycles(config, op, count)
     return accept

@@ -71,9 +71,9 @@ def _describe(commands, index, model_hit, core_hit):
             f"core says {core_hit}")
 
 
-def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles):
+def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan):
     rng = random.Random(seed)
-    dut = CoreAPBBF(config)
+    dut = CoreAPBBF(config, scan=scan)
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = dut
@@ -156,7 +156,7 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
 
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
-             name: str = "apbbf", max_cycles: int | None = None) -> Run:
+             name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm") -> Run:
     """Run ``commands`` (``(op, key)`` pairs and :data:`RESET` markers) through the core; check every response.
 
     Parameters
@@ -165,6 +165,8 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         Probability of an idle cycle (``cmd.valid`` low) before each command.
     rsp_stall : float
         Probability that ``rsp.ready`` is low in a cycle.
+    scan : str
+        The core's scan, ``"fsm"`` or ``"parallel"``.
     name : str
         Name of the VCD (``build/vcd/<name>.vcd``) left behind on a failure.
 
@@ -180,7 +182,7 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         slowdown = 1.0 / max(1e-3, (1 - cmd_gap) * (1 - rsp_stall))
         max_cycles = int((budget + 4 * config.segment_blocks * (1 + len(commands) // config.generation))
                          * slowdown * 2) + 2000
-    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles)
+    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan)
     try:
         run = _simulate_once(config, commands, model_hits, vcd_path=None, **kwargs)
         received = set(run.hits)

@@ -31,6 +31,12 @@ TINY = Config(8, 2, block_bits=8, block_hashes=4, segment_blocks=64)
 OPS = (Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT)
 
 
+@pytest.fixture(params=["fsm", "parallel"])
+def scan(request):
+    """Both scans share the hash unit, segments and insert path; every proof runs on both."""
+    return request.param
+
+
 def stream_length(config):
     """Commands for 2(k+l) generations plus one, with two ops in three inserting."""
     return (2 * config.segments + 1) * config.generation * 3 // 2
@@ -61,16 +67,16 @@ def assert_no_false_negatives(config, commands, hits):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_random_stream_cycles(name):
+def test_random_stream_cycles(name, scan):
     """All three ops over 2(k+l) generations, no stalls: answers equal the model and every command takes
     exactly the cycles the cycle model predicts."""
     config = CONFIGS[name]
     seed = 1000 + list(CONFIGS).index(name)
     commands = random_commands(config, stream_length(config), seed=seed)
-    run = simulate(config, commands, seed=seed, name=f"random-{name}")
+    run = simulate(config, commands, seed=seed, scan=scan, name=f"random-{name}-{scan}")
     assert run.seed == seed
     _, accesses = expected(config, commands)
-    predicted = accept_schedule(config, [op for op, _ in commands], accesses)
+    predicted = accept_schedule(config, [op for op, _ in commands], accesses, scan=scan)
     measured = np.array([run.accept[i] for i in range(len(commands))])
     wrong = np.flatnonzero(measured != predicted)
     assert not len(wrong), (f"seed {seed}: command {wrong[0]} ({Op(commands[wrong[0]][0]).name}) accepted in "
@@ -80,30 +86,34 @@ def test_random_stream_cycles(name):
 
 
 @pytest.mark.parametrize("name", CONFIGS)
-def test_random_stream_backpressure(name):
+def test_random_stream_backpressure(name, scan):
     """The same kind of stream with idle gaps on cmd and backpressure on rsp."""
     config = CONFIGS[name]
     seed = 2000 + list(CONFIGS).index(name)
     commands = random_commands(config, stream_length(config) // 2, seed=seed)
-    run = simulate(config, commands, seed=seed, cmd_gap=0.4, rsp_stall=0.5, name=f"stalls-{name}")
+    run = simulate(config, commands, seed=seed, cmd_gap=0.4, rsp_stall=0.5, scan=scan, name=f"stalls-{name}-{scan}")
     assert_no_false_negatives(config, commands, run.hits)
 
 
-def test_tiny_config_stalls_only_at_the_boundary():
+def test_tiny_config_stalls_only_at_the_boundary(scan):
     """A generation shorter than the clearing: the core waits at the boundary, as the cycle model says."""
     config = TINY
     commands = random_commands(config, 6 * config.generation * config.segments // 4, seed=5)
-    run = simulate(config, commands, seed=5, name="tiny")
+    run = simulate(config, commands, seed=5, scan=scan, name=f"tiny-{scan}")
     _, accesses = expected(config, commands)
-    predicted = accept_schedule(config, [op for op, _ in commands], accesses)
+    predicted = accept_schedule(config, [op for op, _ in commands], accesses, scan=scan)
     measured = np.array([run.accept[i] for i in range(len(commands))])
     assert (measured == predicted).all(), f"first difference at command {np.argmax(measured != predicted)}"
-    gaps = np.diff(measured) - [command_cycles(config, op, a) for (op, _), a in zip(commands, accesses)][:-1]
+    if scan == "fsm":
+        costs = [command_cycles(config, op, a) for (op, _), a in zip(commands, accesses)]
+    else:
+        costs = [1] * len(commands)
+    gaps = np.diff(measured) - costs[:-1]
     assert gaps.max() > 0, "the tiny config was expected to stall for the clearing"
 
 
 @pytest.mark.parametrize("name", ["k2l3", "k3l8"])
-def test_window_edges(name):
+def test_window_edges(name, scan):
     """Distinct inserts, then queries of: the key of the insert that triggered a shift, the oldest key still
     in the window, and keys that have just expired (all l+k generations old)."""
     config = CONFIGS[name]
@@ -115,18 +125,18 @@ def test_window_edges(name):
     oldest_in_window = keys[count - w]
     expired = keys[:g]                                    # inserted more than (k+l) generations ago
     commands += [(Op.QUERY, shift_trigger), (Op.QUERY, oldest_in_window)] + [(Op.QUERY, k) for k in expired]
-    run = simulate(config, commands, seed=3, name=f"edges-{name}")
+    run = simulate(config, commands, seed=3, scan=scan, name=f"edges-{name}-{scan}")
     assert run.hits[count] and run.hits[count + 1]
     gone = sum(not run.hits[count + 2 + i] for i in range(len(expired)))
     assert gone >= len(expired) // 2, f"{len(expired) - gone} of {len(expired)} expired keys still reported"
     # Just before a shift exactly w + (g - 1) inserts are guaranteed; one more insert shifts, and the key
     # that was then w inserts old must still be present.
     commands2 = [(Op.INSERT, key) for key in keys[:2 * g]] + [(Op.QUERY, keys[0])]
-    simulate(config, commands2, seed=4, name=f"edges2-{name}")
+    simulate(config, commands2, seed=4, scan=scan, name=f"edges2-{name}-{scan}")
 
 
 @pytest.mark.parametrize("first,second", list(itertools.product(OPS, OPS)))
-def test_back_to_back_same_key(first, second):
+def test_back_to_back_same_key(first, second, scan):
     """The same key twice in a row with every pairing of ops, after a prefix that fills the filter, with
     and without backpressure; an inserting first command makes the second a hit."""
     config = CONFIGS["k2l3"]
@@ -134,25 +144,25 @@ def test_back_to_back_same_key(first, second):
     key = key_of(99, salt=2)
     commands = prefix + [(first, key), (second, key)]
     for stall in (0.0, 0.6):
-        run = simulate(config, commands, seed=12, cmd_gap=stall, rsp_stall=stall,
-                       name=f"b2b-{first.name}-{second.name}")
+        run = simulate(config, commands, seed=12, cmd_gap=stall, rsp_stall=stall, scan=scan,
+                       name=f"b2b-{first.name}-{second.name}-{scan}")
         if first != Op.QUERY and second != Op.INSERT:
             assert run.hits[len(commands) - 1], f"{first.name} then {second.name}: second missed"
 
 
 @pytest.mark.parametrize("stall", [0.0, 0.8])
-def test_bursts(stall):
+def test_bursts(stall, scan):
     """Bursts of TEST_AND_INSERT over a few keys (duplicate detection), then bursts of queries."""
     config = CONFIGS["k2l3"]
     rng = random.Random(21)
     pool = [key_of(i, salt=3) for i in range(8)]
     commands = [(Op.TEST_AND_INSERT, rng.choice(pool)) for _ in range(120)]
     commands += [(Op.QUERY, key) for key in pool]
-    run = simulate(config, commands, seed=22, rsp_stall=stall, name=f"burst-{stall}")
+    run = simulate(config, commands, seed=22, rsp_stall=stall, scan=scan, name=f"burst-{stall}-{scan}")
     assert all(run.hits[len(commands) - 1 - i] for i in range(len(pool)))
 
 
-def test_shift_on_test_and_insert():
+def test_shift_on_test_and_insert(scan):
     """A TEST_AND_INSERT that triggers a shift answers from the filter before the shift: a key whose
     generation sits in segments l..l+k-1 is still found, though the shift is about to drop its last one."""
     config = CONFIGS["k3l8"]
@@ -164,7 +174,7 @@ def test_shift_on_test_and_insert():
     edge = keys[(k - 1) * g:k * g]
     commands = [(Op.INSERT, key) for key in keys] + [(Op.TEST_AND_INSERT, edge[0])]
     commands += [(Op.QUERY, key) for key in edge[1:]]
-    run = simulate(config, commands, seed=31, name="tai-shift")
+    run = simulate(config, commands, seed=31, scan=scan, name=f"tai-shift-{scan}")
     assert run.hits[count], "the test-and-insert at the shift did not see the pre-shift filter"
     model = Model(config)
     model.insert_many(keys)
@@ -173,7 +183,7 @@ def test_shift_on_test_and_insert():
     assert sum(model.query(key) for key in edge[1:]) < len(edge) - 1
 
 
-def test_reset_mid_stream():
+def test_reset_mid_stream(scan):
     """Reset pulses while commands are in flight: in-flight responses are dropped, the filter restarts
     empty (a key inserted before the reset is absent after it)."""
     config = CONFIGS["k2l3"]
@@ -181,7 +191,7 @@ def test_reset_mid_stream():
     key = before[-1][1]
     after = random_commands(config, 2 * config.generation, seed=42)
     commands = before + [RESET, (Op.QUERY, key)] + after + [RESET] + random_commands(config, 50, seed=43)
-    run = simulate(config, commands, seed=44, cmd_gap=0.2, rsp_stall=0.3, name="reset")
+    run = simulate(config, commands, seed=44, cmd_gap=0.2, rsp_stall=0.3, scan=scan, name=f"reset-{scan}")
     assert not run.hits[len(before) + 1], "a key inserted before the reset was reported after it"
     assert_no_false_negatives(config, commands, run.hits)
 
@@ -211,6 +221,33 @@ def test_hash_unit_matches_spec(config):
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("distance", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("name", ["k2l3", "wide-B256"])
+def test_forwarding_distances(name, distance, scan):
+    """TEST_AND_INSERT streams where each key repeats ``distance`` commands later, issued every clock: the
+    parallel core's reads miss up to three earlier writes, which forwarding must supply (with
+    segment_blocks = 1 every key shares every block, so forwarding is exercised on each command)."""
+    config = CONFIGS[name]
+    keys = [key_of(i, salt=5 + distance) for i in range(40)]
+    commands, repeats = [], []
+    for i in range(0, len(keys), distance):
+        group = [(Op.TEST_AND_INSERT, key) for key in keys[i:i + distance]]
+        commands += group
+        repeats += range(len(commands), len(commands) + len(group))
+        commands += group
+    run = simulate(config, commands, seed=60 + distance, scan=scan, name=f"forward-{name}-{distance}-{scan}")
+    for index in repeats:
+        assert run.hits[index], f"command {index}: a key test-and-inserted {distance} commands earlier missed"
+    if scan == "parallel":
+        accepts = [run.accept[i] for i in range(len(commands))]
+        assert max(np.diff(accepts)) == 1, "the parallel core did not take a command every clock"
+
+
+def test_init_wrong_scan():
+    with pytest.raises(ValueError, match="scan must be one of 'fsm', 'parallel'"):
+        APBBF(CONFIGS["k2l3"], scan="systolic")
 
 
 def test_init_wrong_config():

@@ -1,0 +1,244 @@
+"""Board tops: the filter core behind a UART on the board's USB serial port, with LEDs.
+
+Why this design
+---------------
+:class:`FilterOverUART` is the whole design without pins (UART receiver, :class:`HostInterface`, core, UART
+transmitter, LED drivers); the tests simulate exactly it, and each board top only adds I/O buffers. The boards
+run the core on their oscillator clock, with no PLL, so the baud rate is the clock divided by an integer that the
+USB bridge can also produce *exactly* (a rate error eats into the ±4 % an 8N1 link tolerates):
+
+- iCEBreaker, 12 MHz, FT2232H: the FT2232H derives its baud clock from 120 MHz / 10 = 12 MHz, so 12 MHz / 4 =
+  **3 Mbaud** is exact on both sides; divisor 4 is the smallest at which the receiver's mid-bit sampling still
+  has a quarter-bit margin for the asynchronous start edge. (12 Mbaud would need a 48 MHz PLL clock.)
+- ULX3S, 25 MHz, FT231X: the FT231X makes 3 MHz / (n + fraction/8) with n = 0, 1 or >= 2, i.e. 3 M, 2 M, then
+  1.5 Mbaud and below. 25 MHz divides none of 3 M, 2 M or 1.5 M to within 2 %, but 25 MHz / 25 = **1 Mbaud** is
+  exact on both sides. (3 Mbaud would need a PLL clock that is a multiple of 3 MHz, e.g. 75 MHz.)
+
+LEDs: one shows activity (stretched to be visible), one flashes on a rejected frame, the rest show the low bits of
+the core's generation (shift) count, so a running insert stream visibly ages the filter.
+
+Default Configs fill the block RAM: the core needs ``k + l + 1`` memories of ``segment_blocks x block_bits`` and
+the host interface one block RAM for its key buffer.
+
+- iCEBreaker (30 x SB_RAM40_4K, 256 x 16 each): 14 segments of 512 x 16 bits = 28 EBR, + 1 for the key FIFO.
+  k = 6, l = 7, B = 16, b = 2, 32-bit keys (the per-segment H3 trees are the LUT cost; 32-bit keys halve it).
+- ULX3S-85F (208 x DP16KD, 1024 x 16 data bits each): 51 segments of 1024 x 64 bits = 204 EBR, + the key FIFO.
+  k = 8, l = 42, B = 64, b = 4, 64-bit keys.
+"""
+
+from amaranth import Module, Signal
+from amaranth.lib import io, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..model.config import Config
+from .core import APBBF
+from .host_interface import HostInterface
+from .uart import UARTReceiver, UARTTransmitter
+
+__all__ = ["FilterOverUART", "ICEBreakerTop", "ULX3STop", "BOARDS", "board_info"]
+
+
+class _Stretch(wiring.Component):
+    """Holds ``o`` high for ``cycles`` after each cycle ``i`` is high (so a short pulse is visible on an LED)."""
+
+    i: In(1)
+    o: Out(1)
+
+    def __init__(self, cycles: int):
+        if not isinstance(cycles, int) or cycles < 1:
+            raise ValueError(f"cycles must be a positive integer, not {cycles!r}")
+        self._cycles = cycles
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(range(self._cycles + 1))
+        with m.If(self.i):
+            m.d.sync += count.eq(self._cycles)
+        with m.Elif(count != 0):
+            m.d.sync += count.eq(count - 1)
+        m.d.comb += self.o.eq(count != 0)
+        return m
+
+
+class FilterOverUART(wiring.Component):
+    """The filter core behind the UART host protocol, without pins (what the board tops and the tests share).
+
+    Parameters
+    ----------
+    config : Config
+        The filter.
+    divisor : int
+        Clock cycles per UART bit, >= 4.
+    max_batch : int
+        Most keys per frame (see :class:`HostInterface`).
+    timeout_cycles : int
+        Inter-byte timeout inside a frame, in clock cycles.
+    led_cycles : int
+        How long an activity/error pulse lights its LED, in clock cycles.
+
+    Attributes
+    ----------
+    rx : Signal, in
+        UART line from the host (idle high).
+    tx : Signal, out
+        UART line to the host (idle high).
+    activity, error : Signal, out
+        Stretched pulses for LEDs.
+    generation : Signal(32), out
+        The core's shift count.
+    """
+
+    rx: In(1, init=1)
+    tx: Out(1, init=1)
+    activity: Out(1)
+    error: Out(1)
+    generation: Out(32)
+
+    def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
+                 led_cycles: int = 1 << 20):
+        if not isinstance(config, Config):
+            raise TypeError(f"config must be a Config, not {config!r}")
+        self._config = config
+        self.receiver = UARTReceiver(divisor)
+        self.transmitter = UARTTransmitter(divisor)
+        self.interface = HostInterface(config, max_batch=max_batch, timeout_cycles=timeout_cycles)
+        self.core = APBBF(config)
+        self._led_cycles = led_cycles
+        super().__init__()
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.receiver = self.receiver
+        m.submodules.transmitter = self.transmitter
+        m.submodules.interface = self.interface
+        m.submodules.core = self.core
+        m.submodules.activity = activity = _Stretch(self._led_cycles)
+        m.submodules.error = error = _Stretch(self._led_cycles)
+
+        wiring.connect(m, self.receiver.o, self.interface.rx)
+        wiring.connect(m, self.interface.tx, self.transmitter.i)
+        wiring.connect(m, self.interface.cmd, self.core.cmd)
+        wiring.connect(m, self.core.rsp, self.interface.rsp)
+        m.d.comb += [
+            self.receiver.rx.eq(self.rx),
+            self.tx.eq(self.transmitter.tx),
+            self.interface.generations.eq(self.core.shifts),
+            self.generation.eq(self.core.shifts),
+            activity.i.eq(self.interface.busy),
+            self.activity.eq(activity.o),
+            error.i.eq(self.interface.error),
+            self.error.eq(error.o),
+        ]
+        return m
+
+
+class _BoardTop(wiring.Component):
+    """Common part of the board tops: a :class:`FilterOverUART` with its clock and pins."""
+
+    #: overridden per board
+    clock_hz = None
+    divisor = None
+    default_config = None
+
+    def __init__(self, config: Config | None = None, *, max_batch: int = 64):
+        config = self.default_config if config is None else config
+        if not isinstance(config, Config):
+            raise TypeError(f"config must be a Config, not {config!r}")
+        self._config = config
+        self._max_batch = max_batch
+        super().__init__({})
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def baud(self) -> int:
+        return self.clock_hz // self.divisor
+
+    def _filter(self):
+        return FilterOverUART(self._config, divisor=self.divisor, max_batch=self._max_batch,
+                              timeout_cycles=self.clock_hz // 1000,      # 1 ms inter-byte timeout
+                              led_cycles=self.clock_hz // 20)            # 50 ms LED pulses
+
+    def _uart(self, m, platform, top):
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
+        m.d.comb += [top.rx.eq(rx.i), tx.o.eq(top.tx)]
+
+    def _led(self, m, platform, name, number, value):
+        led = platform.request(name, number, dir="-")
+        buffer = io.Buffer("o", led)
+        m.submodules[f"{name}_{number}"] = buffer
+        m.d.comb += buffer.o.eq(value)
+
+
+class ICEBreakerTop(_BoardTop):
+    """iCEBreaker (iCE40UP5K): 12 MHz, 3 Mbaud on the FT2232H's second channel; green LED activity, red LED
+    errors, the four green LEDs of the snap-off PMOD the low generation bits."""
+
+    clock_hz = 12_000_000
+    divisor = 4
+    default_config = Config(k=6, l=7, block_bits=16, block_hashes=2, segment_blocks=512, key_width=32, seed=0)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.filter = top = self._filter()
+        self._uart(m, platform, top)
+        self._led(m, platform, "led_g", 0, top.activity)
+        self._led(m, platform, "led_r", 0, top.error)
+        for bit in range(4):
+            self._led(m, platform, "led_g", bit + 1, top.generation[bit])
+        return m
+
+
+class ULX3STop(_BoardTop):
+    """ULX3S-85F (ECP5-85F): 25 MHz, 1 Mbaud on the FT231X; LED 0 activity, LED 1 errors, LEDs 2-7 the low
+    generation bits."""
+
+    clock_hz = 25_000_000
+    divisor = 25
+    default_config = Config(k=8, l=42, block_bits=64, block_hashes=4, segment_blocks=1024, key_width=64, seed=0)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.filter = top = self._filter()
+        self._uart(m, platform, top)
+        self._led(m, platform, "led", 0, top.activity)
+        self._led(m, platform, "led", 1, top.error)
+        for bit in range(6):
+            self._led(m, platform, "led", bit + 2, top.generation[bit])
+        return m
+
+
+def _icebreaker_platform():
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    platform = ICEBreakerPlatform()
+    platform.add_resources(platform.break_off_pmod)   # the snap-off LED/button PMOD (in PMOD2 by default)
+    return platform
+
+
+def _ulx3s_platform():
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    return ULX3S_85F_Platform()
+
+
+#: board name -> (top class, platform factory, family)
+BOARDS = {
+    "icebreaker": (ICEBreakerTop, _icebreaker_platform, "ice40"),
+    "ulx3s-85f": (ULX3STop, _ulx3s_platform, "ecp5"),
+}
+
+
+def board_info(board: str):
+    """The top class, a platform instance and the FPGA family of a board name (a key of :data:`BOARDS`)."""
+    if board not in BOARDS:
+        raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
+    top, platform, family = BOARDS[board]
+    return top, platform(), family

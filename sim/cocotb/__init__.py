@@ -1,0 +1,13 @@
+"""cocotb 2.x test benches of the exported Verilog core (:mod:`apbbf.hdl.axis`) on a real simulator.
+
+- :mod:`.testbench`: the bench's parts as small classes, in the style of cocotb's matrix_multiplier example:
+  a driver (:class:`~.testbench.CommandDriver`, cocotbext-axi ``AxiStreamSource``), an input monitor
+  (:class:`~.testbench.CommandMonitor`), an output monitor (:class:`~.testbench.ResponseMonitor`,
+  ``AxiStreamSink``), the transaction-level model (:class:`~.testbench.ReferenceModel`, the golden model) and an
+  in-order :class:`~.testbench.Scoreboard`, put together by :class:`~.testbench.Testbench`.
+- :mod:`.tests`: the cocotb tests (random streams, directed edges, reset under traffic, and the soak).
+- :mod:`.runner`: export, build and run through ``cocotb_tools.runner`` on Icarus or Verilator.
+
+Nothing here imports cocotb at package import time except :mod:`.testbench` and :mod:`.tests`, which only run
+inside a simulator.
+"""

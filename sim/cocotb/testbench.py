@@ -1,0 +1,433 @@
+"""The parts of the cocotb bench, one small class each (cocotb's matrix_multiplier example's structure).
+
+::
+
+    CommandDriver ──s_axis_cmd──▶ DUT ──m_axis_rsp──▶ ResponseMonitor ──▶ Scoreboard.check
+          │                        ▲                                          ▲
+          └── pending ──▶ CommandMonitor (accepted transfers) ──▶ ReferenceModel ┘ (Scoreboard.expect)
+
+The driver queues commands on a cocotbext-axi ``AxiStreamSource`` (a pause generator makes idle gaps); the
+command monitor (an ``AxiStreamMonitor`` on the same bus) sees each transfer the DUT accepts, checks it is the
+next command the driver queued, and has the model predict its response; the response monitor (an
+``AxiStreamSink`` with a pause generator: backpressure) hands each response to the scoreboard, which compares
+it with the oldest prediction. A reset (``aresetn`` low) drops the driver's queue and the predictions of the
+commands in flight (they get no response) and restarts the model empty.
+
+A mismatch raises :class:`Mismatch` naming the seed, the command index, op and key, both answers, the
+simulation time and the waveform file.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.simtime import get_sim_time
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamMonitor, AxiStreamSink, AxiStreamSource
+
+from ...hdl.axis import pack_command, unpack_response
+from ...model.config import Config
+from ...model.filters import APBBF as ModelAPBBF, Op
+
+__all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "random_pause",
+           "CommandDriver", "CommandMonitor", "ResponseMonitor", "ReferenceModel", "Scoreboard", "Testbench"]
+
+#: Environment variable that carries the Config (JSON of its fields) into the simulator process.
+CONFIG_ENV = "APBBF_CONFIG"
+#: Environment variable that names the waveform file (for failure messages).
+WAVES_ENV = "APBBF_WAVES"
+
+CLOCK_PERIOD_NS = 10
+
+
+class Mismatch(AssertionError):
+    """The DUT answered differently from the model, answered too often, or not at all."""
+
+
+def config_to_env(config: Config) -> str:
+    """``config`` as the JSON text :func:`config_from_env` reads."""
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a Config, not {config!r}")
+    fields = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed")
+    return json.dumps({name: getattr(config, name) for name in fields}, sort_keys=True)
+
+
+def config_from_env() -> Config:
+    """The Config named by :data:`CONFIG_ENV`.
+
+    Raises
+    ------
+    ValueError
+        If the variable is missing or does not hold a Config's fields.
+    """
+    text = os.environ.get(CONFIG_ENV)
+    if not text:
+        raise ValueError(f"{CONFIG_ENV} is not set: run the benches through apbbf.sim.cocotb.runner")
+    try:
+        return Config(**json.loads(text))
+    except (TypeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{CONFIG_ENV}={text!r} is not a Config: {error}") from None
+
+
+def random_pause(rng: random.Random, probability: float, burst: int = 1):
+    """An endless pause generator for cocotbext-axi: runs of ``burst`` cycles paused with ``probability``.
+
+    Parameters
+    ----------
+    rng : random.Random
+    probability : float
+        Fraction of cycles paused, in [0, 1).
+    burst : int
+        Length of each paused or unpaused run, >= 1 (longer runs make idle gaps and backpressure bursts).
+
+    Raises
+    ------
+    ValueError
+        If ``probability`` is not in [0, 1) or ``burst`` < 1.
+    """
+    if not 0 <= probability < 1:
+        raise ValueError(f"probability must be in [0, 1), not {probability}")
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+        raise ValueError(f"burst must be an integer >= 1, not {burst!r}")
+    while True:
+        paused = rng.random() < probability
+        for _ in range(burst):
+            yield paused
+
+
+def _describe(op, key) -> str:
+    return f"{Op(op).name} key={key:#x}"
+
+
+class CommandDriver:
+    """Drives ``s_axis_cmd`` from a queue of ``(index, op, key)`` commands through an ``AxiStreamSource``.
+
+    Parameters
+    ----------
+    dut
+        The cocotb handle of the exported top.
+    config : Config
+    """
+
+    def __init__(self, dut, config: Config):
+        bus = AxiStreamBus.from_prefix(dut, "s_axis_cmd")
+        self.source = AxiStreamSource(bus, dut.aclk, dut.aresetn, reset_active_level=False, byte_lanes=1)
+        self.key_width = config.key_width
+        self.pending = collections.deque()     #: queued, not yet accepted: (index, op, key, tdata)
+
+    def send(self, index: int, op, key: int) -> None:
+        """Queue one command (returns at once)."""
+        tdata = pack_command(op, key, self.key_width)
+        self.pending.append((index, Op(op), key, tdata))
+        self.source.send_nowait(AxiStreamFrame([tdata]))
+
+    def set_pause(self, generator) -> None:
+        """Idle gaps: ``generator`` yields, every cycle, whether ``tvalid`` is held low (None: no gaps)."""
+        self.source.set_pause_generator(generator)
+
+    def queued(self) -> int:
+        """Commands queued but not yet accepted."""
+        return len(self.pending)
+
+    def flush(self) -> None:
+        """Forget every command not yet accepted (at a reset)."""
+        self.source.clear()
+        self.pending.clear()
+
+
+class CommandMonitor:
+    """Watches the transfers accepted on ``s_axis_cmd`` and calls ``callback(index, op, key)`` for each.
+
+    Each accepted ``tdata`` must be the next command the driver queued (checks the driver and the handshake).
+    """
+
+    def __init__(self, dut, driver: CommandDriver, callback):
+        self.monitor = AxiStreamMonitor(AxiStreamBus.from_prefix(dut, "s_axis_cmd"), dut.aclk, dut.aresetn,
+                                        reset_active_level=False, byte_lanes=1)
+        self.driver = driver
+        self.callback = callback
+        self.accepted = 0
+        self._task = cocotb.start_soon(self._run())
+
+    async def _run(self):
+        while True:
+            frame = await self.monitor.recv()
+            for tdata in frame.tdata:
+                if not self.driver.pending:
+                    raise Mismatch(f"the DUT accepted command tdata {tdata:#x} that was never sent")
+                index, op, key, sent = self.driver.pending.popleft()
+                if tdata != sent:
+                    raise Mismatch(f"command {index}: sent tdata {sent:#x}, the DUT accepted {tdata:#x}")
+                self.accepted += 1
+                self.callback(index, op, key)
+
+    def drain(self) -> None:
+        """Hand over every transfer already seen (call with the bus quiet, e.g. in reset)."""
+        while not self.monitor.empty():
+            for tdata in self.monitor.recv_nowait().tdata:
+                index, op, key, sent = self.driver.pending.popleft()
+                if tdata != sent:
+                    raise Mismatch(f"command {index}: sent tdata {sent:#x}, the DUT accepted {tdata:#x}")
+                self.accepted += 1
+                self.callback(index, op, key)
+
+
+class ResponseMonitor:
+    """Takes responses from ``m_axis_rsp`` through an ``AxiStreamSink`` and calls ``callback(op, hit)``."""
+
+    def __init__(self, dut, callback):
+        self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_rsp"), dut.aclk, dut.aresetn,
+                                  reset_active_level=False, byte_lanes=1)
+        self.callback = callback
+        self._task = cocotb.start_soon(self._run())
+
+    def set_pause(self, generator) -> None:
+        """Backpressure: ``generator`` yields, every cycle, whether ``tready`` is held low (None: never)."""
+        self.sink.set_pause_generator(generator)
+
+    async def _run(self):
+        while True:
+            frame = await self.sink.recv()
+            for tdata in frame.tdata:
+                self.callback(*unpack_response(int(tdata)))
+
+    def drain(self) -> None:
+        """Hand over every response already taken."""
+        while not self.sink.empty():
+            for tdata in self.sink.recv_nowait().tdata:
+                self.callback(*unpack_response(int(tdata)))
+
+
+class ReferenceModel:
+    """Transaction-level model: the golden :class:`apbbf.model.APBBF`, one command at a time.
+
+    For long runs without resets, :meth:`plan` answers whole chunks of the stream with the model's batch path
+    in advance; :meth:`predict` then checks each command against the plan and returns the planned answer.
+    """
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.reset()
+
+    def reset(self) -> None:
+        """Start again empty (the DUT was reset)."""
+        self.model = ModelAPBBF(self.config)
+        self.planned = collections.deque()
+        self._planning = False
+
+    def plan(self, commands) -> None:
+        """Answer ``commands`` (``(op, key)`` pairs, to follow those already planned) with the batch model.
+
+        Raises
+        ------
+        RuntimeError
+            If commands were already predicted one at a time since the last reset.
+        """
+        if self.model.n and not self._planning:
+            raise RuntimeError("plan() must start on a fresh model (after reset)")
+        self._planning = True
+        commands = list(commands)
+        if not commands:
+            return
+        hits, _ = self.model.run([op for op, _ in commands], [key for _, key in commands])
+        self.planned.extend((Op(op), key, bool(hit)) for (op, key), hit in zip(commands, hits))
+
+    def predict(self, op, key: int) -> bool:
+        """The response's hit for ``(op, key)``, updating the filter as the DUT does."""
+        op = Op(op)
+        if self._planning:
+            if not self.planned:
+                raise RuntimeError(f"{_describe(op, key)} was not planned")
+            want_op, want_key, hit = self.planned.popleft()
+            if (want_op, want_key) != (op, key):
+                raise Mismatch(f"the DUT accepted {_describe(op, key)} where the plan has "
+                               f"{_describe(want_op, want_key)}")
+            return hit
+        if op == Op.QUERY:
+            return bool(self.model.query(key))
+        if op == Op.INSERT:
+            self.model.insert(key)
+            return False
+        return bool(self.model.test_and_insert(key))
+
+    @property
+    def inserts(self) -> int:
+        """Inserts since reset (planned ones included)."""
+        return int(self.model.n)
+
+    @property
+    def shifts(self) -> int:
+        """Shifts since reset: every g-th insert, starting with the first, shifts first."""
+        return -(-self.inserts // self.config.generation)
+
+
+class Scoreboard:
+    """In-order checker: every response must equal the oldest outstanding prediction.
+
+    Parameters
+    ----------
+    seed : int
+        Printed in failure messages.
+    waves : str or None
+        Waveform file, printed in failure messages.
+    """
+
+    def __init__(self, seed: int, waves: str | None = None):
+        self.seed = seed
+        self.waves = waves
+        self.outstanding = collections.deque()   #: (index, op, key, hit) predicted, not yet answered
+        self.results = {}                        #: index -> hit, for every response checked
+        self.checked = 0
+        self.dropped = []                        #: indices in flight at a reset
+        self.failure = None
+
+    def _fail(self, message: str):
+        where = f" (at {get_sim_time('ns'):.0f} ns)"
+        message = f"seed {self.seed}: {message}{where}" + (f"; waveform in {self.waves}" if self.waves else "")
+        if self.failure is None:
+            self.failure = message
+        cocotb.log.error("%s", message)
+        raise Mismatch(message)
+
+    def expect(self, index: int, op, key: int, hit: bool) -> None:
+        """The model's answer to command ``index``, accepted by the DUT."""
+        self.outstanding.append((index, Op(op), key, bool(hit)))
+
+    def check(self, op: int, hit: bool) -> None:
+        """A response from the DUT."""
+        if not self.outstanding:
+            self._fail(f"response (op={op}, hit={int(hit)}) with no command outstanding")
+        index, want_op, key, want_hit = self.outstanding.popleft()
+        if op != want_op or hit != want_hit:
+            self._fail(f"command {index}: {_describe(want_op, key)}: model says "
+                       f"op={want_op.name} {'hit' if want_hit else 'miss'}, DUT says "
+                       f"op={Op(op).name if op in (0, 1, 2) else op} {'hit' if hit else 'miss'}")
+        self.results[index] = hit
+        self.checked += 1
+
+    def reset(self) -> list:
+        """Drop the predictions of the commands in flight (a reset); returns their indices."""
+        dropped = [index for index, *_ in self.outstanding]
+        self.dropped.extend(dropped)
+        self.outstanding.clear()
+        return dropped
+
+
+class Testbench:
+    """Clock, reset, driver, monitors, model and scoreboard around the exported top.
+
+    Parameters
+    ----------
+    dut
+        The cocotb handle of the exported top (``apbbf_axis``).
+    config : Config
+    seed : int
+        Seed of this bench's random choices (pauses, reset timing); printed on a failure.
+    """
+
+    def __init__(self, dut, config: Config, seed: int):
+        self.dut = dut
+        self.config = config
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.model = ReferenceModel(config)
+        self.scoreboard = Scoreboard(seed, os.environ.get(WAVES_ENV))
+        self.driver = CommandDriver(dut, config)
+        self.commands = CommandMonitor(dut, self.driver, self._accepted)
+        self.responses = ResponseMonitor(dut, self.scoreboard.check)
+        self.next_index = 0
+
+    @classmethod
+    async def start(cls, dut, config: Config, seed: int) -> "Testbench":
+        """Start the clock, build the bench and hold the DUT in reset for a few cycles."""
+        dut.aresetn.value = 0
+        dut.s_axis_cmd_tvalid.value = 0
+        dut.m_axis_rsp_tready.value = 0
+        Clock(dut.aclk, CLOCK_PERIOD_NS, unit="ns").start()
+        bench = cls(dut, config, seed)
+        await ClockCycles(dut.aclk, 3)
+        dut.aresetn.value = 1
+        await RisingEdge(dut.aclk)
+        return bench
+
+    def _accepted(self, index, op, key):
+        self.scoreboard.expect(index, op, key, self.model.predict(op, key))
+
+    def set_pauses(self, cmd: float = 0.0, rsp: float = 0.0, burst: int = 1) -> None:
+        """Idle gaps on the command stream and backpressure on the response stream (fractions of cycles)."""
+        self.driver.set_pause(random_pause(self.rng, cmd, burst) if cmd else None)
+        self.responses.set_pause(random_pause(self.rng, rsp, burst) if rsp else None)
+
+    def send(self, commands) -> range:
+        """Queue ``(op, key)`` commands; returns their indices."""
+        first = self.next_index
+        for op, key in commands:
+            self.driver.send(self.next_index, op, key)
+            self.next_index += 1
+        return range(first, self.next_index)
+
+    def busy(self) -> bool:
+        """Commands queued or awaiting a response."""
+        return bool(self.driver.queued() or self.scoreboard.outstanding)
+
+    def _raise_failure(self):
+        if self.scoreboard.failure:
+            raise Mismatch(self.scoreboard.failure)
+
+    async def drain(self, max_cycles: int | None = None) -> None:
+        """Wait until every queued command has been answered and checked.
+
+        Raises
+        ------
+        Mismatch
+            On a mismatch, or if ``max_cycles`` pass first (a response is missing).
+        """
+        if max_cycles is None:
+            c = self.config
+            per_command = 16 + 2 * (c.k + c.l) + c.segment_blocks
+            max_cycles = 2000 + 50 * per_command * (self.driver.queued() + len(self.scoreboard.outstanding))
+        waited = 0
+        while self.busy():
+            self._raise_failure()
+            if waited >= max_cycles:
+                head = self.scoreboard.outstanding[0] if self.scoreboard.outstanding else None
+                raise Mismatch(f"seed {self.seed}: timeout after {max_cycles} cycles: {self.driver.queued()} "
+                               f"commands not accepted, {len(self.scoreboard.outstanding)} without response"
+                               + (f" (oldest: command {head[0]}, {_describe(head[1], head[2])})" if head
+                                  else ""))
+            await ClockCycles(self.dut.aclk, 8)
+            waited += 8
+        await ClockCycles(self.dut.aclk, 2)
+        self._raise_failure()
+
+    async def reset(self, cycles: int = 2) -> list:
+        """Pulse ``aresetn`` low for ``cycles`` cycles now, whatever is in flight.
+
+        Commands not yet accepted are forgotten, those accepted but not answered are dropped (returned), and
+        the model starts again empty.
+        """
+        self.dut.aresetn.value = 0
+        self.driver.flush()
+        await ClockCycles(self.dut.aclk, max(2, cycles))
+        self.commands.drain()                  # transfers accepted just before the reset
+        self.responses.drain()
+        self._raise_failure()
+        dropped = self.scoreboard.reset()
+        self.driver.flush()
+        self.model.reset()
+        self.dut.aresetn.value = 1
+        await RisingEdge(self.dut.aclk)
+        return dropped
+
+    def check_counters(self) -> None:
+        """With the DUT idle: its ``inserts`` and ``shifts`` outputs equal the model's counts."""
+        inserts, shifts = int(self.dut.inserts.value), int(self.dut.shifts.value)
+        want = (self.model.inserts & 0xFFFFFFFF, self.model.shifts & 0xFFFFFFFF)
+        if (inserts, shifts) != want:
+            raise Mismatch(f"seed {self.seed}: DUT counts inserts={inserts} shifts={shifts}, model "
+                           f"inserts={want[0]} shifts={want[1]}")
