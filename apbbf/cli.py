@@ -134,6 +134,20 @@ register("params", _add_params)
 register("demo", _add_demo)
 
 
+def _add_export(subparsers):
+    from .export import add_parser       # imported when the parser is built: it pulls in Amaranth
+    add_parser(subparsers)
+
+
+def _add_host(subparsers):
+    from .host import add_parser         # pyserial, only when used
+    add_parser(subparsers)
+
+
+register("export", _add_export)
+register("host", _add_host)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     parser = argparse.ArgumentParser(prog="apbbf", description="Age-Partitioned Blocked Bloom Filter tools")

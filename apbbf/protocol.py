@@ -66,7 +66,10 @@ The device answers a request it cannot execute with an error reply and executes 
 A key byte may equal 0xA5, so after an error the device can lock onto a false start inside the remains of the
 bad frame and send further error replies. A host therefore recovers by waiting for a quiet gap longer than the
 device's timeout, discarding whatever arrived, and resending (:meth:`apbbf.host.Device` does this). An error
-reply means the request was not executed, so resending it is always safe. The filter's contents are never reset
+reply whose CMD is the request's own means that request was not executed, so resending it is safe; an error
+reply with another CMD (e.g. BAD_SYNC, CMD 0x00, for noise before the request) is about other bytes, and the
+host keeps waiting for its own reply (resending only if none comes). A reply that never arrives is not resent
+automatically: the request may have been executed, and a second INSERT would age the filter twice. The filter's contents are never reset
 by an error: nothing inserted before is lost.
 """
 

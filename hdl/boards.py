@@ -22,8 +22,10 @@ the host interface one block RAM for its key buffer.
 
 - iCEBreaker (30 x SB_RAM40_4K, 256 x 16 each): 14 segments of 512 x 16 bits = 28 EBR, + 1 for the key FIFO.
   k = 6, l = 7, B = 16, b = 2, 32-bit keys (the per-segment H3 trees are the LUT cost; 32-bit keys halve it).
-- ULX3S-85F (208 x DP16KD, 1024 x 16 data bits each): 51 segments of 1024 x 64 bits = 204 EBR, + the key FIFO.
-  k = 8, l = 42, B = 64, b = 4, 64-bit keys.
+- ULX3S-85F (208 x DP16KD, 1024 x 16 data bits each): 12 segments of 4096 x 64 bits = 192 EBR, + the key FIFO.
+  k = 3, l = 8, B = 64, b = 4, 64-bit keys: a window of 117,304 keys at a worst-case fp of about 2.7e-3. Few deep
+  segments rather than many shallow ones: the hash trees and match logic grow with the segment count (51
+  segments of 1024 blocks filled the EBR too, but cost ~30K LUTs and tens of minutes of placement).
 """
 
 from amaranth import Module, Signal
@@ -204,7 +206,7 @@ class ULX3STop(_BoardTop):
 
     clock_hz = 25_000_000
     divisor = 25
-    default_config = Config(k=8, l=42, block_bits=64, block_hashes=4, segment_blocks=1024, key_width=64, seed=0)
+    default_config = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=4096, key_width=64, seed=0)
 
     def elaborate(self, platform):
         m = Module()

@@ -1,0 +1,304 @@
+"""Host side of the board protocol (:mod:`apbbf.protocol`): :class:`Device` and the ``apbbf host`` command.
+
+Why this design
+---------------
+:class:`Device` speaks to a *transport* (anything with ``write(bytes)``, ``read(n, timeout) -> bytes`` and
+``flush_input()``), not to pyserial directly, so the same code drives a real board through :class:`SerialTransport`
+and the simulated board top in the tests. The protocol is stop-and-wait: one request, one reply. An error reply
+means the device executed nothing of the request, so :class:`Device` resynchronises (waits for a quiet gap,
+drops stray bytes) and resends; a missing reply is not retried, because the request may have been executed and a
+second INSERT would age the filter twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Iterable, Protocol
+
+from . import protocol
+from .protocol import Command, Counters, Info, ProtocolError, ReplyDecoder, Status
+
+__all__ = ["Transport", "SerialTransport", "Device", "DeviceError", "add_parser", "parse_key"]
+
+
+class DeviceError(ProtocolError):
+    """The device answered with an error status (after retries), or did not answer."""
+
+
+class Transport(Protocol):
+    """What :class:`Device` needs from a serial link."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def read(self, size: int, timeout: float) -> bytes:
+        """Up to ``size`` bytes; fewer (possibly none) if ``timeout`` seconds pass first."""
+
+    def flush_input(self) -> None:
+        """Drop bytes received and not yet read."""
+
+
+class SerialTransport:
+    """A :class:`Transport` over a pyserial port (8N1, no flow control)."""
+
+    def __init__(self, port: str, baudrate: int):
+        import serial  # imported here so the rest of apbbf does not need pyserial
+        self._serial = serial.Serial(port, baudrate=baudrate, bytesize=8, parity="N", stopbits=1, timeout=0.1,
+                                     rtscts=False, dsrdtr=False)
+
+    def write(self, data: bytes) -> None:
+        self._serial.write(data)
+        self._serial.flush()
+
+    def read(self, size: int, timeout: float) -> bytes:
+        self._serial.timeout = timeout
+        return self._serial.read(size)
+
+    def flush_input(self) -> None:
+        self._serial.reset_input_buffer()
+
+    def close(self) -> None:
+        self._serial.close()
+
+
+class Device:
+    """A filter on a board, reached over a :class:`Transport`.
+
+    Parameters
+    ----------
+    transport : Transport
+        The link (:class:`SerialTransport` for a board).
+    timeout : float
+        Seconds to wait for a reply (measured by the transport's clock).
+    quiet : float
+        Seconds of silence that resynchronise the device after an error (longer than its inter-byte timeout).
+    retries : int
+        Times a request answered with an error status is resent.
+    """
+
+    def __init__(self, transport: Transport, *, timeout: float = 1.0, quiet: float = 0.05, retries: int = 2):
+        if retries < 0:
+            raise ValueError(f"retries must be at least 0, not {retries}")
+        self.transport = transport
+        self.timeout = timeout
+        self.quiet = quiet
+        self.retries = retries
+        self._info: Info | None = None
+
+    @classmethod
+    def open(cls, port: str, baudrate: int, **kwargs) -> "Device":
+        return cls(SerialTransport(port, baudrate), **kwargs)
+
+    # ---- low level -----------------------------------------------------------------------------------------
+
+    def read_reply(self) -> protocol.Reply:
+        """Read one reply frame (raises :class:`DeviceError` if none arrives within the timeout)."""
+        decoder = ReplyDecoder()
+        while True:
+            reply = decoder.next()
+            if reply is not None:
+                return reply
+            need = decoder.needed()
+            data = self.transport.read(need, self.timeout)
+            if not data:
+                raise DeviceError("no reply from the device (timeout)")
+            decoder.feed(data)
+
+    def resync(self) -> None:
+        """Wait until the line has been quiet for :attr:`quiet` seconds, dropping what arrives."""
+        while self.transport.read(256, self.quiet):
+            pass
+        self.transport.flush_input()
+
+    def request(self, command: Command, keys: Iterable[int] = (), key_width: int | None = None) -> bytes:
+        """Send one request and return its payload, resending it after an error reply."""
+        if key_width is None:
+            key_width = self.info().key_width if command in protocol.KEY_COMMANDS else 64
+        frame = protocol.encode_request(command, keys, key_width)
+        for attempt in range(self.retries + 1):
+            self.transport.write(frame)
+            foreign_error = None
+            while True:
+                try:
+                    reply = self.read_reply()
+                except DeviceError:
+                    if foreign_error is None:
+                        raise
+                    # an error about other bytes (e.g. a corrupted sync byte of ours), then silence: our frame
+                    # was skipped, so it is safe to resend
+                    reply = foreign_error
+                    break
+                except ProtocolError as error:  # a reply with a bad CRC: it may have been executed
+                    raise DeviceError(f"{Command(command).name}: {error}") from error
+                if reply.status != Status.OK and reply.command != command:
+                    foreign_error = reply   # not about our frame (its CMD differs): ours may still be answered
+                    continue
+                break
+            if reply.status == Status.OK and reply.command == command:
+                return reply.payload
+            if reply.status == Status.OK:
+                raise DeviceError(f"reply to {reply.command:#04x} while waiting for {Command(command).name}")
+            status = Status(reply.status) if reply.status in Status._value2member_map_ else reply.status
+            self.resync()
+            if attempt == self.retries:
+                raise DeviceError(f"{Command(command).name} rejected: {status!r}", status)
+        raise AssertionError("unreachable")
+
+    # ---- commands ------------------------------------------------------------------------------------------
+
+    def info(self, refresh: bool = False) -> Info:
+        """The device's Config, hash seed, protocol version and batch size (cached)."""
+        if self._info is None or refresh:
+            self._info = Info.unpack(self.request(Command.INFO))
+            if self._info.version != protocol.PROTOCOL_VERSION:
+                raise DeviceError(f"device speaks protocol version {self._info.version}, "
+                                  f"this host {protocol.PROTOCOL_VERSION}")
+        return self._info
+
+    def counters(self) -> Counters:
+        return Counters.unpack(self.request(Command.COUNTERS))
+
+    def _keys_command(self, command: Command, keys, progress=None) -> list[bool]:
+        info = self.info()
+        keys = list(keys)
+        for key in keys:
+            if not isinstance(key, int) or not 0 <= key < 1 << info.key_width:
+                raise ValueError(f"key {key!r} is not an integer of {info.key_width} bits")
+        hits: list[bool] = []
+        for start in range(0, len(keys), info.max_batch):
+            batch = keys[start:start + info.max_batch]
+            payload = self.request(command, batch, info.key_width)
+            hits += protocol.unpack_hits(payload, len(batch))
+            if progress is not None:
+                progress(len(hits), len(keys))
+        return hits
+
+    def insert(self, keys, progress=None) -> None:
+        self._keys_command(Command.INSERT, keys, progress)
+
+    def query(self, keys, progress=None) -> list[bool]:
+        return self._keys_command(Command.QUERY, keys, progress)
+
+    def test_and_insert(self, keys, progress=None) -> list[bool]:
+        return self._keys_command(Command.TEST_AND_INSERT, keys, progress)
+
+
+# ---- command line ------------------------------------------------------------------------------------------
+
+def parse_key(text: str, *, as_string: bool, key_width: int) -> int:
+    """A key from the command line: an integer (decimal, or hex with 0x) or, with ``as_string``, the bytes of the
+    text through :func:`apbbf.model.hashing.key_from_bytes`."""
+    if as_string:
+        from apbbf.model.hashing import key_from_bytes
+        return key_from_bytes(text.encode(), key_width)
+    try:
+        key = int(text, 0)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer key (use --string for text keys)") from None
+    if not 0 <= key < 1 << key_width:
+        raise ValueError(f"key {text} does not fit in {key_width} bits")
+    return key
+
+
+class _Progress:
+    """A one-line progress bar on stderr (only when there is more than one batch)."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if total <= 0:
+            return
+        width = 30
+        filled = width * done // total
+        rate = done / max(time.monotonic() - self.start, 1e-9)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} keys {rate:.0f}/s")
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+
+
+def _read_key_texts(args) -> list[str]:
+    texts = list(args.keys)
+    if getattr(args, "file", None):
+        handle = sys.stdin if args.file == "-" else open(args.file)
+        with handle if handle is not sys.stdin else _nullcontext(handle):
+            texts += [line.strip() for line in handle if line.strip()]
+    return texts
+
+
+class _nullcontext:
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        return self.value
+
+    def __exit__(self, *exc):
+        return False
+
+
+def run(args, device: Device | None = None, out=None) -> int:
+    """Execute a parsed ``apbbf host`` command line (``device`` stands in for the serial port in tests)."""
+    out = sys.stdout if out is None else out
+    if device is None:
+        device = Device.open(args.port, args.baud, timeout=args.timeout)
+    info = device.info()
+    if args.action == "info":
+        config = info.config()
+        print(f"protocol version {info.version}", file=out)
+        print(f"config           k={info.k} l={info.l} block_bits={info.block_bits} "
+              f"block_hashes={info.block_hashes} segment_blocks={info.segment_blocks} "
+              f"key_width={info.key_width} seed={info.seed:#x}", file=out)
+        print(f"max batch        {info.max_batch} keys per frame", file=out)
+        print(f"window           {config.window} inserts (generation {config.generation})", file=out)
+        counters = device.counters()
+        print(f"counters         keys={counters.keys} inserts={counters.inserts} "
+              f"generations={counters.generations} frames={counters.frames} errors={counters.errors}", file=out)
+        return 0
+    texts = _read_key_texts(args)
+    keys = [parse_key(text, as_string=args.string, key_width=info.key_width) for text in texts]
+    progress = _Progress() if len(keys) > info.max_batch and not args.quiet else None
+    try:
+        if args.action == "insert":
+            device.insert(keys, progress)
+            print(f"inserted {len(keys)} keys", file=out)
+            return 0
+        method = device.query if args.action == "query" else device.test_and_insert
+        hits = method(keys, progress)
+    finally:
+        if progress is not None:
+            progress.finish()
+    for text, hit in zip(texts, hits):
+        print(f"{text}\t{'present' if hit else 'absent'}", file=out)
+    return 0
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Define ``apbbf host --port PORT {info,insert,query,test-insert} KEY...`` on an argparse subparsers
+    object; the parsed namespace's ``func`` runs it."""
+    parser = subparsers.add_parser(
+        "host", help="talk to a filter on a board over its USB serial port",
+        description="Send commands to an APBBF board top (see docs/protocol.md). Keys are integers (decimal, or "
+                    "hex with 0x) or, with --string, text hashed by key_from_bytes.")
+    parser.add_argument("--port", required=True, help="serial port, e.g. /dev/ttyUSB1")
+    parser.add_argument("--baud", type=int, default=3_000_000,
+                        help="baud rate (iCEBreaker 3000000, ULX3S 1000000; default %(default)s)")
+    parser.add_argument("--timeout", type=float, default=1.0, help="reply timeout in seconds")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{info,insert,query,test-insert}")
+    actions.add_parser("info", help="print the device's Config, seed, protocol version and counters")
+    for name, text in (("insert", "insert keys"), ("query", "ask whether keys are present"),
+                       ("test-insert", "ask whether keys are present, then insert them")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("keys", nargs="*", metavar="KEY", help="keys (integers, or text with --string)")
+        action.add_argument("--string", action="store_true", help="keys are text, hashed with key_from_bytes")
+        action.add_argument("--file", metavar="F", help="read more keys from F, one per line ('-' for stdin)")
+        action.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+    return parser
