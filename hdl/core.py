@@ -31,6 +31,28 @@ def block_fields(config: Config, value):
     return index, Cat(*parts)
 
 
+def block_bits_set(config: Config, value, blocks):
+    """Whether the b bits a segment hash selects are all set in the given blocks, ORed together.
+
+    One bit per part is picked by its offset (a B/b-to-1 multiplexer) and the b picks are ANDed: shallower
+    logic than comparing the whole B-bit block with the mask.
+    """
+    picks = []
+    for part in range(config.block_hashes):
+        start = config.block_index_bits + part * config.offset_bits
+        offset = value[start:start + config.offset_bits]
+        bits = [block[part * config.part_bits:(part + 1) * config.part_bits].bit_select(offset, 1)
+                for block in blocks]
+        picks.append(Cat(*bits).any())
+    return Cat(*picks).all()
+
+
+def _rotations(P: int, members, name: str):
+    """A P-bit register with bit j set when physical segment j is at a logical position in ``members``
+    for base 0; on a shift (base - 1) it rotates by one, so no per-segment arithmetic is needed."""
+    return Signal(P, name=name, init=sum(1 << (i % P) for i in members))
+
+
 class APBBF(wiring.Component):
     """Age-Partitioned Blocked Bloom Filter (paper 000 §6), answering as :class:`apbbf.model.APBBF` does.
 
@@ -120,33 +142,39 @@ class APBBF(wiring.Component):
         return m
 
     def _circular_buffer(self, m, segments):
-        """Base index, n mod g, and the spare (paper 000 §5.1), shared by both scans."""
-        P = self._config.physical_segments
-        base = Signal(range(P))                       # physical position of logical segment 0
-        fill = Signal(range(self._config.generation))  # n mod g: an insert shifts first when it is 0
-        shift = Signal()                              # set by the scan: this cycle's insert shifts
-        new_base = Signal(range(P))
-        m.d.comb += [
-            new_base.eq(Mux(shift, Mux(base == 0, P - 1, base - 1), base)),
-            segments.spare.eq(Mux(base == 0, P - 1, base - 1)),         # pos(k + l)
-        ]
-        return base, fill, shift, new_base
-
-    def _insert(self, m, segments, write, fill, shift, base, new_base, indices, blocks):
-        """The insert path: write ``blocks`` into the k newest segments (after the shift, if any)."""
+        """Base index, n mod g and the sets of physical segments by role (paper 000 §5.1), shared by both
+        scans. Set bit j: physical segment j is ``newest`` (logical 0..k-1), ``newest_next`` (0..k-1 once
+        the next shift is done), ``starts`` (0..l, where a run of k matches may start; Algorithm 1's j)."""
         c = self._config
-        P = c.physical_segments
-        for j in range(P):
-            logical = Mux(j >= new_base, j - new_base, j + P - new_base)
-            m.d.comb += [segments.write_en[j].eq(write & (logical < c.k)),
+        k, l, P = c.k, c.l, c.physical_segments
+        base = Signal(range(P))                          # physical position of logical segment 0
+        fill = Signal(range(c.generation))               # n mod g
+        fill_zero = Signal(init=1)                       # n mod g == 0: the next insert shifts first
+        newest = _rotations(P, range(k), "newest")
+        newest_next = _rotations(P, range(-1, k - 1), "newest_next")
+        starts = _rotations(P, range(l + 1), "starts")
+        m.d.comb += segments.spare.eq(Mux(base == 0, P - 1, base - 1))   # pos(k + l)
+        return base, fill, fill_zero, newest, newest_next, starts
+
+    def _insert(self, m, segments, write, buffer, indices, blocks):
+        """The insert path: write ``blocks`` into the k newest segments, after the shift if ``n mod g == 0``."""
+        c = self._config
+        base, fill, fill_zero, newest, newest_next, starts = buffer
+        targets = Mux(fill_zero, newest_next, newest)
+        for j in range(c.physical_segments):
+            m.d.comb += [segments.write_en[j].eq(write & targets[j]),
                          segments.write_addr[j].eq(indices[j]),
                          segments.write_data[j].eq(blocks[j])]
         with m.If(write):
-            m.d.sync += [base.eq(new_base), fill.eq(Mux(fill == c.generation - 1, 0, fill + 1)),
+            m.d.sync += [fill.eq(Mux(fill == c.generation - 1, 0, fill + 1)),
+                         fill_zero.eq(fill == c.generation - 1),
                          self.inserts.eq(self.inserts + 1)]
-            with m.If(shift):
-                m.d.sync += self.shifts.eq(self.shifts + 1)
-                m.d.comb += segments.scrub.eq(1)       # the retired segment is the spare from now on
+            with m.If(fill_zero):
+                # Shift: base - 1; every role moves one physical position down.
+                m.d.sync += [base.eq(Mux(base == 0, c.physical_segments - 1, base - 1)),
+                             newest.eq(newest_next), newest_next.eq(newest_next.rotate_right(1)),
+                             starts.eq(starts.rotate_right(1)), self.shifts.eq(self.shifts + 1)]
+                m.d.comb += segments.scrub.eq(1)        # the retired segment is the spare from now on
 
     def _elaborate_fsm(self, m, hash_unit, segments):
         c = self._config
@@ -154,7 +182,7 @@ class APBBF(wiring.Component):
         op = Signal(Op)
         key = Signal(c.key_width)
         m.d.comb += hash_unit.key.eq(key)
-        base, fill, shift, new_base = self._circular_buffer(m, segments)
+        buffer = base, fill, fill_zero, _, _, _ = self._circular_buffer(m, segments)
 
         write = Signal()
         match_en = Signal()
@@ -165,12 +193,12 @@ class APBBF(wiring.Component):
             data_j = segments.read_data[j]
             m.d.comb += segments.read_addr[j].eq(index)
             with m.If(match_en):
-                m.d.sync += match[j].eq((data_j & mask) == mask)
-            # The new segment 0 after a shift is the spare, clear: its old data counts as zero.
-            logical = Mux(j >= new_base, j - new_base, j + P - new_base)
+                m.d.sync += match[j].eq(block_bits_set(c, hash_unit.hashes[j], [data_j]))
+            # (The new segment 0 of a shift is the spare, already clear: a command that would shift is only
+            # accepted once the clearing is done, so its read of the spare returned zeros.)
             indices.append(index)
-            blocks.append(Mux(shift & (logical == 0), 0, data_j) | mask)
-        self._insert(m, segments, write, fill, shift, base, new_base, indices, blocks)
+            blocks.append(data_j | mask)
+        self._insert(m, segments, write, buffer, indices, blocks)
 
         # Algorithm 1 registers: i (logical), its physical position, p and c.
         scan_i = Signal(range(-k, k + l + 1))
@@ -184,7 +212,7 @@ class APBBF(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 # At a generation boundary the spare must be clear before the next insert may shift into it.
-                m.d.comb += self.cmd.ready.eq(segments.ready & ~((fill == 0) & segments.scrubbing))
+                m.d.comb += self.cmd.ready.eq(segments.ready & ~(fill_zero & segments.scrubbing))
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
                                  hash_wait.eq(hash_unit.latency - 1), hit.eq(0)]
@@ -228,7 +256,7 @@ class APBBF(wiring.Component):
                 with m.Elif(done):
                     m.next = "WRITE"
             with m.State("WRITE"):
-                m.d.comb += [write.eq(1), shift.eq(fill == 0)]
+                m.d.comb += write.eq(1)
                 m.next = "RESPOND"
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)
@@ -247,25 +275,29 @@ class APBBF(wiring.Component):
         c = self._config
         k, l, P = c.k, c.l, c.physical_segments
         latency = hash_unit.latency
-        base, fill, shift, new_base = self._circular_buffer(m, segments)
+        buffer = base, fill, fill_zero, newest, newest_next, starts = self._circular_buffer(m, segments)
 
-        # Responses wait in a FIFO; commands are accepted only with room for every one in flight.
+        # Responses wait in a FIFO; a command is accepted only with a credit, i.e. room for its response
+        # whatever happens downstream (credits = depth - commands accepted but not yet answered).
         depth = latency + 8
         m.submodules.responses = responses = fifo.SyncFIFOBuffered(width=3, depth=depth)
-        in_flight = Signal(range(depth + 1))
+        credits = Signal(range(depth + 1), init=depth)
         m.d.comb += [self.rsp.valid.eq(responses.r_rdy), self.rsp.payload.eq(responses.r_data),
                      responses.r_en.eq(self.rsp.ready)]
 
         # Generation boundary seen from the accepting side: inserts accepted mod g, and a shift in flight.
         accepted_fill = Signal(range(c.generation))
+        accepted_fill_zero = Signal(init=1)
         shift_in_flight = Signal()
-        boundary_wait = (accepted_fill == 0) & (shift_in_flight | segments.scrubbing)
-        m.d.comb += self.cmd.ready.eq(segments.ready & ~boundary_wait & (responses.level + in_flight < depth))
+        boundary_wait = accepted_fill_zero & (shift_in_flight | segments.scrubbing)
+        m.d.comb += self.cmd.ready.eq(segments.ready & ~boundary_wait & (credits != 0))
         accept = self.cmd.valid & self.cmd.ready
-        inserting = self.cmd.payload.op != Op.QUERY
-        with m.If(accept & inserting):
-            m.d.sync += accepted_fill.eq(Mux(accepted_fill == c.generation - 1, 0, accepted_fill + 1))
-            with m.If(accepted_fill == 0):
+        answered = self.rsp.valid & self.rsp.ready
+        m.d.sync += credits.eq(credits - accept + answered)
+        with m.If(accept & (self.cmd.payload.op != Op.QUERY)):
+            m.d.sync += [accepted_fill.eq(Mux(accepted_fill == c.generation - 1, 0, accepted_fill + 1)),
+                         accepted_fill_zero.eq(accepted_fill == c.generation - 1)]
+            with m.If(accepted_fill_zero):
                 m.d.sync += shift_in_flight.eq(1)
 
         # Key register, then the hash pipeline with valid and op alongside.
@@ -277,48 +309,55 @@ class APBBF(wiring.Component):
         for stage in range(1, latency + 1):
             m.d.sync += [valid[stage].eq(valid[stage - 1]), ops[stage].eq(ops[stage - 1])]
 
-        # R: read every segment at the key's block.
         hashes_layout = data.ArrayLayout(c.hash_bits, P)
-        q_valid, q_op, q_hashes = Signal(), Signal(Op), Signal(hashes_layout)
-        m.d.comb += segments.read_en.eq(1)
-        for j in range(P):
-            m.d.comb += segments.read_addr[j].eq(block_fields(c, hash_unit.hashes[j])[0])
-        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash_unit.hashes)]
-
-        # Q: register the read data.
         blocks_layout = data.ArrayLayout(c.block_bits, P)
         indices_layout = data.ArrayLayout(c.block_index_bits, P)
-        m_valid, m_op, m_hashes, m_data = Signal(), Signal(Op), Signal(hashes_layout), Signal(blocks_layout)
-        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data)]
 
-        # D's writes, now and in the two cycles before, for forwarding.
+        # D's writes now and in the two cycles before: the writes a read may have missed.
+        current = (segments.write_en, segments.write_addr, segments.write_data)
         history = [(Signal(P, name=f"fwd_en{age}"), Signal(indices_layout, name=f"fwd_addr{age}"),
                     Signal(blocks_layout, name=f"fwd_data{age}")) for age in (1, 2)]
-        current = (segments.write_en, segments.write_addr, segments.write_data)
         m.d.sync += [history[0][n].eq(current[n]) for n in range(3)]
         m.d.sync += [history[1][n].eq(history[0][n]) for n in range(3)]
 
-        # M: blocks as they are now (read data plus forwarded writes), match bits and the blocks to write.
+        # R: read every segment at the key's block.
+        q_valid, q_op, q_hashes = Signal(), Signal(Op), Signal(hashes_layout)
+        m.d.comb += segments.read_en.eq(1)
+        for j in range(P):
+            m.d.comb += segments.read_addr[j].eq(hash_unit.hashes[j][:c.block_index_bits])
+        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash_unit.hashes)]
+
+        # Q: register the read data, and compare this command's blocks with those the three commands ahead
+        # write (they are now in M, in D, and done with D one cycle ago; in the next cycle they are the
+        # current write and the two of history), so M only has to gate and OR.
+        m_valid, m_op, m_hashes, m_data = Signal(), Signal(Op), Signal(hashes_layout), Signal(blocks_layout)
+        m_same = [Signal(P, name=f"same{n}") for n in range(3)]
         d_valid, d_op = Signal(), Signal(Op)
         d_match, d_indices, d_blocks = Signal(P), Signal(indices_layout), Signal(blocks_layout)
+        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data)]
+        for j in range(P):
+            index = q_hashes[j][:c.block_index_bits]
+            ahead = (m_hashes[j][:c.block_index_bits], d_indices[j], history[0][1][j])
+            m.d.sync += [m_same[n][j].eq(index == ahead[n]) for n in range(3)]
+
+        # M: the blocks as they are now (read data plus forwarded writes; exact because writes only set bits
+        # and a written block holds everything written before), their match bits, the blocks to write.
         m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op)]
         for j in range(P):
             index, mask = block_fields(c, m_hashes[j])
-            block = m_data[j]
-            for enable, address, written in (current, *history):
-                block = block | Mux(enable[j] & (address[j] == index), written[j], 0)
-            m.d.sync += [d_match[j].eq((block & mask) == mask), d_indices[j].eq(index),
+            blocks = [m_data[j]] + [Mux(m_same[n][j] & enable[j], written[j], 0)
+                                    for n, (enable, _, written) in enumerate((current, *history))]
+            block = blocks[0] | blocks[1] | blocks[2] | blocks[3]
+            m.d.sync += [d_match[j].eq(block_bits_set(c, m_hashes[j], blocks)), d_indices[j].eq(index),
                          d_blocks[j].eq(block | mask)]
 
-        # D: "k consecutive matches among segments 0..k+l-1" (the answer of Algorithm 1) from the match bits
-        # rotated into logical order by the base before this command's shift.
-        logical = Cat(d_match, d_match).bit_select(base, P)
-        hit = Cat(*(logical[j:j + k].all() for j in range(l + 1))).any()
+        # D: "k consecutive matches among segments 0..k+l-1", the answer of Algorithm 1: a run of k matches
+        # starting at a physical segment that is a logical start 0..l before this command's shift.
+        runs = Cat(*(Cat(*(d_match[(s + i) % P] for i in range(k))).all() for s in range(P)))
+        hit = (runs & starts).any()
         d_inserting = d_valid & (d_op != Op.QUERY)
-        m.d.comb += shift.eq(d_inserting & (fill == 0))
-        self._insert(m, segments, d_inserting, fill, shift, base, new_base,
+        self._insert(m, segments, d_inserting, buffer,
                      [d_indices[j] for j in range(P)], [d_blocks[j] for j in range(P)])
-        with m.If(shift):
+        with m.If(d_inserting & fill_zero):
             m.d.sync += shift_in_flight.eq(0)
         m.d.comb += [responses.w_en.eq(d_valid), responses.w_data.eq(Cat(d_op, hit & (d_op != Op.INSERT)))]
-        m.d.sync += in_flight.eq(in_flight + accept - d_valid)
