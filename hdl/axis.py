@@ -146,6 +146,8 @@ class AXIStreamAPBBF(wiring.Component):
     Parameters
     ----------
     config : Config
+    scan : {"fsm", "parallel"}
+        The core's scan (:class:`~apbbf.hdl.core.APBBF`).
 
     Attributes
     ----------
@@ -166,10 +168,10 @@ class AXIStreamAPBBF(wiring.Component):
         If the core cannot be built for ``config`` (see :class:`~apbbf.hdl.core.APBBF`).
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, scan: str = "fsm"):
         if not isinstance(config, Config):
             raise TypeError(f"config must be a Config, not {config!r}")
-        self._core = APBBF(config)            # checks the memory size now, not at elaboration
+        self._core = APBBF(config, scan=scan)  # checks the memory size and scan now, not at elaboration
         self._config = config
         super().__init__({
             "aclk": In(1),

@@ -36,7 +36,7 @@ FAMILIES = {
 }
 
 
-def wrapped_core(config):
+def wrapped_core(config, scan="fsm"):
     """The core with registered ports: key shifted in serially, response hit registered."""
     from amaranth import Module, Signal, Cat
     from amaranth.lib import wiring
@@ -53,7 +53,7 @@ def wrapped_core(config):
 
         def elaborate(self, platform):
             m = Module()
-            m.submodules.core = core = APBBF(config)
+            m.submodules.core = core = APBBF(config, scan=scan)
             key = Signal(config.key_width)
             valid = Signal()
             op = Signal(2)
@@ -66,10 +66,10 @@ def wrapped_core(config):
     return RegisteredCore()
 
 
-def run_one(config, family: str, work: Path) -> dict:
+def run_one(config, family: str, work: Path, scan: str = "fsm") -> dict:
     from amaranth.back import rtlil
     work.mkdir(parents=True, exist_ok=True)
-    (work / "core.il").write_text(rtlil.convert(wrapped_core(config), name="top"))
+    (work / "core.il").write_text(rtlil.convert(wrapped_core(config, scan), name="top"))
     fam = FAMILIES[family]
     start = time.monotonic()
     # YoWASP cannot open absolute /tmp paths: run in the work directory with relative names

