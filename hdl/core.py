@@ -34,15 +34,18 @@ def block_fields(config: Config, value):
 def block_bits_set(config: Config, value, blocks):
     """Whether the b bits a segment hash selects are all set in the given blocks, ORed together.
 
+    ``blocks`` holds B-bit blocks or ``(block, enable)`` pairs (a block that counts only when ``enable``).
     One bit per part is picked by its offset (a B/b-to-1 multiplexer) and the b picks are ANDed: shallower
-    logic than comparing the whole B-bit block with the mask.
+    logic than comparing the whole B-bit block with the mask. The enable gates the picked bit, after the
+    multiplexer, so a late enable (forwarding) adds one gate, not a level in front of the multiplexer.
     """
+    blocks = [item if isinstance(item, tuple) else (item, 1) for item in blocks]
     picks = []
     for part in range(config.block_hashes):
         start = config.block_index_bits + part * config.offset_bits
         offset = value[start:start + config.offset_bits]
-        bits = [block[part * config.part_bits:(part + 1) * config.part_bits].bit_select(offset, 1)
-                for block in blocks]
+        bits = [block[part * config.part_bits:(part + 1) * config.part_bits].bit_select(offset, 1) & enable
+                for block, enable in blocks]
         picks.append(Cat(*bits).any())
     return Cat(*picks).all()
 
@@ -345,10 +348,12 @@ class APBBF(wiring.Component):
         m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op)]
         for j in range(P):
             index, mask = block_fields(c, m_hashes[j])
-            blocks = [m_data[j]] + [Mux(m_same[n][j] & enable[j], written[j], 0)
-                                    for n, (enable, _, written) in enumerate((current, *history))]
-            block = blocks[0] | blocks[1] | blocks[2] | blocks[3]
-            m.d.sync += [d_match[j].eq(block_bits_set(c, m_hashes[j], blocks)), d_indices[j].eq(index),
+            sources = [(m_data[j], 1)] + [(written[j], m_same[n][j] & enable[j])
+                                          for n, (enable, _, written) in enumerate((current, *history))]
+            block = m_data[j]
+            for source, enable in sources[1:]:
+                block = block | (source & enable.replicate(c.block_bits))
+            m.d.sync += [d_match[j].eq(block_bits_set(c, m_hashes[j], sources)), d_indices[j].eq(index),
                          d_blocks[j].eq(block | mask)]
 
         # D: "k consecutive matches among segments 0..k+l-1", the answer of Algorithm 1: a run of k matches
