@@ -159,13 +159,17 @@ class APBBF(wiring.Component):
         m.d.comb += segments.spare.eq(Mux(base == 0, P - 1, base - 1))   # pos(k + l)
         return base, fill, fill_zero, newest, newest_next, starts
 
-    def _insert(self, m, segments, write, buffer, indices, blocks):
-        """The insert path: write ``blocks`` into the k newest segments, after the shift if ``n mod g == 0``."""
+    def _insert(self, m, segments, write, buffer, indices, blocks, targets=None):
+        """The insert path: write ``blocks`` into the k newest segments, after the shift if ``n mod g == 0``.
+
+        ``targets``, if given, are those segments already worked out (the parallel scan does it when the
+        command is accepted), and are written as they are."""
         c = self._config
         base, fill, fill_zero, newest, newest_next, starts = buffer
-        targets = Mux(fill_zero, newest_next, newest)
+        if targets is None:
+            targets = Mux(write, Mux(fill_zero, newest_next, newest), 0)
         for j in range(c.physical_segments):
-            m.d.comb += [segments.write_en[j].eq(write & targets[j]),
+            m.d.comb += [segments.write_en[j].eq(targets[j]),
                          segments.write_addr[j].eq(indices[j]),
                          segments.write_data[j].eq(blocks[j])]
         with m.If(write):
@@ -278,7 +282,7 @@ class APBBF(wiring.Component):
         c = self._config
         k, l, P = c.k, c.l, c.physical_segments
         latency = hash_unit.latency
-        buffer = base, fill, fill_zero, newest, newest_next, starts = self._circular_buffer(m, segments)
+        buffer = base, fill, fill_zero, _, _, _ = self._circular_buffer(m, segments)
 
         # Responses wait in a FIFO; a command is accepted only with a credit, i.e. room for its response
         # whatever happens downstream (credits = depth - commands accepted but not yet answered).
@@ -297,20 +301,35 @@ class APBBF(wiring.Component):
         accept = self.cmd.valid & self.cmd.ready
         answered = self.rsp.valid & self.rsp.ready
         m.d.sync += credits.eq(credits - accept + answered)
-        with m.If(accept & (self.cmd.payload.op != Op.QUERY)):
+        # The segments a command writes (targets) and where its runs of k may start (starts) follow from the
+        # command order alone, so they are worked out here, at acceptance, and travel down the pipeline as
+        # registers: the decide stage and the forwarding then need no logic of their own for them.
+        accepted_newest = _rotations(P, range(k), "accepted_newest")
+        accepted_newest_next = _rotations(P, range(-1, k - 1), "accepted_newest_next")
+        accepted_starts = _rotations(P, range(l + 1), "accepted_starts")
+        inserting = self.cmd.payload.op != Op.QUERY
+        targets_in = Mux(accept & inserting,
+                         Mux(accepted_fill_zero, accepted_newest_next, accepted_newest), 0)
+        with m.If(accept & inserting):
             m.d.sync += [accepted_fill.eq(Mux(accepted_fill == c.generation - 1, 0, accepted_fill + 1)),
                          accepted_fill_zero.eq(accepted_fill == c.generation - 1)]
             with m.If(accepted_fill_zero):
-                m.d.sync += shift_in_flight.eq(1)
+                m.d.sync += [shift_in_flight.eq(1), accepted_newest.eq(accepted_newest_next),
+                             accepted_newest_next.eq(accepted_newest_next.rotate_right(1)),
+                             accepted_starts.eq(accepted_starts.rotate_right(1))]
 
         # Key register, then the hash pipeline with valid and op alongside.
         key = Signal(c.key_width)
         valid = [Signal(name=f"valid{stage}") for stage in range(latency + 1)]
         ops = [Signal(Op, name=f"op{stage}") for stage in range(latency + 1)]
+        targets = [Signal(P, name=f"targets{stage}") for stage in range(latency + 1)]
+        starts = [Signal(P, name=f"starts{stage}") for stage in range(latency + 1)]
         m.d.comb += [hash_unit.key.eq(key), hash_unit.en.eq(1)]
-        m.d.sync += [key.eq(self.cmd.payload.key), valid[0].eq(accept), ops[0].eq(self.cmd.payload.op)]
+        m.d.sync += [key.eq(self.cmd.payload.key), valid[0].eq(accept), ops[0].eq(self.cmd.payload.op),
+                     targets[0].eq(targets_in), starts[0].eq(accepted_starts)]
         for stage in range(1, latency + 1):
-            m.d.sync += [valid[stage].eq(valid[stage - 1]), ops[stage].eq(ops[stage - 1])]
+            m.d.sync += [valid[stage].eq(valid[stage - 1]), ops[stage].eq(ops[stage - 1]),
+                         targets[stage].eq(targets[stage - 1]), starts[stage].eq(starts[stage - 1])]
 
         hashes_layout = data.ArrayLayout(c.hash_bits, P)
         blocks_layout = data.ArrayLayout(c.block_bits, P)
@@ -325,19 +344,23 @@ class APBBF(wiring.Component):
 
         # R: read every segment at the key's block.
         q_valid, q_op, q_hashes = Signal(), Signal(Op), Signal(hashes_layout)
+        q_targets, q_starts = Signal(P), Signal(P)
         m.d.comb += segments.read_en.eq(1)
         for j in range(P):
             m.d.comb += segments.read_addr[j].eq(hash_unit.hashes[j][:c.block_index_bits])
-        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash_unit.hashes)]
+        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash_unit.hashes),
+                     q_targets.eq(targets[latency]), q_starts.eq(starts[latency])]
 
         # Q: register the read data, and compare this command's blocks with those the three commands ahead
         # write (they are now in M, in D, and done with D one cycle ago; in the next cycle they are the
         # current write and the two of history), so M only has to gate and OR.
         m_valid, m_op, m_hashes, m_data = Signal(), Signal(Op), Signal(hashes_layout), Signal(blocks_layout)
+        m_targets, m_starts = Signal(P), Signal(P)
         m_same = [Signal(P, name=f"same{n}") for n in range(3)]
-        d_valid, d_op = Signal(), Signal(Op)
+        d_valid, d_op, d_targets, d_starts = Signal(), Signal(Op), Signal(P), Signal(P)
         d_match, d_indices, d_blocks = Signal(P), Signal(indices_layout), Signal(blocks_layout)
-        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data)]
+        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data),
+                     m_targets.eq(q_targets), m_starts.eq(q_starts)]
         for j in range(P):
             index = q_hashes[j][:c.block_index_bits]
             ahead = (m_hashes[j][:c.block_index_bits], d_indices[j], history[0][1][j])
@@ -345,7 +368,7 @@ class APBBF(wiring.Component):
 
         # M: the blocks as they are now (read data plus forwarded writes; exact because writes only set bits
         # and a written block holds everything written before), their match bits, the blocks to write.
-        m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op)]
+        m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op), d_targets.eq(m_targets), d_starts.eq(m_starts)]
         for j in range(P):
             index, mask = block_fields(c, m_hashes[j])
             sources = [(m_data[j], 1)] + [(written[j], m_same[n][j] & enable[j])
@@ -359,10 +382,10 @@ class APBBF(wiring.Component):
         # D: "k consecutive matches among segments 0..k+l-1", the answer of Algorithm 1: a run of k matches
         # starting at a physical segment that is a logical start 0..l before this command's shift.
         runs = Cat(*(Cat(*(d_match[(s + i) % P] for i in range(k))).all() for s in range(P)))
-        hit = (runs & starts).any()
+        hit = (runs & d_starts).any()
         d_inserting = d_valid & (d_op != Op.QUERY)
         self._insert(m, segments, d_inserting, buffer,
-                     [d_indices[j] for j in range(P)], [d_blocks[j] for j in range(P)])
+                     [d_indices[j] for j in range(P)], [d_blocks[j] for j in range(P)], targets=d_targets)
         with m.If(d_inserting & fill_zero):
             m.d.sync += shift_in_flight.eq(0)
         m.d.comb += [responses.w_en.eq(d_valid), responses.w_data.eq(Cat(d_op, hit & (d_op != Op.INSERT)))]

@@ -200,6 +200,8 @@ def build_sim(config, scan: str, work: Path) -> Path:
     stamp = work / "hash"
     if binary.exists() and stamp.exists() and stamp.read_text() == digest:
         return binary
+    import shutil
+    shutil.rmtree(work / "obj", ignore_errors=True)     # a stale precompiled header breaks a rebuild
     (work / "core.v").write_text(source)
     (work / "tb.cpp").write_text(bench)
     verilator = Path(verilator_env()["VERILATOR_ROOT"]) / "bin" / "verilator"
@@ -463,8 +465,9 @@ def main(argv=None) -> int:
     pool = None
     if not args.no_pnr:
         pool = cf.ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("fork"))
-        order = [("core", f, "parallel") for f in families] + [("core", f, "fsm") for f in families] + \
-                [("bram", f, None) for f in families]
+        # small runs first, so their results show while the ECP5-85F core runs go on
+        order = [("bram", f, None) for f in families] + \
+            sorted([("core", f, s) for f in families for s in ("parallel", "fsm")], key=lambda j: j[1] == "ecp5")
         for kind, family, scan in order:
             jobs[pool.submit(pnr_cached, kind, family, scan, DEVICES[family]["config"], args.quick)] = \
                 (kind, family, scan)
@@ -474,7 +477,10 @@ def main(argv=None) -> int:
     results = {"commands_per_mix": commands, "seed": args.seed, "line_rates_mpps": LINE_RATES,
                "devices": {f: {"device": DEVICES[f]["device"], "config": DEVICES[f]["config"],
                                "target_mhz": DEVICES[f]["target_mhz"]} for f in families},
-               "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {}}
+               "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {},
+               # which core was measured (hdl/ may change between runs; the P&R cache key is the design's RTLIL)
+               "hdl_sha256": hashlib.sha256(b"".join(p.read_bytes() for p in sorted((ROOT / "hdl").glob("*.py"))))
+               .hexdigest()[:16]}
 
     for family in families:
         config = Config(**DEVICES[family]["config"])
