@@ -63,10 +63,15 @@ class APBBF(wiring.Component):
     ------------------------
     Every physical segment (k + l of the paper plus a spare) is its own block RAM addressed by its own hash
     (paper 000 §5.1: the hash belongs to the buffer position). So all of a key's blocks are read in one cycle,
-    and the match bits are registered; the scan then walks them as Algorithm 1 does, one segment per cycle,
-    so a query takes as many scan cycles as the paper counts accesses. An insert writes ``block | mask`` into
-    the k newest segments in one cycle. Commands do not overlap: the write of one command lands before the
-    read of the next, so back-to-back inserts to one block need no forwarding here.
+    and an insert writes ``block | mask`` into the k newest segments in one cycle. Two scans share the hash
+    unit, the segments and the insert path:
+
+    - ``scan="fsm"`` (the paper's): the match bits are registered and walked as Algorithm 1 does, one segment
+      per cycle, so a query takes as many scan cycles as the paper counts accesses. Commands do not overlap:
+      the write of one lands before the read of the next, so no forwarding is needed.
+    - ``scan="parallel"``: a pipeline that takes a command every clock and decides "k consecutive matches
+      among segments 0..k+l-1" (the answer of Algorithm 1) from all match bits at once. A read misses the
+      writes of the three commands ahead of it; those are forwarded (see ``_elaborate_parallel``).
 
     Retiring a segment does not stall: on a shift the retired segment becomes the spare and is cleared in the
     background, one block per cycle, while commands go on; the previous spare, already clear, becomes segment
@@ -75,13 +80,14 @@ class APBBF(wiring.Component):
 
     After reset every memory is cleared (``segment_blocks`` cycles) with ``cmd.ready`` low.
 
-    Cycles per command, with ``rsp.ready`` high (see :mod:`apbbf.sim.cycles`): accept 1, hash
+    Cycles per command, with ``rsp.ready`` high (see :mod:`apbbf.sim.cycles`). FSM: accept 1, hash
     ``HashUnit.latency``, read 1, match 1, then the scan's accesses (QUERY, TEST_AND_INSERT), the write 1
-    (INSERT, TEST_AND_INSERT) and the response 1.
+    (INSERT, TEST_AND_INSERT) and the response 1. Parallel: 1, with a response ``latency + 6`` cycles later.
 
     Parameters
     ----------
     config : Config
+    scan : {"fsm", "parallel"}
 
     Attributes
     ----------
@@ -99,7 +105,7 @@ class APBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config.
     ValueError
-        If the memory, spare included, is larger than any supported device's block RAM.
+        If ``scan`` is unknown, or the memory, spare included, is larger than any supported device's block RAM.
     """
 
     def __new__(cls, config, *args, scan="fsm", **kwargs):
