@@ -19,6 +19,7 @@ vectorised over the chunk's match matrix.
 
 from __future__ import annotations
 
+import abc
 import enum
 import math
 
@@ -79,7 +80,7 @@ def scan(match: np.ndarray, k: int, l: int) -> tuple[np.ndarray, np.ndarray]:
     return hits, accesses
 
 
-class AgePartitioned:
+class AgePartitioned(abc.ABC):
     """The age-partitioned mechanics shared by :class:`APBF` and :class:`APBBF`.
 
     Subclasses give the segment size in bits and where a key's bits are in a physical segment
@@ -123,11 +124,13 @@ class AgePartitioned:
         view.flags.writeable = False
         return view
 
+    @abc.abstractmethod
     def _locate_many(self, position: int, keys: np.ndarray) -> np.ndarray:
-        raise NotImplementedError  # abstract: each filter defines where a key's bits are
+        """Flat bit indices, shape (n, bits per key), of prepared ``keys`` in physical segment ``position``."""
 
+    @abc.abstractmethod
     def _prepare(self, keys) -> np.ndarray:
-        raise NotImplementedError  # abstract: each filter defines its key representation
+        """Keys as the filter's hashes take them (validated), as a numpy array."""
 
     def _shift(self):
         # Paper 000 §5.1: decrement the base index; the oldest segment is zeroed and reused. With a spare
