@@ -142,8 +142,7 @@ class APBBF(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # The parallel scan's clock is set by the key's fan-out into the XOR trees: it takes a 2-stage hash.
-        m.submodules.hash = hash_unit = HashUnit(self._config, stages=2 if self._scan == "parallel" else 1)
+        m.submodules.hash = hash_unit = HashUnit(self._config)
         m.submodules.segments = segments = Segments(self._config)
         if self._scan == "fsm":
             self._elaborate_fsm(m, hash_unit, segments)

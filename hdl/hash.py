@@ -25,9 +25,6 @@ class HashUnit(wiring.Component):
     Parameters
     ----------
     config : Config
-    stages : int
-        Register stages of the segment hash: 1, or 2 to register partial parities of up to 8 key bits first
-        (two LUT levels a stage; the parallel scan uses it, as its clock is set by this fan-out).
 
     Attributes
     ----------
@@ -40,16 +37,13 @@ class HashUnit(wiring.Component):
         ``hashes[j]``: the hash of physical segment j, valid :attr:`latency` cycles after ``key``.
     """
 
-    def __new__(cls, config, *args, stages=1, **kwargs):
+    def __new__(cls, config, *args, **kwargs):
         # Checked before the object exists: a unit refused here is not an unused elaboratable.
         if not isinstance(config, Config):
             raise TypeError(f"config must be a Config, not {config!r}")
-        if stages not in (1, 2):
-            raise ValueError(f"stages must be 1 or 2, not {stages!r}")
-        return super().__new__(cls, config, *args, stages=stages, **kwargs)
+        return super().__new__(cls, config, *args, **kwargs)
 
-    def __init__(self, config: Config, *, stages: int = 1):
-        self._stages = stages
+    def __init__(self, config: Config):
         self._config = config
         self._spec = HashSpec(config)
         super().__init__({
@@ -64,8 +58,8 @@ class HashUnit(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Cycles from ``key`` to ``hashes``: ``stages``, plus 1 for the fold stage (key_width > 64)."""
-        return self._stages + (1 if self._spec.fold_masks else 0)
+        """Cycles from ``key`` to ``hashes``: 1, or 2 with the fold stage (key_width > 64)."""
+        return 2 if self._spec.fold_masks else 1
 
     def elaborate(self, platform):
         m = Module()
@@ -75,13 +69,5 @@ class HashUnit(wiring.Component):
                 folded = Signal(len(self._spec.fold_masks))
                 m.d.sync += folded.eq(Cat(*(_parity_of(self.key, mask) for mask in self._spec.fold_masks)))
             for j, masks in enumerate(self._spec.segment_masks):
-                if self._stages == 1:
-                    m.d.sync += self.hashes[j].eq(Cat(*(_parity_of(folded, mask) for mask in masks)))
-                    continue
-                for r, mask in enumerate(masks):
-                    taps = [i for i in range(len(folded)) if mask >> i & 1]
-                    groups = [taps[n:n + 8] for n in range(0, len(taps), 8)]
-                    partial = Signal(len(groups), name=f"partial{j}_{r}")
-                    m.d.sync += partial.eq(Cat(*(Cat(*(folded[i] for i in group)).xor() for group in groups)))
-                    m.d.sync += self.hashes[j][r].eq(partial.xor())
+                m.d.sync += self.hashes[j].eq(Cat(*(_parity_of(folded, mask) for mask in masks)))
         return m

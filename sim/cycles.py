@@ -22,10 +22,9 @@ from ..model.filters import Op
 __all__ = ["hash_latency", "command_cycles", "accept_schedule"]
 
 
-def hash_latency(config: Config, scan: str = "fsm") -> int:
-    """Cycles of the hash unit: 1 (2 for the parallel scan's split XOR trees), plus the fold stage for keys
-    wider than 64 bits."""
-    return (2 if scan == "parallel" else 1) + (1 if config.key_width > 64 else 0)
+def hash_latency(config: Config) -> int:
+    """Cycles of the hash unit: 1, plus the fold stage for keys wider than 64 bits."""
+    return 2 if config.key_width > 64 else 1
 
 
 def command_cycles(config: Config, op, accesses: int) -> int:
@@ -56,7 +55,7 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
     """
     if scan not in ("fsm", "parallel"):
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
-    latency = hash_latency(config, scan)
+    latency = hash_latency(config)
     g, S = config.generation, config.segment_blocks
     accept = np.zeros(len(ops), dtype=np.int64)
     t = S                          # reset clears every memory first: segment_blocks cycles
