@@ -81,9 +81,8 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
         If ``config`` is not a Config.
     """
     from .hdl.axis import HIT_BIT, KEY_OFFSET, RSP_TDATA_WIDTH, cmd_tdata_width
-    from .model.config import Config
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a Config, not {config!r}")
+    from .model.config import check_config
+    check_config(config)
     c = config
     width = cmd_tdata_width(c.key_width)
     design_fp, actual_fp = _predicted_fp(c)

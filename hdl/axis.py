@@ -40,7 +40,7 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ..model.config import Config, check_config, check_key_width
 from .core import APBBF
 
 __all__ = ["AXIStreamAPBBF", "cmd_tdata_width", "RSP_TDATA_WIDTH", "KEY_OFFSET", "HIT_BIT",
@@ -52,14 +52,6 @@ KEY_OFFSET = 8
 RSP_TDATA_WIDTH = 8
 #: Bit of the response ``tdata`` that holds hit.
 HIT_BIT = 2
-
-
-def _check_key_width(key_width) -> int:
-    if isinstance(key_width, bool) or not isinstance(key_width, int):
-        raise TypeError(f"key_width must be an integer, not {key_width!r}")
-    if not 8 <= key_width <= 512:
-        raise ValueError(f"key_width must be from 8 to 512, not {key_width}")
-    return key_width
 
 
 def cmd_tdata_width(key_width: int) -> int:
@@ -82,7 +74,7 @@ def cmd_tdata_width(key_width: int) -> int:
     ValueError
         If ``key_width`` is out of range.
     """
-    _check_key_width(key_width)
+    check_key_width(key_width)
     return KEY_OFFSET + 8 * ((key_width + 7) // 8)
 
 
@@ -104,7 +96,7 @@ def pack_command(op, key: int, key_width: int) -> int:
     ValueError
         If ``op`` is not one of the three ops or ``key`` does not fit.
     """
-    _check_key_width(key_width)
+    check_key_width(key_width)
     if isinstance(key, bool) or not isinstance(key, int):
         raise TypeError(f"key must be an integer, not {key!r}")
     if not 0 <= key < 1 << key_width:
@@ -169,8 +161,7 @@ class AXIStreamAPBBF(wiring.Component):
     """
 
     def __init__(self, config: Config, *, scan: str = "fsm"):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         self._core = APBBF(config, scan=scan)  # checks the memory size and scan now, not at elaboration
         self._config = config
         super().__init__({

@@ -32,7 +32,7 @@ from amaranth import Module, Signal
 from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ..model.config import Config, check_config
 from .core import APBBF
 from .host_interface import HostInterface
 from .uart import UARTReceiver, UARTTransmitter
@@ -99,8 +99,7 @@ class FilterOverUART(wiring.Component):
 
     def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
                  led_cycles: int = 1 << 20):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         self._config = config
         self.receiver = UARTReceiver(divisor)
         self.transmitter = UARTTransmitter(divisor)
@@ -149,8 +148,7 @@ class _BoardTop(wiring.Component):
 
     def __init__(self, config: Config | None = None, *, max_batch: int = 64):
         config = self.default_config if config is None else config
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         self._config = config
         self._max_batch = max_batch
         super().__init__({})

@@ -4,7 +4,7 @@ from amaranth import Module, Signal, Cat, Const, Mux
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ..model.config import Config, check_config
 from .hash import HashUnit
 from .segments import Segments
 from .types import Op, command_layout, response_layout
@@ -112,8 +112,7 @@ class APBBF(wiring.Component):
         # Checked before the object exists: a core refused here is not an unused elaboratable.
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         if config.hardware_memory_bits > MAX_MEMORY_BITS:
             raise ValueError(f"config needs {config.hardware_memory_bits} bits of block RAM "
                              f"({config.physical_segments} segments of {config.segment_blocks} x "

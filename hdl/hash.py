@@ -4,7 +4,7 @@ from amaranth import Module, Signal, Cat
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ..model.config import Config, check_config
 from ..model.hashing import HashSpec
 
 __all__ = ["HashUnit"]
@@ -39,8 +39,7 @@ class HashUnit(wiring.Component):
 
     def __new__(cls, config, *args, **kwargs):
         # Checked before the object exists: a unit refused here is not an unused elaboratable.
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         return super().__new__(cls, config, *args, **kwargs)
 
     def __init__(self, config: Config):

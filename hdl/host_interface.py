@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..protocol import (COUNTERS_SIZE, INFO_SIZE, MAX_BATCH_LIMIT, REPLY_SYNC, REQUEST_SYNC, Command, Info,
                         Status, key_bytes)
-from ..model.config import Config
+from ..model.config import Config, check_config
 from .types import command_layout, response_layout
 from .uart import rx_layout
 
@@ -82,8 +82,7 @@ class HostInterface(wiring.Component):
     """
 
     def __init__(self, config: Config, *, max_batch: int = 64, timeout_cycles: int = 1 << 16):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be an apbbf.model.config.Config, not {config!r}")
+        check_config(config)
         if isinstance(max_batch, bool) or not isinstance(max_batch, int):
             raise TypeError(f"max_batch must be an integer, not {max_batch!r}")
         if not 1 <= max_batch <= MAX_BATCH_LIMIT:

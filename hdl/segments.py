@@ -4,7 +4,7 @@ from amaranth import Module, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ..model.config import Config, check_config
 
 __all__ = ["Segments"]
 
@@ -44,8 +44,7 @@ class Segments(wiring.Component):
     """
 
     def __new__(cls, config, *args, **kwargs):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         return super().__new__(cls, config, *args, **kwargs)
 
     def __init__(self, config: Config):

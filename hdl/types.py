@@ -1,15 +1,25 @@
 """Shapes shared by the core, its wrappers and the board tops."""
 
+import types
+
 from amaranth.lib import data, enum
+
+from ..model.filters import Op as _ModelOp
 
 __all__ = ["Op", "command_layout", "response_layout"]
 
 
-class Op(enum.Enum, shape=2):
-    """What a command asks of the filter."""
-    QUERY = 0            #: is the key present? (no change)
-    INSERT = 1           #: add the key (the response's hit is 0)
-    TEST_AND_INSERT = 2  #: was the key present? then add it (paper 003's test-and-set)
+def _members(namespace):
+    for member in _ModelOp:
+        namespace[member.name] = member.value
+    namespace["__module__"] = __name__
+    namespace["__doc__"] = ("What a command asks of the filter: :class:`apbbf.model.Op` (the one definition of "
+                            "the ops) as a 2-bit Amaranth enum; 3 is reserved.")
+
+
+#: :class:`apbbf.model.Op`'s members, names and values, as a 2-bit :class:`amaranth.lib.enum.Enum` (built from the
+#: model's enum, so the two cannot drift).
+Op = types.new_class("Op", (enum.Enum,), {"shape": 2}, _members)
 
 
 def command_layout(key_width: int) -> data.StructLayout:

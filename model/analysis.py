@@ -565,9 +565,8 @@ def analyze_config(config) -> dict:
     :func:`analyze` keys evaluated at that load (``fp_design`` keeps the design-point fp), plus the
     configuration's ``window``, ``generation`` and ``bits_per_element``.
     """
-    from .config import Config
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a Config, not {config!r}")
+    from .config import check_config
+    check_config(config)
     c = config
     if c.block_hashes >= c.block_bits:
         raise ValueError("block_hashes must be smaller than block_bits")

@@ -5,16 +5,60 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Config"]
+__all__ = ["Config", "KEY_WIDTHS", "SEEDS", "check_integer", "check_key_width", "check_config"]
+
+#: Key widths the filter takes, in bits: the one definition every other check (protocol, AXI4-Stream layout,
+#: ``key_from_bytes``) uses.
+KEY_WIDTHS = range(8, 513)
+#: Hash seeds: 64-bit unsigned.
+SEEDS = range(0, 1 << 64)
 
 
 def _is_power_of_two(value: int) -> bool:
     return value >= 1 and value & (value - 1) == 0
 
 
-def _check_int(name: str, value) -> None:
+def check_integer(name: str, value, allowed: range | None = None) -> int:
+    """``value`` if it is an integer (not a bool) in ``allowed``; else an error that names ``name``.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer.
+    ValueError
+        If ``value`` is not in ``allowed`` (the message gives the range).
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, not {value!r}")
+    if allowed is not None and value not in allowed:
+        high = allowed.stop - 1
+        high = f"2**{high.bit_length()}-1" if high >= 1 << 32 and high & (high + 1) == 0 else str(high)
+        raise ValueError(f"{name} must be from {allowed.start} to {high}, not {value}")
+    return value
+
+
+def check_key_width(key_width) -> int:
+    """``key_width`` if it is an integer in :data:`KEY_WIDTHS` (8..512).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_integer`.
+    """
+    return check_integer("key_width", key_width, KEY_WIDTHS)
+
+
+def check_config(config, name: str = "config"):
+    """``config`` if it is a :class:`Config`.
+
+    Raises
+    ------
+    TypeError
+        If it is not (the message names ``name``).
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"{name} must be a Config, not {config!r}")
+    return config
 
 
 @dataclass(frozen=True)
@@ -64,7 +108,7 @@ class Config:
 
     def __post_init__(self):
         for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed"):
-            _check_int(name, getattr(self, name))
+            check_integer(name, getattr(self, name))
         if self.k < 1:
             raise ValueError(f"k must be at least 1, not {self.k}")
         if self.l < 1:
@@ -76,10 +120,8 @@ class Config:
                              f"not {self.block_hashes}")
         if not _is_power_of_two(self.segment_blocks) or self.segment_blocks > 1 << 24:
             raise ValueError(f"segment_blocks must be a power of two from 1 to 2**24, not {self.segment_blocks}")
-        if not 8 <= self.key_width <= 512:
-            raise ValueError(f"key_width must be from 8 to 512, not {self.key_width}")
-        if not 0 <= self.seed < 1 << 64:
-            raise ValueError(f"seed must be from 0 to 2**64-1, not {self.seed}")
+        check_key_width(self.key_width)
+        check_integer("seed", self.seed, SEEDS)
         if self.hash_bits > 64:
             raise ValueError(f"block_hashes={self.block_hashes} with block_bits={self.block_bits} and "
                              f"segment_blocks={self.segment_blocks} needs {self.hash_bits} hash bits per "

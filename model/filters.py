@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .config import Config
+from .config import Config, check_config
 from .hashing import HashSpec, slice_index_many, slice_salt
 
 __all__ = ["Op", "AgePartitioned", "APBF", "APBBF"]
@@ -34,10 +34,11 @@ _CHUNK = 1 << 15
 
 
 class Op(enum.IntEnum):
-    """Command kinds; the values are those of ``apbbf.hdl.Op``."""
-    QUERY = 0
-    INSERT = 1
-    TEST_AND_INSERT = 2
+    """Command kinds: the one definition of the ops. ``apbbf.hdl.Op`` (the gateware's 2-bit enum) and the host
+    protocol's key commands are built from it."""
+    QUERY = 0            #: is the key present? (no change)
+    INSERT = 1           #: add the key (the response's hit is 0)
+    TEST_AND_INSERT = 2  #: was the key present? then add it (paper 003's test-and-set)
 
 
 def scan(match: np.ndarray, k: int, l: int) -> tuple[np.ndarray, np.ndarray]:
@@ -348,8 +349,7 @@ class APBBF(AgePartitioned):
     """
 
     def __init__(self, config: Config):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
+        check_config(config)
         super().__init__(config.k, config.l, config.generation, config.physical_segments, config.segment_bits)
         self._config = config
         self._hash = HashSpec(config)

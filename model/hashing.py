@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .config import Config
+from .config import Config, check_config, check_key_width
 
 __all__ = ["HashSpec", "key_from_bytes", "splitmix64", "slice_salt", "slice_index", "slice_index_many"]
 
@@ -83,8 +83,7 @@ def key_from_bytes(data: bytes, key_width: int = 64) -> int:
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
-    if not 8 <= key_width <= 512:
-        raise ValueError(f"key_width must be from 8 to 512, not {key_width}")
+    check_key_width(key_width)
     digest = hashlib.blake2b(bytes(data), digest_size=(key_width + 7) // 8, person=b"apbbf-key").digest()
     return int.from_bytes(digest, "little") & ((1 << key_width) - 1)
 
@@ -105,9 +104,7 @@ class HashSpec:
     """
 
     def __init__(self, config: Config):
-        if not isinstance(config, Config):
-            raise TypeError(f"config must be a Config, not {config!r}")
-        self._config = config
+        self._config = check_config(config)
         width = config.key_width
         self.fold_masks = _masks(config.seed, 0, FOLD_WIDTH, width) if width > FOLD_WIDTH else ()
         folded = min(width, FOLD_WIDTH)

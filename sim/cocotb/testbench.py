@@ -32,7 +32,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamMonitor, AxiStreamSink, AxiStreamSource
 
 from ...hdl.axis import pack_command, unpack_response
-from ...model.config import Config
+from ...model.config import Config, check_config
 from ...model.filters import APBBF as ModelAPBBF, Op
 
 __all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "Pause",
@@ -52,8 +52,7 @@ class Mismatch(AssertionError):
 
 def config_to_env(config: Config) -> str:
     """``config`` as the JSON text :func:`config_from_env` reads."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a Config, not {config!r}")
+    check_config(config)
     fields = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed")
     return json.dumps({name: getattr(config, name) for name in fields}, sort_keys=True)
 
