@@ -1,7 +1,10 @@
-"""Amaranth 0.5 gateware: the APBBF core (:class:`APBBF`), its hash unit and its stream payload shapes."""
+"""Amaranth 0.5 gateware, one block per file in dataflow order: key → hash (:mod:`.hash`) → segments
+(:mod:`.segments`) → scan (:mod:`.scan_fsm`, :mod:`.scan_parallel`, with the circular buffer :mod:`.buffer`)
+→ response (:mod:`.response`), composed by the core (:class:`APBBF`, :mod:`.core`); its AXI4-Stream wrapper
+(:mod:`.axis`), the UART host interface and the board tops."""
 
-from .core import APBBF, MAX_MEMORY_BITS
+from .core import APBBF, SCANS
 from .hash import HashUnit
 from .types import Op, command_layout, response_layout
 
-__all__ = ["APBBF", "HashUnit", "Op", "command_layout", "response_layout", "MAX_MEMORY_BITS"]
+__all__ = ["APBBF", "SCANS", "HashUnit", "Op", "command_layout", "response_layout"]

@@ -6,20 +6,28 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
 
-__all__ = ["Segments"]
+__all__ = ["segment_access_signature", "Segments"]
+
+
+def segment_access_signature(config: Config) -> wiring.Signature:
+    """What a scan sees of the segments, from the scan's side: a read and a write port per physical segment
+    (block index, B-bit block), and whether the segments are ``ready`` (not clearing after reset) or
+    ``scrubbing`` (clearing the spare)."""
+    P, index = config.physical_segments, config.block_index_bits
+    return wiring.Signature({
+        "read_addr": Out(data.ArrayLayout(index, P)),
+        "read_en": Out(1),
+        "read_data": In(data.ArrayLayout(config.block_bits, P)),
+        "write_addr": Out(data.ArrayLayout(index, P)),
+        "write_data": Out(data.ArrayLayout(config.block_bits, P)),
+        "write_en": Out(P),
+        "ready": In(1),
+        "scrubbing": In(1),
+    })
 
 
 class Segments(wiring.Component):
     """``k + l + 1`` memories of ``segment_blocks`` × ``block_bits``, each with a read and a write port.
-
-    Each memory is addressed by its own hash (paper 000 §5.1), so every port is separate: a key's blocks in
-    all segments are read in the same cycle, and an insert writes its k blocks in the same cycle. One read
-    port plus one write port per memory is what a simple dual-port block RAM gives (SB_RAM40_4K on iCE40,
-    DP16KD / PDPW16KD on ECP5).
-
-    Clearing writes zeros one block per cycle: every memory after reset (``ready`` low meanwhile), and the
-    spare segment after a shift (``scrub`` starts it, ``scrubbing`` is high until it is done). Commands never
-    read or write the spare, so clearing it needs no arbitration; clearing wins over ``write_en`` anyway.
 
     Parameters
     ----------
@@ -27,40 +35,32 @@ class Segments(wiring.Component):
 
     Attributes
     ----------
-    read_addr : In(ArrayLayout(log2(segment_blocks), k+l+1))
-    read_en : In(1)
-        The read ports are synchronous: data is valid the cycle after ``read_en``, and held while it is low.
-    read_data : Out(ArrayLayout(block_bits, k+l+1))
-    write_addr, write_data, write_en : In
-        One write per memory per cycle; ``write_en`` has one bit per memory.
+    access : In(segment_access_signature(config))
+        The scan's ports. ``read_addr[j]``, ``read_en``: the read ports are synchronous, data is valid in
+        ``read_data[j]`` the cycle after ``read_en`` and held while it is low. ``write_addr[j]``,
+        ``write_data[j]``, ``write_en[j]``: one write per memory per cycle. ``ready``: low while every memory
+        is cleared after reset. ``scrubbing``: the spare is being cleared.
     spare : In(range(k+l+1))
         Physical position of the spare segment.
     scrub : In(1)
-        Start clearing the spare (the cycle after a shift made it the spare).
-    ready : Out(1)
-        Low while every memory is cleared after reset.
-    scrubbing : Out(1)
-        The spare is being cleared.
+        Start clearing the spare (in the cycle of the shift that makes it the spare).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
     """
 
     def __new__(cls, config, *args, **kwargs):
         check_config(config)
-        return super().__new__(cls, config, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, config: Config):
         self._config = config
-        P, index = config.physical_segments, config.block_index_bits
         super().__init__({
-            "read_addr": In(data.ArrayLayout(index, P)),
-            "read_en": In(1),
-            "read_data": Out(data.ArrayLayout(config.block_bits, P)),
-            "write_addr": In(data.ArrayLayout(index, P)),
-            "write_data": In(data.ArrayLayout(config.block_bits, P)),
-            "write_en": In(P),
-            "spare": In(range(P)),
+            "access": In(segment_access_signature(config)),
+            "spare": In(range(config.physical_segments)),
             "scrub": In(1),
-            "ready": Out(1),
-            "scrubbing": Out(1),
         })
 
     @property
@@ -68,27 +68,37 @@ class Segments(wiring.Component):
         return self._config
 
     def elaborate(self, platform):
+        # Each memory is addressed by its own hash (paper 000 §5.1), so every port is separate: a key's blocks
+        # in all segments are read in the same cycle, and an insert writes its k blocks in the same cycle. One
+        # read port plus one write port per memory is what a simple dual-port block RAM gives (SB_RAM40_4K on
+        # iCE40, DP16KD / PDPW16KD on ECP5).
+        #
+        # Clearing writes zeros one block per cycle: every memory after reset (``ready`` low meanwhile), and the
+        # spare after a shift. Commands never read or write the spare, so clearing it needs no arbitration;
+        # clearing wins over ``write_en`` anyway.
         c = self._config
+        access = self.access
         m = Module()
         clear_addr = Signal(range(c.segment_blocks))
         clear_all = Signal(init=1)                               # reset clears every memory first
-        m.d.comb += self.ready.eq(~clear_all)
+        scrubbing = Signal()
+        m.d.comb += [access.ready.eq(~clear_all), access.scrubbing.eq(scrubbing)]
         for j in range(c.physical_segments):
             mem = memory.Memory(shape=c.block_bits, depth=c.segment_blocks, init=[])
             m.submodules[f"segment{j}"] = mem
             read = mem.read_port()
             write = mem.write_port()
-            m.d.comb += [read.addr.eq(self.read_addr[j]), read.en.eq(self.read_en),
-                         self.read_data[j].eq(read.data)]
-            with m.If(clear_all | (self.scrubbing & (self.spare == j))):
+            m.d.comb += [read.addr.eq(access.read_addr[j]), read.en.eq(access.read_en),
+                         access.read_data[j].eq(read.data)]
+            with m.If(clear_all | (scrubbing & (self.spare == j))):
                 m.d.comb += [write.addr.eq(clear_addr), write.data.eq(0), write.en.eq(1)]
             with m.Else():
-                m.d.comb += [write.addr.eq(self.write_addr[j]), write.data.eq(self.write_data[j]),
-                             write.en.eq(self.write_en[j])]
-        with m.If(clear_all | self.scrubbing):
+                m.d.comb += [write.addr.eq(access.write_addr[j]), write.data.eq(access.write_data[j]),
+                             write.en.eq(access.write_en[j])]
+        with m.If(clear_all | scrubbing):
             m.d.sync += clear_addr.eq(clear_addr + 1)
             with m.If(clear_addr == c.segment_blocks - 1):
-                m.d.sync += [clear_all.eq(0), self.scrubbing.eq(0)]
+                m.d.sync += [clear_all.eq(0), scrubbing.eq(0)]
         with m.If(self.scrub):
-            m.d.sync += [self.scrubbing.eq(1), clear_addr.eq(0)]
+            m.d.sync += [scrubbing.eq(1), clear_addr.eq(0)]
         return m

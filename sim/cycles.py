@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..hdl.hash import hash_latency
 from ..model.config import Config
 from ..model.filters import Op
 
 __all__ = ["hash_latency", "command_cycles", "accept_schedule"]
-
-
-def hash_latency(config: Config) -> int:
-    """Cycles of the hash unit: 1, plus the fold stage for keys wider than 64 bits."""
-    return 2 if config.key_width > 64 else 1
 
 
 def command_cycles(config: Config, op, accesses: int) -> int:

@@ -1,0 +1,137 @@
+"""The FSM scan: Algorithm 1 of paper 000 over the registered match bits, one segment per cycle."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ..model.config import Config, check_config
+from .hash import block_bits_set, block_mask, hash_latency
+from .scan import scan_signature
+from .types import Op
+
+__all__ = ["FSMScan"]
+
+
+class FSMScan(wiring.Component):
+    """One command at a time: hash, read every segment, register the match bits, walk them as Algorithm 1
+    does (one access per cycle, so a query takes as many scan cycles as the paper counts accesses), write,
+    respond.
+
+    Cycles per command with ``rsp.ready`` high (:func:`apbbf.sim.cycles.command_cycles`): accept 1, hash
+    ``latency``, read 1, match 1, then the scan's accesses (QUERY, TEST_AND_INSERT), the write 1 (INSERT,
+    TEST_AND_INSERT) and the response 1.
+
+    Parameters
+    ----------
+    config : Config
+
+    Attributes
+    ----------
+    cmd, rsp, hash, segments, buffer
+        See :func:`~apbbf.hdl.scan.scan_signature`.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    """
+
+    def __new__(cls, config, *args, **kwargs):
+        check_config(config)
+        return super().__new__(cls)
+
+    def __init__(self, config: Config):
+        self._config = config
+        super().__init__(scan_signature(config))
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    def elaborate(self, platform):
+        # Commands do not overlap, so the write of one lands before the read of the next: no forwarding. The
+        # new segment 0 of a shift is the spare, already clear: a command that would shift is only accepted
+        # once the clearing is done, so its read of the spare returned zeros and its write is exact.
+        c = self._config
+        k, l, P = c.k, c.l, c.physical_segments
+        hash, segments, buffer = self.hash, self.segments, self.buffer
+        m = Module()
+
+        op = Signal(Op)
+        key = Signal(c.key_width)
+        m.d.comb += hash.key.eq(key)
+
+        write = Signal()
+        match_en = Signal()
+        match = Signal(P)
+        for j in range(P):
+            segment_hash, block = hash.hashes[j], segments.read_data[j]
+            m.d.comb += [segments.read_addr[j].eq(segment_hash.index),
+                         segments.write_addr[j].eq(segment_hash.index),
+                         segments.write_data[j].eq(block | block_mask(c, segment_hash))]
+            with m.If(match_en):
+                m.d.sync += match[j].eq(block_bits_set(c, segment_hash, [block]))
+        m.d.comb += [segments.write_en.eq(Mux(write, buffer.targets, 0)), buffer.insert.eq(write)]
+
+        # Algorithm 1's registers: i (logical), its physical position, p and c.
+        scan_i = Signal(range(-k, k + l + 1))
+        scan_pos = Signal(range(P))
+        scan_p = Signal(range(k + 1))
+        scan_c = Signal(range(k + 1))
+        hit = Signal()
+        m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
+        hash_wait = Signal(range(hash_latency(c) + 1))
+
+        with m.FSM():
+            with m.State("IDLE"):
+                # At a generation boundary the spare must be clear before the next insert may shift into it.
+                m.d.comb += self.cmd.ready.eq(segments.ready & ~(buffer.fill_zero & segments.scrubbing))
+                with m.If(self.cmd.valid & self.cmd.ready):
+                    m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
+                                 hash_wait.eq(hash_latency(c) - 1), hit.eq(0)]
+                    m.next = "HASH"
+            with m.State("HASH"):
+                m.d.comb += hash.en.eq(1)
+                with m.If(hash_wait == 0):
+                    m.next = "READ"
+                with m.Else():
+                    m.d.sync += hash_wait.eq(hash_wait - 1)
+            with m.State("READ"):
+                m.d.comb += segments.read_en.eq(1)
+                m.next = "MATCH"
+            with m.State("MATCH"):
+                # match[] registers at the end of this cycle; the scan starts at logical segment l.
+                m.d.comb += match_en.eq(1)
+                start = buffer.base + l
+                m.d.sync += [scan_i.eq(l), scan_pos.eq(Mux(start >= P, start - P, start)),
+                             scan_p.eq(0), scan_c.eq(0)]
+                with m.If(op == Op.INSERT):
+                    m.next = "WRITE"
+                with m.Else():
+                    m.next = "SCAN"
+            with m.State("SCAN"):
+                # One access per cycle (paper 000 Algorithm 1).
+                done = Signal()
+                with m.If(match.bit_select(scan_pos, 1)):
+                    m.d.sync += [scan_c.eq(scan_c + 1), scan_i.eq(scan_i + 1),
+                                 scan_pos.eq(Mux(scan_pos == P - 1, 0, scan_pos + 1))]
+                    with m.If(scan_p + scan_c + 1 == k):          # p + c = k: present
+                        m.d.sync += hit.eq(1)
+                        m.d.comb += done.eq(1)
+                with m.Else():                                     # miss: jump back k, the run becomes p
+                    back = scan_pos - k
+                    m.d.sync += [scan_i.eq(scan_i - k), scan_p.eq(scan_c), scan_c.eq(0),
+                                 scan_pos.eq(Mux(scan_pos >= k, back, back + P))]
+                    with m.If(scan_i < k):                         # i < 0: absent
+                        m.d.comb += done.eq(1)
+                with m.If(done & (op == Op.QUERY)):
+                    m.next = "RESPOND"
+                with m.Elif(done):
+                    m.next = "WRITE"
+            with m.State("WRITE"):
+                m.d.comb += write.eq(1)
+                m.next = "RESPOND"
+            with m.State("RESPOND"):
+                m.d.comb += self.rsp.valid.eq(1)
+                with m.If(self.rsp.ready):
+                    m.next = "IDLE"
+        return m

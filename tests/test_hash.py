@@ -1,0 +1,107 @@
+"""The hash unit and the decoding of a segment hash (hdl/hash.py) against the hash specification."""
+
+import random
+
+import pytest
+from amaranth import Module, Signal, Value
+from amaranth.sim import Simulator
+
+from apbbf.hdl.hash import HashUnit, block_bits_set, block_mask, hash_latency, segment_hash_layout
+from apbbf.model import Config, HashSpec
+
+CONFIGS = [Config(2, 3), Config(2, 3, key_width=512, seed=3), Config(3, 8, block_bits=512, block_hashes=8, key_width=8),
+           Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=1)]
+IDS = ["k64", "k512", "k8-B512", "b1-S1"]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_hash_unit_matches_spec(config):
+    """The hash unit equals HashSpec.segment_hash bit for bit, after its latency, and holds its output while
+    ``en`` is low."""
+    dut = HashUnit(config)
+    spec = HashSpec(config)
+    rng = random.Random(51)
+    keys = [rng.getrandbits(config.key_width) for _ in range(40)] + [0, (1 << config.key_width) - 1]
+    assert dut.latency == hash_latency(config) == (2 if config.key_width > 64 else 1)
+
+    async def bench(ctx):
+        for key in keys:
+            ctx.set(dut.key, key)
+            ctx.set(dut.en, 1)
+            await ctx.tick().repeat(dut.latency)
+            ctx.set(dut.en, 0)
+            ctx.set(dut.key, key ^ 1)                   # a new key with en low changes nothing
+            await ctx.tick()
+            for j in range(config.physical_segments):
+                got = ctx.get(Value.cast(dut.hashes[j]))
+                assert got == spec.segment_hash(j, key), f"segment {j} key {key:#x}"
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_decoding_matches_split(config):
+    """segment_hash_layout's fields, block_mask and block_bits_set read a segment hash as HashSpec.split does."""
+    spec = HashSpec(config)
+    rng = random.Random(7)
+    value = Signal(config.hash_bits)
+    block = Signal(config.block_bits)
+    fields = segment_hash_layout(config)(value)
+    mask = Signal(config.block_bits)
+    index = Signal(max(1, config.block_index_bits))
+    found = Signal()
+    m = Module()
+    m.d.comb += [mask.eq(block_mask(config, fields)), index.eq(fields.index),
+                 found.eq(block_bits_set(config, fields, [block]))]
+    assert segment_hash_layout(config).size == config.hash_bits
+
+    async def bench(ctx):
+        for _ in range(60):
+            hashed = rng.getrandbits(config.hash_bits)
+            want_index, want_mask = spec.split(hashed)
+            ctx.set(value, hashed)
+            contents = rng.getrandbits(config.block_bits) | (want_mask if rng.random() < 0.5 else 0)
+            ctx.set(block, contents)
+            assert ctx.get(mask) == want_mask
+            assert ctx.get(index) == want_index
+            assert ctx.get(found) == (contents & want_mask == want_mask)
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_block_bits_set_enables():
+    """A ``(block, enable)`` source counts only when enabled; the sources are ORed."""
+    config = Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=4)
+    spec = HashSpec(config)
+    value = Signal(config.hash_bits)
+    blocks = [Signal(16), Signal(16)]
+    enable = Signal()
+    found = Signal()
+    m = Module()
+    m.d.comb += found.eq(block_bits_set(config, segment_hash_layout(config)(value),
+                                        [blocks[0], (blocks[1], enable)]))
+
+    async def bench(ctx):
+        hashed = 0b0011_0101_10
+        _, want = spec.split(hashed)
+        low, high = want & 0xFF, want & 0xFF00           # one bit in each part, in different blocks
+        ctx.set(value, hashed)
+        ctx.set(blocks[0], low)
+        ctx.set(blocks[1], high)
+        assert not ctx.get(found)
+        ctx.set(enable, 1)
+        assert ctx.get(found)
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_init_wrong_config():
+    with pytest.raises(TypeError, match="config must be a Config"):
+        HashUnit((2, 3))

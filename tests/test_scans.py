@@ -1,0 +1,83 @@
+"""What is particular to each scan (hdl/scan_fsm.py, hdl/scan_parallel.py), through the core; the answers of
+both against the model are in test_core.py."""
+
+import pytest
+from amaranth.sim import Simulator
+
+from apbbf.hdl import APBBF
+from apbbf.hdl.hash import hash_latency
+from apbbf.hdl.scan_fsm import FSMScan
+from apbbf.hdl.scan_parallel import ParallelScan
+from apbbf.model import APBBF as Model, Config, Op
+
+CONFIG = Config(2, 3, segment_blocks=4)
+
+
+async def _wait_ready(ctx, dut):
+    while not ctx.get(dut.cmd.ready):
+        await ctx.tick()
+
+
+def test_parallel_fills_its_response_queue_and_loses_nothing():
+    """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
+    (``latency + 8``), then holds ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
+    dut = APBBF(CONFIG, scan="parallel")
+    depth = hash_latency(CONFIG) + 8
+    commands = [(Op.TEST_AND_INSERT, key % 5) for key in range(3 * depth)]
+    want, _ = Model(CONFIG).run([op for op, _ in commands], [key for _, key in commands])
+
+    async def bench(ctx):
+        await _wait_ready(ctx, dut)
+        accepted = 0
+        ctx.set(dut.rsp.ready, 0)
+        for cycle in range(4 * depth):
+            op, key = commands[accepted]
+            ctx.set(dut.cmd.valid, 1)
+            ctx.set(dut.cmd.payload.op, op)
+            ctx.set(dut.cmd.payload.key, key)
+            _, _, ready = await ctx.tick().sample(dut.cmd.ready)
+            accepted += ready
+        assert accepted == depth
+        ctx.set(dut.cmd.valid, 0)
+        ctx.set(dut.rsp.ready, 1)
+        for index in range(depth):
+            _, _, valid, hit = await ctx.tick().sample(dut.rsp.valid, dut.rsp.payload.hit)
+            assert valid and hit == want[index], f"response {index}"
+        _, _, valid = await ctx.tick().sample(dut.rsp.valid)
+        assert not valid
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_fsm_takes_one_command_at_a_time():
+    """The FSM scan holds ``cmd.ready`` low from acceptance until its response has been taken."""
+    dut = APBBF(CONFIG, scan="fsm")
+
+    async def bench(ctx):
+        await _wait_ready(ctx, dut)
+        ctx.set(dut.rsp.ready, 0)
+        ctx.set(dut.cmd.valid, 1)
+        ctx.set(dut.cmd.payload.op, Op.INSERT)
+        ctx.set(dut.cmd.payload.key, 5)
+        await ctx.tick()
+        for _ in range(20):
+            _, _, ready, valid = await ctx.tick().sample(dut.cmd.ready, dut.rsp.valid)
+            assert not ready, "a second command accepted while one is in progress"
+        assert valid
+        ctx.set(dut.rsp.ready, 1)
+        await ctx.tick()
+        assert ctx.get(dut.cmd.ready)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("scan", [FSMScan, ParallelScan])
+def test_init_wrong_config(scan):
+    with pytest.raises(TypeError, match="config must be a Config"):
+        scan({"k": 2})
