@@ -5,13 +5,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Config", "KEY_WIDTHS", "SEEDS", "check_integer", "check_key_width", "check_config"]
+__all__ = ["Config", "KEY_WIDTHS", "SEEDS", "TIME_WIDTHS", "EXTRA_SEGMENTS", "check_integer", "check_key_width", "check_config"]
 
 #: Key widths the filter takes, in bits: the one definition every other check (protocol, AXI4-Stream layout,
 #: ``key_from_bytes``) uses.
 KEY_WIDTHS = range(8, 513)
 #: Hash seeds: 64-bit unsigned.
 SEEDS = range(0, 1 << 64)
+#: Widths of the command timestamps of a time-bounded window, in bits.
+TIME_WIDTHS = range(2, 65)
+#: Segments a time-bounded window may hold beyond ``k + l + 1`` (its burst pool).
+EXTRA_SEGMENTS = range(0, 65)
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -89,6 +93,16 @@ class Config:
         Width of a key in bits, 8..512.
     seed : int
         Seed of the hash specification (:mod:`apbbf.model.hashing`), 0..2**64-1.
+    span : int
+        The time window in ticks (paper 001's time span), 1..2**(time_width-1)-1; 0 (the default) for a window
+        bounded by count alone. With a span every command carries a timestamp and the filter is the
+        hardware variant of paper 001 (:class:`apbbf.model.timewindow.TimedAPBBF`): every key inserted at time
+        t is reported present by every query at a time up to ``t + span``.
+    time_width : int
+        Bits of the command timestamps, 2..64 (ages are computed modulo ``2**time_width``); used with a span.
+    extra_segments : int
+        Segments beyond ``k + l + 1`` in the pool of a time-bounded window, 0..64: room for the segments that
+        stay alive when inserts come faster than planned. Must be 0 without a span.
 
     Raises
     ------
@@ -105,9 +119,13 @@ class Config:
     segment_blocks: int = 512
     key_width: int = 64
     seed: int = 0
+    span: int = 0
+    time_width: int = 32
+    extra_segments: int = 0
 
     def __post_init__(self):
-        for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed"):
+        for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
+                     "time_width", "extra_segments"):
             check_integer(name, getattr(self, name))
         if self.k < 1:
             raise ValueError(f"k must be at least 1, not {self.k}")
@@ -122,6 +140,14 @@ class Config:
             raise ValueError(f"segment_blocks must be a power of two from 1 to 2**24, not {self.segment_blocks}")
         check_key_width(self.key_width)
         check_integer("seed", self.seed, SEEDS)
+        check_integer("time_width", self.time_width, TIME_WIDTHS)
+        if not 0 <= self.span < 1 << (self.time_width - 1):
+            raise ValueError(f"span must be 0 (a window bounded by count alone) or from 1 to "
+                             f"2**(time_width-1)-1 = {(1 << (self.time_width - 1)) - 1} ticks, not {self.span}")
+        check_integer("extra_segments", self.extra_segments, EXTRA_SEGMENTS)
+        if self.extra_segments and not self.span:
+            raise ValueError(f"extra_segments must be 0 without a span (the pool only serves a time-bounded "
+                             f"window), not {self.extra_segments}")
         if self.hash_bits > 64:
             raise ValueError(f"block_hashes={self.block_hashes} with block_bits={self.block_bits} and "
                              f"segment_blocks={self.segment_blocks} needs {self.hash_bits} hash bits per "
@@ -141,14 +167,35 @@ class Config:
 
     @property
     def physical_segments(self) -> int:
-        """Positions in the circular buffer, k + l + 1: the k + l segments of the paper plus one spare.
+        """Positions in the circular buffer, k + l + 1 (+ ``extra_segments``): the k + l segments of the paper
+        plus one spare (and the burst pool of a time-bounded window).
 
         The spare is never read or written by commands. On a shift the oldest segment is retired to become the
         spare (the hardware clears it in the background) and the previous, already clear, spare becomes the new
         segment 0. Answers are exactly the paper's; only which physical position (and so which hash, paper 000
         §5.1) a segment occupies differs, and the model follows the hardware there.
         """
-        return self.k + self.l + 1
+        return self.k + self.l + 1 + self.extra_segments
+
+    @property
+    def timed(self) -> bool:
+        """The window is bounded by time (``span > 0``), not by count alone."""
+        return self.span > 0
+
+    @property
+    def shift_interval(self) -> int:
+        """Ticks after which the newest segment is replaced even if its generation is not full: the smallest
+        integer I with ``l·I > span`` (paper 001's target time between shifts, ``span / l``, rounded so that
+        at the planned rate the oldest of k + l segments has expired by the time the next one is needed).
+
+        Raises
+        ------
+        ValueError
+            Without a span.
+        """
+        if not self.span:
+            raise ValueError("a Config without a span has no shift interval")
+        return self.span // self.l + 1
 
     @property
     def part_bits(self) -> int:

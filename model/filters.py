@@ -28,7 +28,7 @@ import numpy as np
 from .config import Config, check_config
 from .hashing import HashSpec, slice_index_many, slice_salt
 
-__all__ = ["Op", "AgePartitioned", "APBF", "APBBF"]
+__all__ = ["Op", "scan", "scan_from", "AgePartitioned", "APBF", "APBBF"]
 
 _CHUNK = 1 << 15
 
@@ -55,14 +55,33 @@ def scan(match: np.ndarray, k: int, l: int) -> tuple[np.ndarray, np.ndarray]:
     accesses : numpy.ndarray of int, shape (n,)
         Segments read by each query, as the paper counts them.
     """
+    return scan_from(match, k, np.full(len(match), l, dtype=np.int64))
+
+
+def scan_from(match: np.ndarray, k: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1 over a match matrix, each query starting at its own logical segment ``start[q]`` (the
+    number of segments it looks at minus k; paper 001's ``numSlices - k``). A query whose start is negative
+    is absent, with no access.
+
+    Parameters
+    ----------
+    match : numpy.ndarray of bool, shape (n, segments)
+    k : int
+    start : numpy.ndarray of int, shape (n,)
+
+    Returns
+    -------
+    hits, accesses : numpy.ndarray, shape (n,)
+        As :func:`scan`.
+    """
     n = len(match)
     rows = np.arange(n)
-    i = np.full(n, l, dtype=np.int64)
+    i = np.array(start, dtype=np.int64)
     p = np.zeros(n, dtype=np.int64)
     c = np.zeros(n, dtype=np.int64)
     accesses = np.zeros(n, dtype=np.int64)
     hits = np.zeros(n, dtype=bool)
-    active = np.ones(n, dtype=bool)
+    active = i >= 0
     while active.any():
         r = rows[active]
         matched = match[r, i[r]]
