@@ -1,8 +1,10 @@
 """The exported Verilog core on Icarus Verilog, driven by the cocotb benches of :mod:`apbbf.sim.cocotb`.
 
-Each config is exported (:func:`apbbf.export.generate_verilog`), compiled and run in ``build/cocotb/<name>/``,
-which keeps the results XML, the log and the waveform (``apbbf_axis.fst``) of the last run. Generations are
-short (few blocks per segment) so that every stream crosses 2(k+l) generations in a few thousand cycles.
+Each (config, scan) case is exported (:func:`apbbf.export.generate_verilog`), compiled and run in
+``build/cocotb/<name>-<scan>/``, which keeps the results XML and the waveform (``apbbf_axis.fst``) of the last run
+(the simulator's log is in pytest's captured output). Generations are short (few blocks per segment) so that
+every stream crosses 2(k+l) generations in a few thousand cycles. Every case must run exactly the cocotb tests
+of :data:`EXPECTED_TESTS` (each idle/backpressure combination its own test) and pass them all.
 
 Icarus Verilog must be installed (``make setup`` installs it as root); if it is missing the tests fail, they
 do not skip.
