@@ -10,8 +10,10 @@ miss), counting segment accesses.
 
 Three conventions a re-implementation must match
 ------------------------------------------------
-The paper leaves them open; this model and the hardware (``apbbf.hdl``, the exported Verilog) make them as
-follows, and an implementation that differs in any of them disagrees with the model answer by answer.
+The papers do not settle them for this design (the spare position and its hash are this design's own), so a
+re-implementation from the papers has to guess; this model and the hardware (``apbbf.hdl``, the exported
+Verilog) make them as follows, and an implementation that differs in any of them disagrees with the model
+answer by answer.
 ``tests/test_spec_facts.py`` checks each on the model; the cocotb bench checks them on the exported core.
 
 1. **Which physical segment is logical segment 0.** The buffer has ``P = k + l + 1`` physical positions

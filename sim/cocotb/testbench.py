@@ -340,7 +340,8 @@ class Scoreboard:
     def _fail(self, message: str):
         where = f" (at {get_sim_time('ns'):.0f} ns)"
         run_seed = os.environ.get("COCOTB_RANDOM_SEED", "?")
-        message = f"seed {self.seed} (COCOTB_RANDOM_SEED={run_seed}): {message}{where}" + (f"; waveform in {self.waves}" if self.waves else "")
+        message = (f"seed {self.seed} (COCOTB_RANDOM_SEED={run_seed}): {message}{where}"
+                   + (f"; waveform in {self.waves}" if self.waves else ""))
         if self.failure is None:
             self.failure = message
         cocotb.log.error("%s", message)
