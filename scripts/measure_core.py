@@ -509,7 +509,7 @@ def figure(result: dict, path: pathlib.Path, clock: float):
                Patch(color="grey", label="model, before shift"),
                Patch(color="grey", alpha=0.45, label="model, time-averaged"),
                Patch(facecolor="grey", hatch="//", edgecolor="white",
-                     label=f"core in simulation (±2σ of prediction)"),
+                     label="core in simulation (±2σ of prediction)"),
                Line2D([], [], marker="x", color="black", ls="", mew=2, label="model on the core's keys")]
     ax.legend(handles=handles, fontsize=7, loc="upper center", ncol=3)
     labels = names + [f"{f['name']}\non the core, S={f['config']['segment_blocks']}\n{f['queries']} queries"]
