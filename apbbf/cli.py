@@ -1,8 +1,10 @@
-"""The ``apbbf`` command line.
+"""The ``apbbf`` command line: ``analyze``, ``params``, ``demo``, ``export`` and ``host``.
 
-Subcommands register themselves in :data:`COMMANDS` as ``(name, add_parser)`` pairs: ``add_parser(subparsers)``
-adds a parser and sets ``func`` (called with the parsed arguments; returns the exit status). Other modules
-(export, host, bench) add theirs with :func:`register`.
+Subcommands are listed in :data:`COMMANDS` as ``(name, add_parser)`` pairs: ``add_parser(subparsers)`` adds a
+parser and sets ``func`` (called with the parsed arguments; returns the exit status). ``analyze``, ``params``
+and ``demo`` are defined here; ``export`` and ``host`` are registered here too, but their parsers come from
+:func:`apbbf.export.add_parser` and :func:`apbbf.host.add_parser`, imported only when the parser is built (they
+pull in Amaranth and pyserial). Another subcommand is added with :func:`register`.
 """
 
 from __future__ import annotations
@@ -42,9 +44,14 @@ def _fmt(value) -> str:
 
 
 def _block_args(parser: argparse.ArgumentParser, default_bits=None, default_hashes=None) -> None:
-    parser.add_argument("--block-bits", type=int, default=default_bits, metavar="B", help="bits per block (B)")
-    parser.add_argument("--block-hashes", type=int, default=default_hashes, metavar="b",
-                        help="bits set per block (b)")
+    if default_bits is None:
+        bits_help = "bits per block (B); give --block-bits and --block-hashes for an APBBF, neither for the APBF"
+        hashes_help = "bits set per block (b), one in each of its b parts"
+    else:
+        bits_help = f"bits per block (B, default {default_bits})"
+        hashes_help = f"bits set per block (b, default {default_hashes}; 1: the basic APBF)"
+    parser.add_argument("--block-bits", type=int, default=default_bits, metavar="B", help=bits_help)
+    parser.add_argument("--block-hashes", type=int, default=default_hashes, metavar="b", help=hashes_help)
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -59,9 +66,11 @@ def _analyze(args) -> int:
 
 
 def _add_analyze(subparsers) -> None:
-    parser = subparsers.add_parser("analyze", help="analytic fp, accesses, NPWS of (k, l[, B, b])")
-    parser.add_argument("--k", type=int, required=True)
-    parser.add_argument("--l", type=int, required=True)
+    parser = subparsers.add_parser("analyze", help="analytic fp, accesses, NPWS of (k, l[, B, b])",
+                                   description="Analytic metrics of an APBF (k, l) or an APBBF (k, l, B, b) at the "
+                                   "design load, worst case (just before a shift).")
+    parser.add_argument("--k", type=int, required=True, help="segments written per insert")
+    parser.add_argument("--l", type=int, required=True, help="extra segments: the window is l generations")
     _block_args(parser)
     parser.set_defaults(func=_analyze)
 
@@ -77,10 +86,13 @@ def _params(args) -> int:
 
 
 def _add_params(subparsers) -> None:
-    parser = subparsers.add_parser("params", help="size a filter for a false-positive rate and a window")
-    parser.add_argument("--fp", type=float, required=True, metavar="E")
-    parser.add_argument("--window", type=int, required=True, metavar="W")
-    parser.add_argument("--max-npws", type=float, default=None, metavar="P")
+    parser = subparsers.add_parser("params", help="size a filter for a false-positive rate and a window",
+                                   description="The smallest-memory Config with worst-case fp <= E and window "
+                                   ">= W, and its metrics.")
+    parser.add_argument("--fp", type=float, required=True, metavar="E", help="target false-positive rate")
+    parser.add_argument("--window", type=int, required=True, metavar="W",
+                        help="inserts always reported present (w = l*g)")
+    parser.add_argument("--max-npws", type=float, default=None, metavar="P", help="maximum peak NPWS (optional)")
     _block_args(parser, 64, 4)
     parser.set_defaults(func=_params)
 
@@ -119,13 +131,17 @@ def _demo(args) -> int:
 
 
 def _add_demo(subparsers) -> None:
-    parser = subparsers.add_parser("demo", help="size a filter and check it against the golden model")
-    parser.add_argument("--fp", type=float, default=1e-3)
-    parser.add_argument("--window", type=int, default=10000)
-    parser.add_argument("--probes", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--block-bits", type=int, default=64, metavar="B")
-    parser.add_argument("--block-hashes", type=int, default=4, metavar="b")
+    parser = subparsers.add_parser("demo", help="size a filter and check it against the golden model",
+                                   description="Size a filter (as params), fill the golden model with random keys "
+                                   "to its steady state, then measure its fp just before a shift and count false "
+                                   "negatives among the last w inserts (exit status 1 if any).")
+    parser.add_argument("--fp", type=float, default=1e-3, metavar="E", help="target false-positive rate (default 1e-3)")
+    parser.add_argument("--window", type=int, default=10000, metavar="W", help="window (default 10000)")
+    parser.add_argument("--probes", type=int, default=200_000, metavar="N",
+                        help="absent keys probed (default 200000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the keys and of the hash (default 1)")
+    parser.add_argument("--block-bits", type=int, default=64, metavar="B", help="bits per block (default 64)")
+    parser.add_argument("--block-hashes", type=int, default=4, metavar="b", help="bits set per block (default 4)")
     parser.set_defaults(func=_demo)
 
 

@@ -8,6 +8,34 @@ base index, a shift before an insert when ``n mod g == 0`` that retires the olde
 newest segments, and queries by Algorithm 1 (k consecutive matches, starting at segment l, jumping back k on a
 miss), counting segment accesses.
 
+Three conventions a re-implementation must match
+------------------------------------------------
+The papers do not settle them for this design (the spare position and its hash are this design's own), so a
+re-implementation from the papers has to guess; this model and the hardware (``apbbf.hdl``, the exported
+Verilog) make them as follows, and an implementation that differs in any of them disagrees with the model
+answer by answer.
+``tests/test_spec_facts.py`` checks each on the model; the cocotb bench checks them on the exported core.
+
+1. **Which physical segment is logical segment 0.** The buffer has ``P = k + l + 1`` physical positions
+   (:attr:`~apbbf.model.config.Config.physical_segments`: the paper's k + l and a spare that commands never
+   read or write). Logical segment i is at physical position ``pos(i) = (base + i) mod P``, and physical
+   position j is always hashed with H3 stream ``j + 1`` (:mod:`apbbf.model.hashing`; the hash belongs to the
+   position, paper 000 §5.1, and stays there while the segment in it ages). After reset ``base = 0`` and every
+   shift decrements it, so after s shifts ``base = -s mod P``: logical i is at physical ``(i - s) mod P``,
+   hashed with stream ``((i - s) mod P) + 1``, and the spare (logical k + l) is physical ``(k + l - s) mod P``.
+   Since the first insert shifts first (2.), nothing is ever written with ``base = 0``: the first insert sets
+   its key's bits in physical positions ``k + l, 0, 1, ..., k - 2`` (logical 0..k-1, ``base = P - 1``),
+   hashed with streams ``k + l + 1, 1, 2, ..., k - 1``. Logical segment 0 of the first generation is physical
+   ``P - 1``, not 0. (The basic :class:`APBF`, kept to reproduce the paper, has no spare: the same holds with
+   ``P = k + l`` and slice j salted from stream ``j + 1``.)
+2. **The first insert is a shift.** An insert shifts first whenever ``n mod g == 0``, n = 0 included, so after
+   n inserts ``shifts == ceil(n / g)``: 1 after the first insert, still 1 after g inserts, 2 after g + 1.
+   Queries never shift. The core's ``shifts`` output counts the same (it reads 1 after the first insert).
+3. **TEST_AND_INSERT tests before the shift its insert triggers.** It answers as a QUERY just before it would,
+   then shifts (if ``n mod g == 0``) and inserts. So at a generation boundary the segment about to be retired
+   still counts: a key whose k segments are logical l..l+k-1 is found by the TEST_AND_INSERT, though a QUERY
+   after that shift would no longer find it.
+
 Batch path
 ----------
 ``run(ops, keys)`` answers a whole command sequence with numpy and gives exactly the per-key answers. Commands
@@ -111,9 +139,10 @@ class AgePartitioned(abc.ABC):
     n : int
         Inserts so far.
     base : int
-        Physical position of logical segment 0.
+        Physical position of logical segment 0: 0 after reset, ``-shifts mod positions`` (the module's
+        convention 1).
     shifts : int
-        Shifts so far (the generation counter).
+        Shifts so far (the generation counter): ``ceil(n / g)``, since the first insert is one (convention 2).
     """
 
     def __init__(self, k: int, l: int, generation: int, positions: int, segment_size: int):
@@ -355,7 +384,9 @@ class APBBF(AgePartitioned):
 
     Each of the ``k + l + 1`` physical segments (:attr:`Config.physical_segments`: the paper's k + l and the
     spare that the hardware clears in the background) is ``segment_blocks`` blocks of B bits; a key sets or
-    tests b bits, one per part, of one block per segment, as :class:`~apbbf.model.hashing.HashSpec` defines.
+    tests b bits, one per part, of one block per segment, as :class:`~apbbf.model.hashing.HashSpec` defines
+    for that physical segment (stream ``j + 1`` for position j, whatever logical segment is there: see the
+    module's conventions for where logical segment 0 is after reset and after each shift).
 
     Parameters
     ----------

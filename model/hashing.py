@@ -17,6 +17,10 @@ as the least significant word, truncated to w bits; an all-zero mask is discarde
    folded key is ``parity(key & fold_mask[r])``. For ``key_width <= 64`` the folded key is the key itself.
 2. **Segment hash**: stream ``j + 1`` gives ``hash_bits`` masks of ``min(key_width, 64)`` bits for physical
    segment j, ``0 <= j < k + l + 1`` (:attr:`Config.physical_segments`); bit r of the segment hash is ``parity(folded & segment_mask[j][r])``.
+   j is the buffer position, not the segment's age: logical segment i is at physical ``(i - s) mod (k + l + 1)``
+   after s shifts, and the first insert is a shift, so the first key is written to physical ``k + l`` (stream
+   ``k + l + 1``) as logical segment 0, then physical 0..k-2 (streams 1..k-1) as logical 1..k-1 (see
+   :mod:`apbbf.model.filters`, "Three conventions a re-implementation must match").
 3. **Fields** of the segment hash, least significant first: the block index (``log2(segment_blocks)`` bits),
    then b offsets of ``log2(B/b)`` bits each. Offset p selects bit ``p * (B/b) + offset_p`` of the B-bit block
    word (bit 0 is the least significant): one bit in each of the b parts.

@@ -1,4 +1,4 @@
-"""Measure the APBBF core: cycles per op, throughput, accesses per query and false positives (issue 3).
+"""Measure the APBBF core: cycles per op, throughput, accesses per query and false positives.
 
 This is a measurement script, not a test: it asserts nothing about speed. It writes
 ``build/reports/core.json`` and ``build/reports/core.png`` and prints a Markdown table for the README.
@@ -509,7 +509,7 @@ def figure(result: dict, path: pathlib.Path, clock: float):
                Patch(color="grey", label="model, before shift"),
                Patch(color="grey", alpha=0.45, label="model, time-averaged"),
                Patch(facecolor="grey", hatch="//", edgecolor="white",
-                     label=f"core in simulation (±2σ of prediction)"),
+                     label="core in simulation (±2σ of prediction)"),
                Line2D([], [], marker="x", color="black", ls="", mew=2, label="model on the core's keys")]
     ax.legend(handles=handles, fontsize=7, loc="upper center", ncol=3)
     labels = names + [f"{f['name']}\non the core, S={f['config']['segment_blocks']}\n{f['queries']} queries"]
@@ -528,19 +528,28 @@ def figure(result: dict, path: pathlib.Path, clock: float):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="smaller samples (about 30 s)")
-    parser.add_argument("--clock-mhz", type=float, default=100.0, help="clock for the Mops/s column")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
-    parser.add_argument("--per-mix", type=int, help="commands per op-mix block in each simulation")
-    parser.add_argument("--probes", type=int, help="absent keys probed just before shifts (and again, "
-                        "spread over the generation, for the time average)")
-    parser.add_argument("--generations", type=int, help="steady-state generations measured on the model")
-    parser.add_argument("--points", type=int, help="probe points per generation for the time average")
-    parser.add_argument("--core-fp-queries", type=int, help="absent queries simulated on the core")
-    parser.add_argument("--out", default="build/reports")
-    args = parser.parse_args()
     quick = dict(per_mix=80, probes=40_000, generations=2, points=4, core_fp_queries=400)
     full = dict(per_mix=400, probes=400_000, generations=6, points=8, core_fp_queries=3000)
+
+    def sizes(name):
+        return f" (default {full[name]:,}; --quick {quick[name]:,})"
+
+    parser.add_argument("--quick", action="store_true",
+                        help="smaller samples (about 30 s with two jobs); an option given explicitly still wins")
+    parser.add_argument("--clock-mhz", type=float, default=100.0, help="clock for the Mops/s column (default 100)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="worker processes (default min(2, CPUs))")
+    parser.add_argument("--per-mix", type=int, help="commands per op-mix block in each simulation" + sizes("per_mix"))
+    parser.add_argument("--probes", type=int, help="absent keys probed just before shifts (and again, "
+                        "spread over the generation, for the time average)" + sizes("probes"))
+    parser.add_argument("--generations", type=int,
+                        help="steady-state generations measured on the model" + sizes("generations"))
+    parser.add_argument("--points", type=int,
+                        help="probe points per generation for the time average" + sizes("points"))
+    parser.add_argument("--core-fp-queries", type=int,
+                        help="absent queries simulated on the core" + sizes("core_fp_queries"))
+    parser.add_argument("--out", default="build/reports", help="output directory (default build/reports)")
+    args = parser.parse_args()
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)

@@ -1,8 +1,10 @@
 """The exported Verilog core on Icarus Verilog, driven by the cocotb benches of :mod:`apbbf.sim.cocotb`.
 
-Each config is exported (:func:`apbbf.export.generate_verilog`), compiled and run in ``build/cocotb/<name>/``,
-which keeps the results XML, the log and the waveform (``apbbf_axis.fst``) of the last run. Generations are
-short (few blocks per segment) so that every stream crosses 2(k+l) generations in a few thousand cycles.
+Each (config, scan) case is exported (:func:`apbbf.export.generate_verilog`), compiled and run in
+``build/cocotb/<name>-<scan>/``, which keeps the results XML and the waveform (``apbbf_axis.fst``) of the last run
+(the simulator's log is in pytest's captured output). Generations are short (few blocks per segment) so that
+every stream crosses 2(k+l) generations in a few thousand cycles. Every case must run exactly the cocotb tests
+of :data:`EXPECTED_TESTS` (each idle/backpressure combination its own test) and pass them all.
 
 Icarus Verilog must be installed (``make setup`` installs it as root); if it is missing the tests fail, they
 do not skip.
@@ -30,6 +32,32 @@ CONFIGS = {
 SEED = 20261121
 
 
+def _combinations(test: str, idle: list[str], backpressure: list[str]) -> list[str]:
+    return [f"{test}/idle_inserter={i}/backpressure_inserter={b}" for i in idle for b in backpressure]
+
+
+#: Every cocotb test that must run (``soak`` is skipped outside ``scripts/soak.py``), as cocotb names them:
+#: each idle/backpressure combination of a test is its own test (``cocotb.parametrize``). If a parametrization
+#: silently generated fewer tests, the names would not match.
+EXPECTED_TESTS = frozenset([
+    "random_stream/idle_inserter=None/backpressure_inserter=None",
+    "random_stream/idle_inserter=pause30x3/backpressure_inserter=pause40x3",
+    "window_edges",
+    "shift_on_test_and_insert",
+    "first_insert_shifts",
+    *_combinations("back_to_back_same_key", ["None", "pause60"], ["None", "pause60"]),
+    *_combinations("bursts", ["None", "pause70x8"], ["None", "pause80x8"]),
+    "reset_under_traffic/idle_inserter=None/backpressure_inserter=None",
+    "reset_under_traffic/idle_inserter=pause30x2/backpressure_inserter=pause50x2",
+])
+
+
+def _ran(results: Path) -> list[str]:
+    """Names of the testcases in a cocotb results XML that ran (were not skipped)."""
+    return [case.get("name") for case in ElementTree.parse(results).getroot().iter("testcase")
+            if not list(case.iter("skipped"))]
+
+
 def _failures(results: Path) -> list[str]:
     """``name: message`` of every failed testcase in a cocotb results XML."""
     failed = []
@@ -46,21 +74,26 @@ CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("
 @pytest.mark.parametrize("name,scan", CASES, ids=[f"{name}-{scan}" for name, scan in CASES])
 def test_icarus(name, scan):
     """Random streams, directed edges and reset under traffic (the cocotb tests of
-    :mod:`apbbf.sim.cocotb.tests`), every response scored in order against the golden model."""
+    :mod:`apbbf.sim.cocotb.tests`, each idle/backpressure combination its own test), every response scored in
+    order against the golden model; every one of :data:`EXPECTED_TESTS` ran and passed."""
     runner.check_simulator("icarus")               # a missing simulator fails here, with how to install it
     build_dir = BUILD / f"{name}-{scan}"
     results = build_dir / "results.xml"
     try:
         runner.run(CONFIGS[name], build_dir, sim="icarus", seed=SEED, waves=True, results_xml=results, scan=scan)
     except SystemExit as exit_:                    # cocotb's runner exits on a failed test under pytest
-        failed = _failures(results) if results.exists() else []
+        failed = _failures(results) if results.exists() else [
+            f"no results file (simulator exit {exit_.code}; did {runner.TEST_MODULE} fail to import? see the "
+            "captured output)"]
         pytest.fail(f"cocotb on Icarus, config {name}, scan {scan} (COCOTB_RANDOM_SEED={SEED}): "
                     f"{len(failed)} failed: " + "; ".join(failed or [f"simulator exit {exit_.code}"])
                     + f"; waveform {runner.waves_file('icarus', build_dir)}", pytrace=False)
     failed = _failures(results)
     assert not failed, failed
-    cases = list(ElementTree.parse(results).getroot().iter("testcase"))
-    assert len(cases) >= 6
+    ran = _ran(results)
+    assert set(ran) == EXPECTED_TESTS, (f"missing {sorted(EXPECTED_TESTS - set(ran))}, "
+                                        f"unexpected {sorted(set(ran) - EXPECTED_TESTS)}")
+    assert len(ran) == len(set(ran)) == len(EXPECTED_TESTS) == 15, sorted(ran)
 
 
 def test_export_ports(tmp_path):

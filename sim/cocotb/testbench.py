@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import random
+from dataclasses import dataclass
 
 import cocotb
 from cocotb.clock import Clock
@@ -35,8 +36,8 @@ from ...hdl.axis import pack_command, unpack_response
 from ...model.config import Config, check_config
 from ...model.filters import APBBF as ModelAPBBF, Op
 
-__all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "Pause",
-           "CommandDriver", "CommandMonitor", "ResponseMonitor", "ReferenceModel", "Scoreboard", "Testbench"]
+__all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "PauseInserter",
+           "Pause", "CommandDriver", "CommandMonitor", "ResponseMonitor", "ReferenceModel", "Scoreboard", "Testbench"]
 
 #: Environment variable that carries the Config (JSON of its fields) into the simulator process.
 CONFIG_ENV = "APBBF_CONFIG"
@@ -72,6 +73,26 @@ def config_from_env() -> Config:
         return Config(**json.loads(text))
     except (TypeError, json.JSONDecodeError) as error:
         raise ValueError(f"{CONFIG_ENV}={text!r} is not a Config: {error}") from None
+
+
+@dataclass(frozen=True)
+class PauseInserter:
+    """Random pauses on one stream, as a test parameter: idle gaps on ``s_axis_cmd`` (``tvalid`` low) or
+    backpressure on ``m_axis_rsp`` (``tready`` low); ``None`` in a test's parameters means no pauses.
+
+    A fraction ``probability`` of the cycles is paused, in runs of ``burst`` cycles (see :meth:`Pause.set`).
+    """
+
+    probability: float
+    burst: int = 1
+
+    def __post_init__(self):
+        Pause(random.Random(0)).set(self.probability, self.burst)        # the same checks as Pause.set
+
+    @property
+    def name(self) -> str:
+        """The name in a parametrized test's name, e.g. ``pause30x3``: 30 % of the cycles, in runs of 3."""
+        return f"pause{round(100 * self.probability)}" + (f"x{self.burst}" if self.burst > 1 else "")
 
 
 class Pause:
@@ -291,8 +312,9 @@ class ReferenceModel:
 
     @property
     def shifts(self) -> int:
-        """Shifts since reset: every g-th insert, starting with the first, shifts first."""
-        return -(-self.inserts // self.config.generation)
+        """Shifts since reset (planned ones included), the model's own count: every g-th insert, starting
+        with the first, shifts first, so this is ``ceil(inserts / g)``."""
+        return int(self.model.shifts)
 
 
 class Scoreboard:
@@ -318,7 +340,8 @@ class Scoreboard:
     def _fail(self, message: str):
         where = f" (at {get_sim_time('ns'):.0f} ns)"
         run_seed = os.environ.get("COCOTB_RANDOM_SEED", "?")
-        message = f"seed {self.seed} (COCOTB_RANDOM_SEED={run_seed}): {message}{where}" + (f"; waveform in {self.waves}" if self.waves else "")
+        message = (f"seed {self.seed} (COCOTB_RANDOM_SEED={run_seed}): {message}{where}"
+                   + (f"; waveform in {self.waves}" if self.waves else ""))
         if self.failure is None:
             self.failure = message
         cocotb.log.error("%s", message)
@@ -349,7 +372,10 @@ class Scoreboard:
 
 
 class Testbench:
-    """Clock, reset, driver, monitors, model and scoreboard around the exported top.
+    """Clock, reset, driver, monitors, model and scoreboard around the exported top: the bench's one ``TB``
+    class (as in alexforencich's verilog-axis benches). A test builds it with :meth:`start`, sets its idle and
+    backpressure inserters once (:meth:`set_idle_inserter`, :meth:`set_backpressure_inserter`), then sends
+    commands and drains.
 
     Parameters
     ----------
@@ -401,6 +427,14 @@ class Testbench:
         """Idle gaps on the command stream and backpressure on the response stream (fractions of cycles)."""
         self.cmd_pause.set(cmd, burst)
         self.rsp_pause.set(rsp, burst)
+
+    def set_idle_inserter(self, inserter: PauseInserter | None = None) -> None:
+        """Idle gaps on ``s_axis_cmd`` as ``inserter`` says (``None``: a command on every cycle it can)."""
+        self.cmd_pause.set(*((inserter.probability, inserter.burst) if inserter else ()))
+
+    def set_backpressure_inserter(self, inserter: PauseInserter | None = None) -> None:
+        """Backpressure on ``m_axis_rsp`` as ``inserter`` says (``None``: ``tready`` always high)."""
+        self.rsp_pause.set(*((inserter.probability, inserter.burst) if inserter else ()))
 
     def send(self, commands) -> range:
         """Queue ``(op, key)`` commands; returns their indices."""
