@@ -25,7 +25,7 @@ from ..hdl.core import APBBF as CoreAPBBF
 from ..model.config import Config
 from ..model.filters import APBBF as ModelAPBBF, Op
 
-__all__ = ["RESET", "Mismatch", "Run", "expected", "simulate"]
+__all__ = ["RESET", "Mismatch", "Run", "expected", "simulate", "random_commands", "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
 RESET = None
@@ -215,3 +215,14 @@ def random_commands(config: Config, count: int, *, seed: int, duplicates: float 
             keys.append(int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1))
     choice = rng.integers(0, len(ops), count)
     return [(ops[c], key) for c, key in zip(choice, keys)]
+
+
+def false_positive_bound(config: Config, count: int) -> int:
+    """The most of ``count`` keys absent from the filter (never inserted, or expired) that a correct filter may
+    report present just before a shift: the predicted worst-case false-positive rate p
+    (:func:`apbbf.model.analysis.analyze_config`) as a binomial bound, ``count·p + 6σ + 1``. (Six, not four,
+    standard deviations: the analysis is asymptotic, and the tiny configurations of the tests, a few blocks per
+    segment, run above it; on the golden model no seed of 3,000 exceeded the bound in any test config.)"""
+    from ..model.analysis import analyze_config
+    p = analyze_config(config)["fp"]
+    return int(count * p + 6 * (count * p * (1 - p)) ** 0.5) + 1
