@@ -1,0 +1,193 @@
+"""The time-bounded window's model (model/timewindow.py): the batch path against the per-command path, and the
+guarantees checked independently of the model's own bookkeeping."""
+
+import random
+
+import numpy as np
+import pytest
+
+from apbbf.model import Config, Op
+from apbbf.model.timewindow import TimedAPBBF
+from apbbf.sim.harness import false_positive_bound
+
+CONFIGS = {
+    "k2l3": Config(2, 3, segment_blocks=4, span=100, time_width=12, extra_segments=1),
+    "k3l4-w8": Config(3, 4, segment_blocks=2, span=50, time_width=8),
+    "apbf-k1": Config(1, 2, block_bits=16, block_hashes=1, segment_blocks=4, span=30, time_width=7, extra_segments=3),
+    "key100": Config(2, 5, segment_blocks=8, span=1000, time_width=16, extra_segments=2, key_width=100, seed=9),
+}
+
+
+def stream(config, count, seed, *, gaps=0.02, step=4, duplicates=0.4):
+    """Random commands with non-decreasing times (modulo 2**time_width): mostly small steps, a fraction
+    ``gaps`` of gaps from half a span to three spans (some restart the filter)."""
+    rng = random.Random(seed)
+    mask = (1 << config.time_width) - 1
+    now = rng.randrange(mask + 1)
+    ops, keys, times, recent = [], [], [], []
+    for _ in range(count):
+        roll = rng.random()
+        if roll < gaps:
+            now += rng.randrange(config.span // 2, 3 * config.span)
+        elif roll < 0.5:
+            now += rng.randrange(step)
+        now &= mask
+        key = rng.choice(recent) if recent and rng.random() < duplicates else rng.getrandbits(config.key_width)
+        recent = (recent + [key])[-50:]
+        ops.append(rng.choice((Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT)))
+        keys.append(key)
+        times.append(now)
+    return ops, keys, times
+
+
+def state(filt):
+    return (filt.base, filt.n, filt.shifts, filt.overflows, filt.expired, filt.restarts, filt.live, filt.fresh,
+            filt.started, filt._bits.tobytes(), filt._stamps.tobytes(), filt._stale.tobytes())
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("gaps", [0.0, 0.02, 0.2])
+def test_batch_equals_commands(name, gaps):
+    """run() gives the per-command answers, access counts and state, whatever the chunking."""
+    config = CONFIGS[name]
+    seed = 17 + int(gaps * 100) + list(CONFIGS).index(name)
+    ops, keys, times = stream(config, 2500, seed, gaps=gaps)
+    one = TimedAPBBF(config)
+    answers = [one.command(op, key, now) for op, key, now in zip(ops, keys, times)]
+    batch = TimedAPBBF(config)
+    splits = sorted(random.Random(seed).sample(range(1, len(ops)), 3))
+    hits, accesses = [], []
+    for lo, hi in zip([0] + splits, splits + [len(ops)]):
+        h, a = batch.run(ops[lo:hi], keys[lo:hi], times[lo:hi])
+        hits += list(h)
+        accesses += list(a)
+    assert hits == [hit for hit, _ in answers], f"seed {seed}: answers differ"
+    assert accesses == [steps for _, steps in answers], f"seed {seed}: access counts differ"
+    assert state(batch) == state(one), f"seed {seed}: state differs"
+    if gaps:
+        assert one.restarts > 0 and one.expired > 0, "the stream was meant to restart the filter"
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_no_false_negatives_within_the_span(name):
+    """Independent of the model: with no overflow, a key inserted at t is present for every query up to
+    t + span; keys last inserted more than span + shift_interval ago are answered as absent keys are."""
+    config = CONFIGS[name].__class__(**{**CONFIGS[name].__dict__, "extra_segments": 64})   # no overflow
+    rng = random.Random(3)
+    filt = TimedAPBBF(config)
+    mask = (1 << config.time_width) - 1
+    now = rng.randrange(mask + 1)
+    inserted = {}                                       # key -> time of its last insert (unwrapped)
+    clock = 0
+    old_hits = old_total = 0
+    for _ in range(4000):
+        step = rng.choice((0, 0, 1, 1, 2, 5, config.span // 3))
+        clock += step
+        now = (now + step) & mask
+        if rng.random() < 0.5 or not inserted:
+            key = rng.getrandbits(config.key_width)
+            filt.insert(key, now)
+            inserted[key] = clock
+        else:
+            key = rng.choice(list(inserted))
+            age = clock - inserted[key]
+            hit = filt.query(key, now)
+            if age <= config.span:
+                assert hit, f"a key inserted {age} ticks ago (span {config.span}) is absent"
+            elif age > config.span + config.shift_interval:
+                old_hits += hit
+                old_total += 1
+    assert filt.overflows == 0
+    assert old_total > 100
+    assert old_hits <= false_positive_bound(config, old_total)
+
+
+def test_exactly_at_the_span():
+    """A key queried exactly at t + span is present, one tick later absent (every segment holding it expired);
+    with traffic after it, the segments it shares with later inserts live on, but not past t + span +
+    shift_interval for the oldest of them."""
+    config = Config(2, 3, segment_blocks=4, span=100, time_width=12)
+    alone = TimedAPBBF(config)
+    alone.insert(0x1234, 10)
+    assert alone.query(0x1234, 110)                    # age = span
+    assert not alone.query(0x1234, 111)                # age > span: everything expired
+    assert alone.fresh == 0
+    busy = TimedAPBBF(config)
+    busy.insert(0x1234, 10)
+    holding = [busy.pos(i) for i in range(config.k)]
+    for step in range(1, 100, 7):
+        busy.insert(step * 977, 10 + step)
+    assert busy.query(0x1234, 110)
+    assert busy.shifts > 1
+    assert all(busy._live[p] and not busy._stale[p] for p in holding)
+    busy.query(0x1234, 10 + config.span + config.shift_interval + 1)
+    assert any(busy._stale[p] or not busy._live[p] for p in holding), "a segment of the key outlived span + I"
+
+
+def test_restart_after_a_gap():
+    """An insert after a gap longer than the span finds everything expired: the filter restarts empty (its
+    live segments count as expired), and no key from before the gap comes back."""
+    config = Config(2, 3, segment_blocks=4, span=100, time_width=12)
+    filt = TimedAPBBF(config)
+    old = list(range(1, 60))
+    for i, key in enumerate(old):
+        filt.insert(key, i)
+    live = filt.live
+    filt.insert(999, 59 + 101)
+    assert (filt.restarts, filt.expired, filt.n) == (1, live, len(old) + 1)
+    assert filt.query(999, 59 + 101)
+    assert not any(filt.query(key, 59 + 101) for key in old)
+    assert int(filt._bits.sum()) == config.k * config.block_hashes      # only the new key's bits
+
+
+def test_time_wraps():
+    """Ages are modular: a stream that crosses 2**time_width answers as one that does not."""
+    config = Config(2, 3, segment_blocks=4, span=40, time_width=8)
+    shifted = Config(2, 3, segment_blocks=4, span=40, time_width=16)
+    ops, keys, times = stream(config, 1500, 5, gaps=0.01)
+    unwrapped = np.cumsum(np.diff(np.array(times), prepend=times[0]) % 256) + 1000
+    a, _ = TimedAPBBF(config).run(ops, keys, times)
+    b, _ = TimedAPBBF(shifted).run(ops, keys, unwrapped % (1 << 16))
+    assert (a == b).all()
+
+
+def test_overflow_keeps_the_count_window():
+    """Inserts far faster than planned: segments are retired early (overflows) and every key among the last
+    (physical_segments - 1 - k)·g >= l·g inserts is still present."""
+    config = Config(2, 3, segment_blocks=4, span=10_000, time_width=16, extra_segments=1)
+    filt = TimedAPBBF(config)
+    keys = list(range(1, 20 * config.generation))
+    filt.run([Op.INSERT] * len(keys), keys, [5] * len(keys))
+    assert filt.overflows > 0
+    window = (config.physical_segments - 1 - config.k) * config.generation
+    assert window >= config.window
+    hits, _ = filt.run([Op.QUERY] * window, keys[-window:], [5] * window)
+    assert hits.all()
+
+
+def test_time_triggered_shifts():
+    """Slow traffic: a shift every shift_interval ticks, whatever the fill."""
+    config = Config(2, 3, segment_blocks=64, span=100, time_width=16)
+    filt = TimedAPBBF(config)
+    interval = config.shift_interval
+    for i in range(10):
+        filt.insert(i, i * interval)
+    assert filt.shifts == 10                            # the first insert shifts, then one per interval
+    assert filt.n < config.generation
+
+
+def test_init_wrong_config():
+    with pytest.raises(ValueError, match="no span"):
+        TimedAPBBF(Config(2, 3))
+    with pytest.raises(TypeError, match="config must be a Config"):
+        TimedAPBBF("k=2")
+
+
+def test_wrong_times():
+    filt = TimedAPBBF(Config(2, 3, span=10, time_width=8))
+    with pytest.raises(ValueError, match="time must be from 0 to 2\\*\\*8-1"):
+        filt.insert(1, 256)
+    with pytest.raises(TypeError, match="time must be an integer"):
+        filt.insert(1, 1.5)
+    with pytest.raises(ValueError, match="times must be integers"):
+        filt.run([Op.INSERT], [1], [-1])
