@@ -1,43 +1,58 @@
-"""The circular buffer of segments (paper 000 §5.1): which physical segment plays which role, and when it shifts."""
+"""The circular buffer of segments (paper 000 §5.1) and, for a time-bounded window, its clock (paper 001): which
+physical segment plays which role, when the filter shifts, which segments expire and which are retired."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
+from .types import Op
 
 __all__ = ["buffer_signature", "CircularBuffer"]
 
 
-def _roles(P: int, members) -> int:
-    """Initial value of a role vector: bit j set when physical segment j is at a logical position in
-    ``members`` for base 0."""
-    return sum(1 << (i % P) for i in members)
+def _run(P: int, start: int, length: int) -> int:
+    """A P-bit role vector with bits ``start .. start+length-1`` (modulo P) set."""
+    return sum(1 << ((start + i) % P) for i in range(length))
 
 
 def buffer_signature(config: Config) -> wiring.Signature:
     """The buffer's ports (see :class:`CircularBuffer`); a scan that drives it takes
     ``Out(buffer_signature(config).flip())``."""
     P = config.physical_segments
-    return wiring.Signature({
-        "insert": In(1),
+    members = {
+        "enter": In(1),
+        "enter_op": In(Op),
+        "decide": In(1),
+        "cleaned": In(P),
         "base": Out(range(P)),
-        "spare": Out(range(P)),
-        "fill_zero": Out(1, init=1),
-        "targets": Out(P),
-        "starts": Out(P, init=_roles(P, range(config.l + 1))),
+        "fresh": Out(P),
         "shift": Out(1),
+        "restart": Out(1),
+        "targets": Out(P),
+        "retire": Out(P),
+        "wait": Out(1),
         "inserts": Out(32),
         "shifts": Out(32),
-    })
+    }
+    if config.timed:
+        members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
+    return wiring.Signature(members)
 
 
 class CircularBuffer(wiring.Component):
-    """The state that ages the filter: the base index, the fill of the current generation and the physical
-    segments in each role, as the golden model keeps them (:class:`apbbf.model.filters.AgePartitioned`).
+    """The state that ages the filter, as the golden model keeps it (:class:`apbbf.model.APBBF`, or
+    :class:`apbbf.model.timewindow.TimedAPBBF` for a Config with a span), decided one command at a time.
 
-    After reset ``base`` is 0 and ``fill_zero`` is high: the first insert shifts first (``shifts`` reads 1
-    after it), so the first key lands in logical segment 0 = physical position ``k + l`` (``base - 1``).
+    A command *enters* (its op and time are registered) and is later *decided*: its stale flags, restart,
+    shift, retirements and insert are applied. Between the two the outputs describe it: which segments its
+    query may match (``fresh``), which its insert writes (``targets``), which it retires (``retire``). A scan
+    decides a command once its segments are known to be clean (``wait`` low); in a pipeline the next command
+    enters in the cycle the previous one is decided.
+
+    After reset ``base`` is 0, the k + l segments at positions 0..k+l-1 are live, and the first insert shifts
+    (``shifts`` reads 1 after it), so the first key lands in logical segment 0 = physical position
+    ``physical_segments - 1``.
 
     Parameters
     ----------
@@ -45,23 +60,34 @@ class CircularBuffer(wiring.Component):
 
     Attributes
     ----------
-    insert : In(1)
-        An insert is done in this cycle (with its shift first, if ``fill_zero``).
+    enter, enter_op : In
+        A command enters in this cycle, with its op (and, for a time-bounded window, ``enter_time``).
+    decide : In(1)
+        The command that entered last is decided in this cycle.
+    cleaned : In(k+l+1)
+        Bit j: physical segment j has just been cleared (a scrub or the clearing of every memory is done).
     base : Out(range(k+l+1))
-        Physical position of logical segment 0.
-    spare : Out(range(k+l+1))
-        Physical position of the spare, logical ``k + l``: never read or written by commands.
-    fill_zero : Out(1)
-        ``n mod g == 0``: the next insert shifts first.
+        Physical position of logical segment 0 now.
+    fresh : Out(k+l+1)
+        Bit j: physical segment j is live and, at the command's time, not expired: the segments its query
+        looks at (Algorithm 1 over them, in age order).
+    shift, restart : Out(1)
+        The command's insert shifts first; it finds the whole filter expired and restarts it (a time-bounded
+        window only: every memory must be cleared before it is decided).
     targets : Out(k+l+1)
-        Bit j set: the next insert writes physical segment j (logical 0..k-1 after its shift, if any).
-    starts : Out(k+l+1)
-        Bit j set: physical segment j is a logical start 0..l of Algorithm 1 now (before the next insert's
-        shift): where a run of k matches may begin.
-    shift : Out(1)
-        ``insert & fill_zero``: this cycle's insert shifts; the retired segment becomes the spare.
+        Bit j: the command's insert writes physical segment j (its logical 0..k-1 after the shift); 0 for a query.
+    retire : Out(k+l+1)
+        Bit j: the command's shift retires physical segment j (to be cleared once the commands before it are
+        done with it).
+    wait : Out(1)
+        The command shifts into a segment that is not clean yet: it must not be decided.
     inserts, shifts : Out(32)
-        Inserts and shifts (generations) since reset (wrap).
+        Inserts and shifts since reset (wrap).
+    overflows, expired : Out(32)
+        (Time-bounded window.) Segments retired early because the pool was full, and segments retired because
+        they expired (a restart counts every live segment).
+    enter_time : In(time_width)
+        (Time-bounded window.) The entering command's time.
 
     Raises
     ------
@@ -82,23 +108,119 @@ class CircularBuffer(wiring.Component):
         return self._config
 
     def elaborate(self, platform):
-        # Roles are P-bit vectors (bit j: physical segment j has the role) that rotate by one on a shift
-        # (base - 1), so no per-segment modular arithmetic sits in the paths that use them.
+        # Roles are P-bit vectors (bit j: physical segment j has the role) that rotate by one on a shift, so
+        # no per-segment modular arithmetic sits in the paths that use them. Live segments form an arc from
+        # base; the position below base (logical P-1) is always free, and the next shift takes it.
+        #
+        # Time: every age test "now - t_j > span" is done as "now >= t_j + span + 1", against a deadline
+        # register per segment, and when the command enters, not when it is decided: so the carry chains
+        # run from the command's time into registers, not around the decision loop. A command that enters
+        # while the previous one is decided compares against the deadlines that one is about to write too,
+        # and takes whichever applies.
         c = self._config
-        k, P, g = c.k, c.physical_segments, c.generation
+        k, l, P, g = c.k, c.l, c.physical_segments, c.generation
         m = Module()
-        fill = Signal(range(g))                                  # n mod g
-        newest = Signal(P, init=_roles(P, range(k)))             # logical 0..k-1 now
-        newest_next = Signal(P, init=_roles(P, range(-1, k - 1)))   # logical 0..k-1 after the next shift
-        m.d.comb += [self.spare.eq(Mux(self.base == 0, P - 1, self.base - 1)),
-                     self.targets.eq(Mux(self.fill_zero, newest_next, newest)),
-                     self.shift.eq(self.insert & self.fill_zero)]
-        with m.If(self.insert):
-            m.d.sync += [fill.eq(Mux(fill == g - 1, 0, fill + 1)),
-                         self.fill_zero.eq(fill == g - 1),
-                         self.inserts.eq(self.inserts + 1)]
-        with m.If(self.shift):
-            m.d.sync += [self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
-                         newest.eq(newest_next), newest_next.eq(newest_next.rotate_right(1)),
-                         self.starts.eq(self.starts.rotate_right(1)), self.shifts.eq(self.shifts + 1)]
+
+        op = Signal(Op)
+        base_one = Signal(P, init=1)                             # one-hot: base
+        newest = Signal(P, init=_run(P, 0, k))                   # logical 0..k-1 now
+        newest_next = Signal(P, init=_run(P, P - 1, k))          # logical 0..k-1 after a shift
+        arc = Signal(P, init=_run(P, 0, k + l))                  # logical 0..k+l-1: live after reset
+        live = Signal(P, init=_run(P, 0, k + l))
+        dirty = Signal(P)                                        # retired, not yet cleared
+        fill = Signal(range(g + 1), init=g)                      # inserts since the last shift
+        with m.If(self.enter):
+            m.d.sync += op.eq(self.enter_op)
+
+        inserting = op != Op.QUERY
+        below = base_one.rotate_right(1)                         # logical P-1: the next logical 0
+        if c.timed:
+            stale_now, shift_due, started = self._elaborate_time(m, op, live, newest, newest_next, below)
+        else:
+            stale_now, shift_due, started = Const(0, P), Const(0), Const(1)
+        m.d.comb += [self.restart.eq(inserting & started & (stale_now & base_one).any()),
+                     self.shift.eq(inserting & (self.restart | ~started | (fill == g) | shift_due)),
+                     self.fresh.eq(live & ~stale_now),
+                     self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0)),
+                     self.wait.eq(self.shift & ~self.restart & (dirty & below).any())]
+
+        # A shift: retire the stale segments; if only the position below base is then free, retire the
+        # oldest too (in count mode always: the spare of paper 000's k + l segments); take the position below.
+        live_base = Mux(self.restart, arc, live)
+        retire_stale = Mux(self.restart, 0, live & stale_now)
+        live_kept = live_base & ~retire_stale
+        overflow = (live_kept & below.rotate_right(1)).any()
+        oldest = live_kept & ~live_kept.rotate_right(1)
+        retire = retire_stale | Mux(overflow, oldest, 0)
+        m.d.comb += self.retire.eq(Mux(self.shift & ~self.restart, retire, 0))   # a restart has cleared all
+
+        m.d.sync += dirty.eq(dirty & ~self.cleaned)
+        with m.If(self.decide):
+            with m.If(inserting):
+                m.d.sync += [fill.eq(Mux(self.shift, 1, fill + 1)), self.inserts.eq(self.inserts + 1)]
+            with m.If(self.shift):
+                m.d.sync += [live.eq((live_kept & ~Mux(overflow, oldest, 0)) | below),
+                             dirty.eq(Mux(self.restart, 0, (dirty & ~self.cleaned) | retire)),
+                             self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
+                             base_one.eq(below), newest.eq(newest_next),
+                             newest_next.eq(newest_next.rotate_right(1)), arc.eq(arc.rotate_right(1)),
+                             self.shifts.eq(self.shifts + 1)]
+                if c.timed:
+                    m.d.sync += [self.overflows.eq(self.overflows + overflow),
+                                 self.expired.eq(self.expired + Mux(self.restart, _popcount(live),
+                                                                    _popcount(retire_stale)))]
         return m
+
+    def _elaborate_time(self, m, op, live, newest, newest_next, below):
+        """The per-segment deadlines and stale flags of a time-bounded window; returns (stale_now, shift_due,
+        started) for the command that entered last."""
+        c = self._config
+        P, w = c.physical_segments, c.time_width
+        inserting = op != Op.QUERY
+
+        def reached(now, deadline):
+            """``now >= deadline`` for times within half the counter's range of each other."""
+            return ~(now - deadline)[w - 1]
+
+        started = Signal()
+        stale = Signal(P)
+        deadline = [Signal(w, name=f"deadline{j}") for j in range(P)]   # t_j + span + 1
+        shift_deadline = Signal(w)                                        # t_shift + shift_interval
+        # The entered command: its deadline and shift deadline, as written if it inserts (and shifts).
+        next_deadline = Signal(w)
+        next_shift_deadline = Signal(w)
+        expired = Signal(P)                                               # now >= deadline_j
+        shift_due = Signal()
+        with m.If(self.enter):
+            m.d.sync += [next_deadline.eq(self.enter_time + c.span + 1),
+                         next_shift_deadline.eq(self.enter_time + c.shift_interval)]
+
+        # What the command being decided now writes (see the comment in elaborate).
+        writes = Mux(self.decide & inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
+        with m.If(self.enter):
+            m.d.sync += [expired[j].eq(Mux(writes[j], reached(self.enter_time, next_deadline),
+                                           reached(self.enter_time, deadline[j]))) for j in range(P)]
+            m.d.sync += shift_due.eq(Mux(self.decide & self.shift, reached(self.enter_time, next_shift_deadline),
+                                         reached(self.enter_time, shift_deadline)))
+
+        stale_now = Signal(P)
+        m.d.comb += stale_now.eq(stale | (Mux(started, live & expired, 0)))
+        with m.If(self.decide):
+            m.d.sync += stale.eq(stale_now)
+            with m.If(inserting):
+                m.d.sync += started.eq(1)
+                for j in range(P):
+                    with m.If(writes[j]):
+                        m.d.sync += deadline[j].eq(next_deadline)
+            with m.If(self.shift):
+                m.d.sync += [shift_deadline.eq(next_shift_deadline),
+                             stale.eq(Mux(self.restart, 0, stale_now & ~self.retire))]
+        return stale_now, shift_due, started
+
+
+def _popcount(value):
+    """Number of set bits, as an adder tree."""
+    bits = [value[i] for i in range(len(value))]
+    while len(bits) > 1:
+        bits = [bits[i] + bits[i + 1] if i + 1 < len(bits) else bits[i] for i in range(0, len(bits), 2)]
+    return bits[0]

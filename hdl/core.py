@@ -46,14 +46,18 @@ class APBBF(wiring.Component):
 
     Attributes
     ----------
-    cmd : In(stream.Signature(command_layout(key_width)))
-        Commands ``{op, key}``.
+    cmd : In(stream.Signature(command_layout(key_width[, time_width])))
+        Commands ``{op, key}``, and ``time`` (ticks, non-decreasing modulo ``2**time_width``) for a Config with
+        a span.
     rsp : Out(stream.Signature(response_layout()))
         One response ``{op, hit}`` per command, in order.
     inserts : Out(32)
         Inserts so far (wraps).
     shifts : Out(32)
         Shifts (generations) so far (wraps); the first insert after reset is a shift.
+    overflows, expired : Out(32)
+        (Config with a span.) Segments retired early because the pool was full; segments retired because they
+        expired (:class:`apbbf.model.timewindow.TimedAPBBF`).
 
     Raises
     ------
@@ -73,12 +77,15 @@ class APBBF(wiring.Component):
     def __init__(self, config: Config, *, scan: str = "fsm"):
         self._config = config
         self._scan = scan
-        super().__init__({
-            "cmd": In(stream.Signature(command_layout(config.key_width))),
+        members = {
+            "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
             "inserts": Out(32),
             "shifts": Out(32),
-        })
+        }
+        if config.timed:
+            members.update({"overflows": Out(32), "expired": Out(32)})
+        super().__init__(members)
 
     @property
     def config(self) -> Config:
@@ -102,7 +109,7 @@ class APBBF(wiring.Component):
         wiring.connect(m, scan.segments, segments.access)
         wiring.connect(m, scan.buffer, buffer)
         wiring.connect(m, scan.rsp, wiring.flipped(self.rsp))
-        # A shift retires the oldest segment: it becomes the spare and is cleared in the background.
-        m.d.comb += [segments.spare.eq(buffer.spare), segments.scrub.eq(buffer.shift),
-                     self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts)]
+        m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts)]
+        if self._config.timed:
+            m.d.comb += [self.overflows.eq(buffer.overflows), self.expired.eq(buffer.expired)]
         return m

@@ -21,7 +21,7 @@ def scan_signature(config: Config) -> wiring.Signature:
     """A scan's ports: ``cmd`` in, ``rsp`` out, and the hash unit's, the segments' and the circular buffer's
     ports from the driving side (connect them with :func:`amaranth.lib.wiring.connect`)."""
     return wiring.Signature({
-        "cmd": In(stream.Signature(command_layout(config.key_width))),
+        "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
         "rsp": Out(stream.Signature(response_layout())),
         "hash": Out(hash_signature(config).flip()),
         "segments": Out(segment_access_signature(config)),

@@ -48,17 +48,20 @@ class FSMScan(wiring.Component):
         return self._config
 
     def elaborate(self, platform):
-        # Commands do not overlap, so the write of one lands before the read of the next: no forwarding. The
-        # new segment 0 of a shift is the spare, already clear: a command that would shift is only accepted
-        # once the clearing is done, so its read of the spare returned zeros and its write is exact.
+        # Commands do not overlap, so the write of one lands before the read of the next: no forwarding. A
+        # command that shifts waits (in HASH) until the segment it shifts into is clean, so its read of that
+        # segment returns zeros and its write is exact; one that restarts a time-bounded window clears every
+        # memory first (CLEAR), so it reads zeros everywhere.
         c = self._config
-        k, l, P = c.k, c.l, c.physical_segments
+        k, P = c.k, c.physical_segments
         hash, segments, buffer = self.hash, self.segments, self.buffer
         m = Module()
 
         op = Signal(Op)
         key = Signal(c.key_width)
-        m.d.comb += hash.key.eq(key)
+        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned.eq(segments.cleaned)]
+        if c.timed:
+            m.d.comb += buffer.enter_time.eq(self.cmd.payload.time)
 
         write = Signal()
         match_en = Signal()
@@ -69,43 +72,57 @@ class FSMScan(wiring.Component):
                          segments.write_addr[j].eq(segment_hash.index),
                          segments.write_data[j].eq(block | block_mask(c, segment_hash))]
             with m.If(match_en):
-                m.d.sync += match[j].eq(block_bits_set(c, segment_hash, [block]))
-        m.d.comb += [segments.write_en.eq(Mux(write, buffer.targets, 0)), buffer.insert.eq(write)]
+                m.d.sync += match[j].eq(block_bits_set(c, segment_hash, [block]) & buffer.fresh[j])
+        m.d.comb += [segments.write_en.eq(Mux(write, buffer.targets, 0)),
+                     segments.retire.eq(Mux(write, buffer.retire, 0))]
 
-        # Algorithm 1's registers: i (logical), its physical position, p and c.
-        scan_i = Signal(range(-k, k + l + 1))
+        # Algorithm 1's registers: i (logical), its physical position, p and c. It starts at logical L' - k,
+        # L' the fresh segments (k + l in a window bounded by count).
+        scan_i = Signal(range(-k, P + 1))
         scan_pos = Signal(range(P))
         scan_p = Signal(range(k + 1))
         scan_c = Signal(range(k + 1))
+        fresh = Signal(range(P + 1))
+        m.d.comb += fresh.eq(sum(buffer.fresh[j] for j in range(P)))
         hit = Signal()
         m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
         hash_wait = Signal(range(hash_latency(c) + 1))
 
         with m.FSM():
             with m.State("IDLE"):
-                # At a generation boundary the spare must be clear before the next insert may shift into it.
-                m.d.comb += self.cmd.ready.eq(segments.ready & ~(buffer.fill_zero & segments.scrubbing))
+                m.d.comb += [self.cmd.ready.eq(segments.ready), buffer.enter.eq(self.cmd.valid & self.cmd.ready)]
                 with m.If(self.cmd.valid & self.cmd.ready):
                     m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
                                  hash_wait.eq(hash_latency(c) - 1), hit.eq(0)]
                     m.next = "HASH"
             with m.State("HASH"):
                 m.d.comb += hash.en.eq(1)
-                with m.If(hash_wait == 0):
-                    m.next = "READ"
-                with m.Else():
+                with m.If(hash_wait != 0):
                     m.d.sync += hash_wait.eq(hash_wait - 1)
+                with m.Elif(buffer.restart):
+                    m.next = "CLEAR"
+                with m.Elif(~buffer.wait):                 # a shift waits for its segment to be clean
+                    m.next = "READ"
+            with m.State("CLEAR"):
+                m.d.comb += segments.clear.eq(1)
+                m.next = "CLEARING"
+            with m.State("CLEARING"):
+                with m.If(segments.ready):
+                    m.next = "READ"
             with m.State("READ"):
                 m.d.comb += segments.read_en.eq(1)
                 m.next = "MATCH"
             with m.State("MATCH"):
-                # match[] registers at the end of this cycle; the scan starts at logical segment l.
+                # match[] registers at the end of this cycle.
                 m.d.comb += match_en.eq(1)
-                start = buffer.base + l
-                m.d.sync += [scan_i.eq(l), scan_pos.eq(Mux(start >= P, start - P, start)),
+                start = buffer.base + fresh - k
+                m.d.sync += [scan_i.eq(fresh - k),
+                             scan_pos.eq(Mux(start < 0, start + P, Mux(start >= P, start - P, start))),
                              scan_p.eq(0), scan_c.eq(0)]
-                with m.If(op == Op.INSERT):
+                with m.If((op == Op.INSERT) | ((fresh < k) & (op == Op.TEST_AND_INSERT))):
                     m.next = "WRITE"
+                with m.Elif(fresh < k):                    # fewer than k fresh segments: absent, no access
+                    m.next = "RESPOND"
                 with m.Else():
                     m.next = "SCAN"
             with m.State("SCAN"):
@@ -128,10 +145,11 @@ class FSMScan(wiring.Component):
                 with m.Elif(done):
                     m.next = "WRITE"
             with m.State("WRITE"):
-                m.d.comb += write.eq(1)
+                m.d.comb += [write.eq(1), buffer.decide.eq(1)]
                 m.next = "RESPOND"
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)
                 with m.If(self.rsp.ready):
+                    m.d.comb += buffer.decide.eq(op == Op.QUERY)
                     m.next = "IDLE"
         return m

@@ -22,9 +22,13 @@ def _members(namespace):
 Op = types.new_class("Op", (enum.Enum,), {"shape": 2}, _members)
 
 
-def command_layout(key_width: int) -> data.StructLayout:
-    """Payload of the command stream: ``{op, key}``, op in the low 2 bits."""
-    return data.StructLayout({"op": Op, "key": key_width})
+def command_layout(key_width: int, time_width: int = 0) -> data.StructLayout:
+    """Payload of the command stream: ``{op, key}``, op in the low 2 bits; with a ``time_width`` (a
+    time-bounded window), ``{op, key, time}``."""
+    fields = {"op": Op, "key": key_width}
+    if time_width:
+        fields["time"] = time_width
+    return data.StructLayout(fields)
 
 
 def response_layout() -> data.StructLayout:

@@ -1,15 +1,16 @@
-"""Cycle model of the FSM core: how long each command occupies ``apbbf.hdl.APBBF``.
+"""Cycle model of the core (``apbbf.hdl.APBBF``) for a window bounded by count: in which cycle each command
+is accepted.
 
-A command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles (1, or 2 when the key is folded),
-its blocks read (1) and matched (1); a query then scans one segment per cycle for as many cycles as Algorithm 1
-counts accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high and
-``cmd.valid`` always high the next command is accepted in the following cycle, except at a generation boundary
-while the spare segment is still being cleared (``segment_blocks`` cycles after the shift's write), and after
-reset, when every memory is cleared first.
+FSM scan: a command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles (1, or 2 when the key is
+folded), its blocks read (1) and matched (1); a query then scans one segment per cycle for as many cycles as
+Algorithm 1 counts accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
+and ``cmd.valid`` always high the next command is accepted in the following cycle. An insert that shifts waits
+at the end of its hashing until the segment it shifts into (the one the previous shift retired) is clear:
+``segment_blocks`` cycles after the previous shift's write. After reset every memory is cleared first.
 
-The parallel scan (``scan="parallel"``) takes a command every cycle: accept, key register, hash, read, read
-data, match, decide; the only waits are after reset and, at a generation boundary, until the previous shift
-has reached the decide stage and the spare is clear.
+The parallel scan (``scan="parallel"``) takes a command every cycle: accept, A (the circular buffer decides),
+hash, read, read data, match, answer and write; an insert that shifts is held in A until the segment it shifts
+into is clear (the command behind it is accepted when it leaves A).
 """
 
 from __future__ import annotations
@@ -48,27 +49,37 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
         The model's access count for each command's query part (``APBBF.probe``; 0 for INSERT).
     scan : str
         ``"fsm"`` or ``"parallel"``.
+
+    Raises
+    ------
+    ValueError
+        If ``scan`` is unknown, or the Config has a span (the cycles of a time-bounded window depend on the
+        times; they are measured, not modelled).
     """
     if scan not in ("fsm", "parallel"):
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
+    if config.timed:
+        raise ValueError("the cycle model covers windows bounded by count (a Config without a span)")
     latency = hash_latency(config)
     g, S = config.generation, config.segment_blocks
     accept = np.zeros(len(ops), dtype=np.int64)
     t = S                          # reset clears every memory first: segment_blocks cycles
-    fill = 0                       # n mod g
-    ready_after_scrub = 0          # first cycle a command may be accepted at a generation boundary
+    fill = g                       # inserts since the last shift: the first insert shifts
+    clean = 0                      # first cycle in which the segment the next shift takes is clear
     for index, (op, count) in enumerate(zip(ops, accesses)):
         op = Op(op)
-        if fill == 0:
-            t = max(t, ready_after_scrub)
         accept[index] = t
+        shifting = op != Op.QUERY and fill == g
+        if scan == "parallel":
+            decide = max(t + 1, clean) if shifting else t + 1     # A
+            write = decide + latency + 3                          # D
+            t = decide
+        else:
+            delay = max(0, clean - (t + latency)) if shifting else 0
+            write = t + latency + 3 + delay + (count if op == Op.TEST_AND_INSERT else 0)
+            t += command_cycles(config, op, count) + delay
         if op != Op.QUERY:
-            if scan == "parallel":
-                write = t + latency + 4                   # the decide stage
-            else:
-                write = t + latency + 3 + (count if op == Op.TEST_AND_INSERT else 0)
-            if fill == 0:
-                ready_after_scrub = write + S + 1
-            fill = (fill + 1) % g
-        t += 1 if scan == "parallel" else command_cycles(config, op, count)
+            if shifting:
+                clean = write + S + 1      # the retired segment is cleared after the shift's write
+            fill = 1 if shifting else fill + 1
     return accept

@@ -1,4 +1,6 @@
-"""The circular buffer (hdl/buffer.py) against the golden model's base index, generation fill and roles."""
+"""The circular buffer (hdl/buffer.py) against the golden models' base index, roles, stale flags and retirements:
+one command entering while the one before it is decided (as the parallel scan drives it), or with idle cycles
+between them (as the FSM scan does)."""
 
 import random
 
@@ -6,66 +8,146 @@ import pytest
 from amaranth.sim import Simulator
 
 from apbbf.hdl.buffer import CircularBuffer
-from apbbf.model import APBBF as Model, Config
+from apbbf.model import APBBF, Config, Op
+from apbbf.model.timewindow import TimedAPBBF
 
 
 def _bits(positions):
     return sum(1 << p for p in set(positions))
 
 
-@pytest.mark.parametrize("config", [Config(2, 3, segment_blocks=4), Config(3, 8, segment_blocks=2),
-                                    Config(1, 1, block_bits=8, block_hashes=4, segment_blocks=1)],
-                         ids=["k2l3", "k3l8", "g1"])
-def test_roles_follow_the_model(config):
-    """After every insert (in random cycles) the buffer's base, spare, targets, starts, fill and counters are
-    the model's: targets are the positions the next insert writes (logical 0..k-1 after its shift), starts the
-    logical starts 0..l of Algorithm 1 now, the spare logical k+l."""
-    dut = CircularBuffer(config)
-    model = Model(config)
-    k, l, P, g = config.k, config.l, config.physical_segments, config.generation
-    rng = random.Random(3)
+class CountReference:
+    """What the buffer must say about each command of a window bounded by count (:class:`APBBF`)."""
 
-    def expect(ctx):
-        shifting = model.n % g == 0
+    def __init__(self, config):
+        self.config = config
+        self.model = APBBF(config)
+
+    def before(self, op, now):
+        c, model = self.config, self.model
+        P = c.physical_segments
+        shifting = op != Op.QUERY and model.n % c.generation == 0
         base_after = (model.base - 1) % P if shifting else model.base
-        assert ctx.get(dut.base) == model.base
-        assert ctx.get(dut.spare) == (model.base - 1) % P == model.pos(k + l)
-        assert ctx.get(dut.fill_zero) == shifting
-        assert ctx.get(dut.targets) == _bits((base_after + i) % P for i in range(k))
-        assert ctx.get(dut.starts) == _bits(model.pos(i) for i in range(l + 1))
-        assert ctx.get(dut.inserts) == model.n
-        assert ctx.get(dut.shifts) == model.shifts
+        return dict(base=model.base, fresh=_bits(model.pos(i) for i in range(c.segments)),
+                    shift=shifting, restart=False,
+                    targets=_bits((base_after + i) % P for i in range(c.k)) if op != Op.QUERY else 0,
+                    retire=_bits([model.pos(c.segments - 1)]) if shifting else 0)
 
-    async def bench(ctx):
-        for _ in range(3 * P * g + 5):
-            expect(ctx)
-            insert = rng.random() < 0.7
-            ctx.set(dut.insert, insert)
-            assert ctx.get(dut.shift) == (insert and model.n % g == 0)
-            await ctx.tick()
-            ctx.set(dut.insert, 0)
-            if insert:
-                model.insert(rng.getrandbits(config.key_width))
-        assert model.shifts > P
+    def decide(self, op, now):
+        if op != Op.QUERY:
+            self.model.insert(random.getrandbits(self.config.key_width))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    def counters(self):
+        return dict(inserts=self.model.n, shifts=self.model.shifts)
 
 
-def test_after_reset_the_first_insert_shifts():
-    """After reset base is 0 and the first insert shifts: its key lands in physical position k+l."""
-    config = Config(2, 3, segment_blocks=4)
+class TimedReference(CountReference):
+    """The same for a time-bounded window (:class:`TimedAPBBF`)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.model = TimedAPBBF(config)
+
+    def before(self, op, now):
+        c, model = self.config, self.model
+        model._expire(now)
+        fresh = _bits(p for p in range(c.physical_segments) if model._live[p] and not model._stale[p])
+        base, live = model.base, model._live.copy()
+        restarts, shifts = model.restarts, model.shifts
+        saved = (model._bits.copy(), model._stamps.copy(), model._stale.copy(), model._live.copy(), model.base,
+                 model._fill, model._started, model._t_shift, model._t_last, model.shifts, model.overflows,
+                 model.expired, model.restarts)
+        restart = shift = False
+        targets = retire = 0
+        if op != Op.QUERY:
+            model._before_insert(now)
+            restart, shift = model.restarts > restarts, model.shifts > shifts
+            targets = _bits(model.pos(i) for i in range(c.k))
+            if shift and not restart:
+                retire = _bits(p for p in range(c.physical_segments) if live[p] and not model._live[p])
+        (model._bits, model._stamps, model._stale, model._live, model.base, model._fill, model._started,
+         model._t_shift, model._t_last, model.shifts, model.overflows, model.expired, model.restarts) = saved
+        return dict(base=base, fresh=fresh, shift=shift, restart=restart, targets=targets, retire=retire)
+
+    def decide(self, op, now):
+        self.model.command(op, random.getrandbits(self.config.key_width), now)
+
+    def counters(self):
+        m = self.model
+        return dict(inserts=m.n, shifts=m.shifts, overflows=m.overflows, expired=m.expired)
+
+
+CONFIGS = {
+    "count-k2l3": Config(2, 3, segment_blocks=4),
+    "count-k3l8": Config(3, 8, segment_blocks=2),
+    "count-g1": Config(1, 1, block_bits=8, block_hashes=4, segment_blocks=1),
+    "timed-k2l3": Config(2, 3, segment_blocks=4, span=60, time_width=10, extra_segments=2),
+    "timed-k3l4-w8": Config(3, 4, segment_blocks=2, span=40, time_width=8),
+}
+
+
+@pytest.mark.parametrize("pipelined", [True, False], ids=["pipelined", "gaps"])
+@pytest.mark.parametrize("name", CONFIGS)
+def test_buffer_follows_the_model(name, pipelined):
+    config = CONFIGS[name]
     dut = CircularBuffer(config)
+    reference = (TimedReference if config.timed else CountReference)(config)
+    rng = random.Random(hash(name) % 1000 + pipelined)
+    mask = (1 << config.time_width) - 1
+    commands = []
+    now = rng.randrange(mask + 1)
+    for _ in range(40 * config.physical_segments):
+        roll = rng.random()
+        if config.timed and roll < 0.03:
+            now += rng.randrange(config.span // 2, 2 * config.span)        # gaps: expiry and restarts
+        elif roll < 0.5:
+            now += rng.randrange(4)
+        commands.append((rng.choice([Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT]), now & mask))
 
     async def bench(ctx):
-        assert ctx.get(dut.base) == 0 and ctx.get(dut.fill_zero) == 1
-        assert ctx.get(dut.targets) == _bits([config.physical_segments - 1, 0])
-        ctx.set(dut.insert, 1)
-        await ctx.tick()
-        ctx.set(dut.insert, 0)
-        assert ctx.get(dut.shifts) == 1 and ctx.get(dut.base) == config.physical_segments - 1
+        P = config.physical_segments
+        dirty = {}                                      # position -> cycles until its scrub is done
+        index, entered, waited = 0, None, 0
+        while index < len(commands) or entered is not None:
+            decide = False
+            if entered is not None:
+                want = reference.before(*entered)
+                got = {field: ctx.get(getattr(dut, field)) for field in want}
+                assert got == want, f"command {index - 1} {entered}: buffer {got}, model {want}"
+                below = (want["base"] - 1) % P
+                wait = want["shift"] and not want["restart"] and below in dirty
+                assert ctx.get(dut.wait) == wait, f"command {index - 1}: wait {ctx.get(dut.wait)}, want {wait}"
+                decide = not wait
+                waited += wait
+            if pipelined:
+                enter = index < len(commands) and (entered is None or decide)
+            else:
+                enter = index < len(commands) and entered is None and rng.random() < 0.6
+            if enter:
+                op, now = commands[index]
+                ctx.set(dut.enter_op, op)
+                if config.timed:
+                    ctx.set(dut.enter_time, now)
+            ctx.set(dut.enter, enter)
+            ctx.set(dut.decide, decide)
+            ctx.set(dut.cleaned, _bits(p for p, left in dirty.items() if left == 0))
+            await ctx.tick()
+            dirty = {p: left - 1 for p, left in dirty.items() if left > 0}
+            if decide:
+                if want["restart"]:
+                    dirty = {}
+                for p in range(P):
+                    if want["retire"] >> p & 1:
+                        dirty[p] = rng.randrange(1, 8 * config.generation + 4)
+                reference.decide(*entered)
+                entered = None
+                counters = {field: ctx.get(getattr(dut, field)) for field in reference.counters()}
+                assert counters == reference.counters()
+            if enter:
+                entered = commands[index]
+                index += 1
+        assert reference.model.shifts > P
+        assert waited or config.extra_segments, "no shift had to wait for its segment: the test covers no wait"
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)

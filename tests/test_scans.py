@@ -20,9 +20,10 @@ async def _wait_ready(ctx, dut):
 
 def test_parallel_fills_its_response_queue_and_loses_nothing():
     """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
-    (``latency + 8``), then holds ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
+    (``latency + 8``) plus the one its A stage holds without a credit, then holds ``cmd.ready`` low; released,
+    it answers all of them, in order, as the model."""
     dut = APBBF(CONFIG, scan="parallel")
-    depth = hash_latency(CONFIG) + 8
+    depth = hash_latency(CONFIG) + 8 + 1
     commands = [(Op.TEST_AND_INSERT, key % 5) for key in range(3 * depth)]
     want, _ = Model(CONFIG).run([op for op, _ in commands], [key for _, key in commands])
 

@@ -32,11 +32,24 @@ async def _write(ctx, dut, writes):
     ctx.set(dut.access.write_en, 0)
 
 
-def test_reset_clear_write_read_scrub():
-    """After reset ``ready`` is low for segment_blocks cycles; writes land in their own segment; a scrub clears
-    the spare (and only it) one block per cycle, winning over a write to it, with ``scrubbing`` high meanwhile."""
-    dut = Segments(CONFIG)
+async def _fill(ctx, dut, rng, contents, writes=20):
     P, S = CONFIG.physical_segments, CONFIG.segment_blocks
+    for _ in range(writes):
+        batch = {j: (rng.randrange(S), rng.getrandbits(16)) for j in range(P) if rng.random() < 0.5}
+        await _write(ctx, dut, batch)
+        contents.update({(j, a): v for j, (a, v) in batch.items()})
+
+
+async def _check(ctx, dut, contents, zero=()):
+    P, S = CONFIG.physical_segments, CONFIG.segment_blocks
+    for address in range(S):
+        got = await _read(ctx, dut, [address] * P)
+        assert got == [0 if j in zero else contents.get((j, address), 0) for j in range(P)], f"block {address}"
+
+
+def test_reset_clear_write_read():
+    """After reset ``ready`` is low for segment_blocks cycles; writes land in their own segment."""
+    dut = Segments(CONFIG)
     rng = random.Random(1)
 
     async def bench(ctx):
@@ -44,29 +57,83 @@ def test_reset_clear_write_read_scrub():
         while not ctx.get(dut.access.ready):
             await ctx.tick()
             waited += 1
-        assert waited == S
+        assert waited == CONFIG.segment_blocks
         contents = {}
-        for _ in range(20):
-            writes = {j: (rng.randrange(S), rng.getrandbits(16)) for j in range(P) if rng.random() < 0.5}
-            await _write(ctx, dut, writes)
-            contents.update({(j, a): v for j, (a, v) in writes.items()})
-        for address in range(S):
-            got = await _read(ctx, dut, [address] * P)
-            assert got == [contents.get((j, address), 0) for j in range(P)]
-        spare = 2
-        ctx.set(dut.spare, spare)
-        ctx.set(dut.scrub, 1)
+        await _fill(ctx, dut, rng, contents)
+        await _check(ctx, dut, contents)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_retired_segments_are_cleared_in_passes():
+    """Retired segments are cleared in the background, all those of a pass at once, in segment_blocks cycles,
+    winning over writes to them; one retired during a pass waits for the next; ``cleaned`` names each when
+    its last block is written; the others keep their contents."""
+    dut = Segments(CONFIG)
+    rng = random.Random(2)
+    S = CONFIG.segment_blocks
+
+    async def bench(ctx):
+        while not ctx.get(dut.access.ready):
+            await ctx.tick()
+        contents = {}
+        await _fill(ctx, dut, rng, contents)
+        ctx.set(dut.access.retire, 0b000110)            # segments 1 and 2, in the same cycle
         await ctx.tick()
-        ctx.set(dut.scrub, 0)
-        cycles = 0
-        while ctx.get(dut.access.scrubbing):
-            await _write(ctx, dut, {spare: (0, 0xFFFF), 1: (0, 0x1234)})     # the spare's write loses
-            cycles += 1
-        assert cycles == S
-        contents[(1, 0)] = 0x1234
-        for address in range(S):
-            got = await _read(ctx, dut, [address] * P)
-            assert got == [0 if j == spare else contents.get((j, address), 0) for j in range(P)]
+        ctx.set(dut.access.retire, 0)
+        cleaned = {}
+        for cycle in range(1, 3 * S + 2):
+            if cycle == 3:
+                ctx.set(dut.access.retire, 0b010000)    # segment 4 during the pass
+            writes = {0: (2, 0x1234)}
+            if cycle < S:                                  # while 1 and 2 are being cleared: clearing wins
+                writes.update({1: (0, 0xFFFF), 2: (1, 0xFFFF)})
+            await _write(ctx, dut, writes)
+            ctx.set(dut.access.retire, 0)
+            for j in range(CONFIG.physical_segments):
+                if ctx.get(dut.access.cleaned) >> j & 1:
+                    cleaned[j] = cycle
+            contents[(0, 2)] = 0x1234
+        assert ctx.get(dut.access.ready)
+        # (sampled after each tick: the pass's S-th cycle, which writes its last block, is seen after S - 1)
+        assert cleaned == {1: S - 1, 2: S - 1, 4: 2 * S - 1}, cleaned
+        await _check(ctx, dut, contents, zero=(1, 2, 4))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_clear_every_memory():
+    """``clear`` clears every memory with ``ready`` low for segment_blocks cycles, cancels a pass under way
+    and names every segment in ``cleaned`` at the end."""
+    dut = Segments(CONFIG)
+    rng = random.Random(3)
+    P, S = CONFIG.physical_segments, CONFIG.segment_blocks
+
+    async def bench(ctx):
+        while not ctx.get(dut.access.ready):
+            await ctx.tick()
+        contents = {}
+        await _fill(ctx, dut, rng, contents)
+        ctx.set(dut.access.retire, 0b1)
+        await ctx.tick()
+        ctx.set(dut.access.retire, 0)
+        await ctx.tick()
+        ctx.set(dut.access.clear, 1)
+        await ctx.tick()
+        ctx.set(dut.access.clear, 0)
+        low = 0
+        while not ctx.get(dut.access.ready):
+            cleaned = ctx.get(dut.access.cleaned)
+            await ctx.tick()
+            low += 1
+        assert low == S and cleaned == (1 << P) - 1
+        await _check(ctx, dut, contents, zero=range(P))
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
