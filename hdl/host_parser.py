@@ -211,9 +211,9 @@ class HostParser(wiring.Component):
                 with m.Else():
                     reject(Status.BAD_CRC, "IDLE")
             with m.State("REQUEST"):
-                m.d.comb += self.request.valid.eq(1)
-                with m.If(request.status == Status.OK):
-                    m.d.comb += [self.keys.valid.eq(buffer.r_rdy), buffer.r_en.eq(self.keys.ready)]
+                # the buffer holds keys only now, and only an OK frame's: a rejected frame emptied it
+                m.d.comb += [self.request.valid.eq(1), self.keys.valid.eq(buffer.r_rdy),
+                             buffer.r_en.eq(self.keys.ready)]
                 with m.If(self.request.ready):
                     with m.If(resume_hunt):
                         m.next = "HUNT"

@@ -142,7 +142,7 @@ def malformed():
         "UART error outside a frame": ([byte(0x00, framing_error=1)], []),
         # a truncated frame: the command known so far, or 0 before the command byte
         "truncated in keys": ([good[:6], Pause(TIMEOUT + 8)], [rejected(Command.INSERT, Status.TIMEOUT)]),
-        "truncated after sync": ([good[:1], Pause(TIMEOUT + 8)], [rejected(0, Status.TIMEOUT)]),
+        "truncated after sync": ([good, good[:1], Pause(TIMEOUT + 8)], [ok(good), rejected(0, Status.TIMEOUT)]),
         "truncated in CRC": ([good[:-1], Pause(TIMEOUT + 8)], [rejected(Command.INSERT, Status.TIMEOUT)]),
         # a UART error in any byte of a frame; in the command byte, the reply names that byte
         "framing error in command": ([good[:1], byte(good[1], framing_error=1), good[2:]],

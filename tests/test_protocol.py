@@ -186,20 +186,24 @@ def test_reply_decoder_byte_by_byte():
     assert decoder.next() is None
 
 
-def test_reply_decoder_needed_is_exact():
-    """Device.read_reply reads exactly needed() bytes, so needed() must never ask for bytes past the frame."""
-    frame = encode_reply(Command.COUNTERS, Status.OK, bytes(20))
+@pytest.mark.parametrize("payload", [b"", b"\x01", bytes(20)])
+@pytest.mark.parametrize("chunk", [1, 2, None])
+def test_reply_decoder_needed_is_exact(payload, chunk):
+    """Device.read_reply waits for needed() bytes and may get fewer at a time: needed() must never ask for bytes
+    past the frame (the wait would last until the reply timeout)."""
+    frame = encode_reply(Command.COUNTERS, Status.OK, payload)
     decoder = ReplyDecoder()
     have = 0
     while True:
         need = decoder.needed()
-        assert need >= 1 and have + need <= len(frame)
-        decoder.feed(frame[have:have + need])
-        have += need
+        assert 1 <= need <= len(frame) - have
+        got = frame[have:have + (need if chunk is None else min(need, chunk))]
+        decoder.feed(got)
+        have += len(got)
         reply = decoder.next()
         if reply is not None:
             break
-    assert have == len(frame) and reply.payload == bytes(20)
+    assert have == len(frame) and reply.payload == payload
 
 
 def test_reply_decoder_bad_crc():
