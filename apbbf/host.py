@@ -1,4 +1,5 @@
-"""Host side of the board protocol (:mod:`apbbf.protocol`): :class:`Device` and the ``apbbf host`` command.
+"""Host side of the board protocol (specified in :mod:`apbbf.model.protocol`, frames from :mod:`apbbf.protocol`):
+:class:`Device` and the ``apbbf host`` command.
 
 Why this design
 ---------------

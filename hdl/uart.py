@@ -19,7 +19,13 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["rx_layout", "UARTReceiver", "UARTTransmitter"]
+from ..model.config import check_integer
+
+__all__ = ["rx_layout", "UARTReceiver", "UARTTransmitter", "DIVISORS"]
+
+#: Clock cycles per bit the receiver and transmitter take: at least 4 (the receiver's mid-bit sampling needs a
+#: quarter-bit margin for the asynchronous start edge), at most 2**24.
+DIVISORS = range(4, (1 << 24) + 1)
 
 
 def rx_layout() -> data.StructLayout:
@@ -27,42 +33,55 @@ def rx_layout() -> data.StructLayout:
     return data.StructLayout({"data": unsigned(8), "framing_error": 1, "overrun": 1})
 
 
-def _check_divisor(divisor):
-    if isinstance(divisor, bool) or not isinstance(divisor, int):
-        raise TypeError(f"divisor must be an integer, not {divisor!r}")
-    if not 4 <= divisor <= 1 << 24:
-        raise ValueError(f"divisor (clock cycles per bit) must be from 4 to 2**24, not {divisor}")
+class _Divided(wiring.Component):
+    """What the receiver and transmitter share: a ``divisor``, checked before the object exists (a component
+    refused here is not an unused elaboratable)."""
 
-
-class UARTReceiver(wiring.Component):
-    """8N1 UART receiver.
-
-    Parameters
-    ----------
-    divisor : int
-        Clock cycles per bit (clock frequency / baud rate), 4..2**24.
-
-    Attributes
-    ----------
-    rx : Signal, in
-        The serial line (idle high); asynchronous, synchronised inside.
-    o : stream, out
-        Received bytes with their error flags (:func:`rx_layout`).
-    """
-
-    rx: In(1, init=1)
-    o: Out(stream.Signature(rx_layout()))
+    def __new__(cls, divisor, *args, **kwargs):
+        check_integer("divisor", divisor, DIVISORS)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, divisor: int):
-        _check_divisor(divisor)
         self._divisor = divisor
         super().__init__()
 
     @property
     def divisor(self) -> int:
+        """Clock cycles per bit."""
         return self._divisor
 
+
+class UARTReceiver(_Divided):
+    """8N1 UART receiver.
+
+    Parameters
+    ----------
+    divisor : int
+        Clock cycles per bit (clock frequency / baud rate), 4..2**24 (:data:`DIVISORS`).
+
+    Attributes
+    ----------
+    rx : In(1)
+        The serial line (idle high); asynchronous, synchronised inside.
+    o : Out(stream.Signature(rx_layout()))
+        Received bytes with their error flags (:func:`rx_layout`). There is no buffer: a byte not taken before
+        the next one is complete is replaced, and the next one carries ``overrun``.
+
+    Raises
+    ------
+    TypeError
+        If ``divisor`` is not an integer.
+    ValueError
+        If ``divisor`` is out of its range.
+    """
+
+    rx: In(1, init=1)
+    o: Out(stream.Signature(rx_layout()))
+
     def elaborate(self, platform):
+        # One down-counter times both the half bit to the start bit's middle and the whole bits after it, so
+        # every bit is sampled in its middle; the FSM has a state per part of the character (see the module's
+        # docstring for why the glitch check, the early stop and the break state).
         m = Module()
         div = self._divisor
 
@@ -116,38 +135,38 @@ class UARTReceiver(wiring.Component):
         return m
 
 
-class UARTTransmitter(wiring.Component):
+class UARTTransmitter(_Divided):
     """8N1 UART transmitter.
 
     Parameters
     ----------
     divisor : int
-        Clock cycles per bit (clock frequency / baud rate), 4..2**24.
+        Clock cycles per bit (clock frequency / baud rate), 4..2**24 (:data:`DIVISORS`).
 
     Attributes
     ----------
-    i : stream, in
+    i : In(stream.Signature(8))
         Bytes to send; a byte is taken when the previous one's stop bit is complete.
-    tx : Signal, out
+    tx : Out(1)
         The serial line (idle high), driven from a flip-flop.
-    busy : Signal, out
+    busy : Out(1)
         High while a byte is being sent.
+
+    Raises
+    ------
+    TypeError
+        If ``divisor`` is not an integer.
+    ValueError
+        If ``divisor`` is out of its range.
     """
 
     i: In(stream.Signature(8))
     tx: Out(1, init=1)
     busy: Out(1)
 
-    def __init__(self, divisor: int):
-        _check_divisor(divisor)
-        self._divisor = divisor
-        super().__init__()
-
-    @property
-    def divisor(self) -> int:
-        return self._divisor
-
     def elaborate(self, platform):
+        # No FSM: the whole character (start, data, stop) is one shift register shifted every bit time, and a
+        # bit counter says when it is done; the line is driven from a flip-flop so it never glitches.
         m = Module()
         div = self._divisor
 

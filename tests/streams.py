@@ -1,0 +1,57 @@
+"""Async testbench helpers for :mod:`amaranth.lib.stream` ports: a producer, a consumer and a rule checker.
+
+With ``stall`` above 0 the producer and consumer idle a random number of cycles before each transfer (valid or
+ready low), so the block under test sees gaps and backpressure.
+"""
+
+import random
+
+
+async def _idle(ctx, rng, stall):
+    while stall and rng.random() < stall:
+        await ctx.tick()
+
+
+async def put(ctx, stream, payload, *, rng=None, stall=0.0):
+    """Offer ``payload`` on ``stream`` (an input of the block) until it is taken."""
+    await _idle(ctx, rng, stall)
+    ctx.set(stream.payload, payload)
+    ctx.set(stream.valid, 1)
+    # plain awaits, not ``until``: a background testbench left waiting at the end of a simulation is closed
+    # cleanly only at a plain await
+    while not (await ctx.tick().sample(stream.ready))[2]:
+        pass
+    ctx.set(stream.valid, 0)
+
+
+async def get(ctx, stream, *, rng=None, stall=0.0):
+    """Take one payload from ``stream`` (an output of the block)."""
+    await _idle(ctx, rng, stall)
+    ctx.set(stream.ready, 1)
+    while True:
+        _, _, valid, payload = await ctx.tick().sample(stream.valid, stream.payload)
+        if valid:
+            ctx.set(stream.ready, 0)
+            return payload
+
+
+def check_rules(stream, name, errors):
+    """A background testbench that records in ``errors`` every break of the stream rules on an output: once
+    ``valid`` is high it stays high, with the same payload, until the payload is taken."""
+
+    async def checker(ctx):
+        offered = None
+        async for _, _, valid, ready, payload in ctx.tick().sample(stream.valid, stream.ready, stream.payload):
+            value = payload.as_value().value if hasattr(payload, "as_value") else payload
+            if offered is not None and not valid:
+                errors.append(f"{name}: valid dropped before the payload was taken")
+            elif offered is not None and value != offered:
+                errors.append(f"{name}: payload changed while offered")
+            offered = value if valid and not ready else None
+
+    return checker
+
+
+def rng_for(stall, seed=0):
+    """A seeded generator (the stalls are random but repeatable)."""
+    return random.Random(seed) if stall else None
