@@ -5,7 +5,7 @@ of every generation (just before a shift, the worst case) probe keys never inser
 check that the last w inserts are all present; measure accesses per query for window members and absent keys.
 Writes build/reports/empirical.json and build/reports/empirical.png (fp over inserts, like paper 000 Figure 6).
 
-Run: .venv/bin/python scripts/empirical.py [--quick]
+Run: ``.venv/bin/python scripts/empirical.py [--probes N] [--out DIR]`` (``make empirical``).
 """
 
 import argparse
@@ -58,9 +58,11 @@ def run(name, config, keys_kind, probes, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--probes", type=int, default=100_000)
-    parser.add_argument("--out", default="build/reports")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--probes", type=int, default=100_000,
+                        help="absent keys probed at the end of every generation (default 100000)")
+    parser.add_argument("--out", default="build/reports",
+                        help="where empirical.json and empirical.png go (default build/reports)")
     args = parser.parse_args()
     print(f"seed {SEED}")
     rng = np.random.default_rng(SEED)

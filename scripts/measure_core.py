@@ -1,4 +1,4 @@
-"""Measure the APBBF core: cycles per op, throughput, accesses per query and false positives (issue 3).
+"""Measure the APBBF core: cycles per op, throughput, accesses per query and false positives.
 
 This is a measurement script, not a test: it asserts nothing about speed. It writes
 ``build/reports/core.json`` and ``build/reports/core.png`` and prints a Markdown table for the README.
@@ -529,15 +529,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller samples (about 30 s)")
-    parser.add_argument("--clock-mhz", type=float, default=100.0, help="clock for the Mops/s column")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
-    parser.add_argument("--per-mix", type=int, help="commands per op-mix block in each simulation")
+    parser.add_argument("--clock-mhz", type=float, default=100.0,
+                        help="clock for the Mops/s column (default 100)")
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="worker processes (default 2, or the CPU count if smaller)")
+    parser.add_argument("--per-mix", type=int, help="commands per op-mix block in each simulation "
+                        "(default 400, --quick 80)")
     parser.add_argument("--probes", type=int, help="absent keys probed just before shifts (and again, "
-                        "spread over the generation, for the time average)")
-    parser.add_argument("--generations", type=int, help="steady-state generations measured on the model")
-    parser.add_argument("--points", type=int, help="probe points per generation for the time average")
-    parser.add_argument("--core-fp-queries", type=int, help="absent queries simulated on the core")
-    parser.add_argument("--out", default="build/reports")
+                        "spread over the generation, for the time average) (default 400000, --quick 40000)")
+    parser.add_argument("--generations", type=int, help="steady-state generations measured on the model "
+                        "(default 6, --quick 2)")
+    parser.add_argument("--points", type=int, help="probe points per generation for the time average "
+                        "(default 8, --quick 4)")
+    parser.add_argument("--core-fp-queries", type=int, help="absent queries simulated on the core "
+                        "(default 3000, --quick 400)")
+    parser.add_argument("--out", default="build/reports",
+                        help="where core.json and core.png go (default build/reports)")
     args = parser.parse_args()
     quick = dict(per_mix=80, probes=40_000, generations=2, points=4, core_fp_queries=400)
     full = dict(per_mix=400, probes=400_000, generations=6, points=8, core_fp_queries=3000)
