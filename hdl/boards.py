@@ -32,9 +32,10 @@ from amaranth import Module, Signal
 from amaranth.lib import io, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
+from ..model.config import Config, check_config, check_integer
 from .core import APBBF
-from .host_interface import HostInterface
+from .devices import block_ram, check_memory
+from .host_interface import MAX_BATCH_LIMIT, HostInterface
 from .uart import UARTReceiver, UARTTransmitter
 
 __all__ = ["FilterOverUART", "ICEBreakerTop", "ULX3STop", "BOARDS", "board_info"]
@@ -139,27 +140,76 @@ class FilterOverUART(wiring.Component):
 
 
 class _BoardTop(wiring.Component):
-    """Common part of the board tops: a :class:`FilterOverUART` with its clock and pins."""
+    """Common part of the board tops: a :class:`FilterOverUART` with its clock and pins.
 
-    #: overridden per board
-    clock_hz = None
-    divisor = None
+    The clock is the board platform's default clock (``make_platform().default_clk_frequency``), the block RAM
+    that of its device (``make_platform().device``, :mod:`apbbf.hdl.devices`); the baud rate is the board's
+    choice (:attr:`uart_baud`) and must divide that clock exactly (see the module docstring).
+
+    Parameters
+    ----------
+    config : Config, optional
+        The filter (default :attr:`default_config`).
+    max_batch : int
+        Most keys per frame (see :class:`HostInterface`).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config or ``max_batch`` not an integer.
+    ValueError
+        If ``max_batch`` is out of range, or the filter and the host interface's key buffer need more block RAM
+        than the board's device has (:func:`apbbf.hdl.devices.check_memory`).
+    """
+
+    #: overridden per board: a function that returns the board's platform (an amaranth-boards instance)
+    make_platform = None
+    #: UART bit rate, bits/s; must divide the platform's clock exactly
+    uart_baud = None
     default_config = None
 
     def __init__(self, config: Config | None = None, *, max_batch: int = 64):
         config = self.default_config if config is None else config
         check_config(config)
+        check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
+        platform = self.make_platform()
+        self._device = platform.device
+        self._clock_hz = int(platform.default_clk_frequency)
+        if self._clock_hz % self.uart_baud or self._clock_hz // self.uart_baud < 4:
+            raise ValueError(f"{type(self).__name__}: {self.uart_baud} baud does not divide the "
+                             f"{self._clock_hz} Hz clock into an integer of at least 4 cycles per bit")
+        key_buffer_bits = max_batch * 8 * ((config.key_width + 7) // 8)      # whole bytes per key
+        ram = block_ram(self._device)
+        check_memory(config, self._device, reserved_blocks=ram.blocks_for(key_buffer_bits),
+                     reserved_for=f"the host interface's key buffer ({max_batch} keys)")
         self._config = config
         self._max_batch = max_batch
         super().__init__({})
 
     @property
     def config(self) -> Config:
+        """The filter's Config."""
         return self._config
 
     @property
+    def device(self) -> str:
+        """The platform's device string (e.g. ``"iCE40UP5K"``)."""
+        return self._device
+
+    @property
+    def clock_hz(self) -> int:
+        """The board's clock, Hz: the platform's default clock."""
+        return self._clock_hz
+
+    @property
+    def divisor(self) -> int:
+        """Clock cycles per UART bit, :attr:`clock_hz` / :attr:`uart_baud`."""
+        return self._clock_hz // self.uart_baud
+
+    @property
     def baud(self) -> int:
-        return self.clock_hz // self.divisor
+        """UART bit rate, bits/s."""
+        return self._clock_hz // self.divisor
 
     def _filter(self):
         return FilterOverUART(self._config, divisor=self.divisor, max_batch=self._max_batch,
@@ -179,12 +229,24 @@ class _BoardTop(wiring.Component):
         m.d.comb += buffer.o.eq(value)
 
 
+def _icebreaker_platform():
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    platform = ICEBreakerPlatform()
+    platform.add_resources(platform.break_off_pmod)   # the snap-off LED/button PMOD (in PMOD2 by default)
+    return platform
+
+
+def _ulx3s_platform():
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    return ULX3S_85F_Platform()
+
+
 class ICEBreakerTop(_BoardTop):
     """iCEBreaker (iCE40UP5K): 12 MHz, 3 Mbaud on the FT2232H's second channel; green LED activity, red LED
     errors, the four green LEDs of the snap-off PMOD the low generation bits."""
 
-    clock_hz = 12_000_000
-    divisor = 4
+    make_platform = staticmethod(_icebreaker_platform)
+    uart_baud = 3_000_000
     default_config = Config(k=6, l=7, block_bits=16, block_hashes=2, segment_blocks=512, key_width=32, seed=0)
 
     def elaborate(self, platform):
@@ -202,8 +264,8 @@ class ULX3STop(_BoardTop):
     """ULX3S-85F (ECP5-85F): 25 MHz, 1 Mbaud on the FT231X; LED 0 activity, LED 1 errors, LEDs 2-7 the low
     generation bits."""
 
-    clock_hz = 25_000_000
-    divisor = 25
+    make_platform = staticmethod(_ulx3s_platform)
+    uart_baud = 1_000_000
     default_config = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=4096, key_width=64, seed=0)
 
     def elaborate(self, platform):
@@ -217,28 +279,32 @@ class ULX3STop(_BoardTop):
         return m
 
 
-def _icebreaker_platform():
-    from amaranth_boards.icebreaker import ICEBreakerPlatform
-    platform = ICEBreakerPlatform()
-    platform.add_resources(platform.break_off_pmod)   # the snap-off LED/button PMOD (in PMOD2 by default)
-    return platform
-
-
-def _ulx3s_platform():
-    from amaranth_boards.ulx3s import ULX3S_85F_Platform
-    return ULX3S_85F_Platform()
-
-
-#: board name -> (top class, platform factory, family)
+#: board name -> board top class
 BOARDS = {
-    "icebreaker": (ICEBreakerTop, _icebreaker_platform, "ice40"),
-    "ulx3s-85f": (ULX3STop, _ulx3s_platform, "ecp5"),
+    "icebreaker": ICEBreakerTop,
+    "ulx3s-85f": ULX3STop,
 }
 
 
 def board_info(board: str):
-    """The top class, a platform instance and the FPGA family of a board name (a key of :data:`BOARDS`)."""
+    """The top class and a platform instance of a board.
+
+    Parameters
+    ----------
+    board : str
+        A key of :data:`BOARDS`.
+
+    Returns
+    -------
+    (type, amaranth.build.Platform)
+        The board top's class and a new instance of its platform.
+
+    Raises
+    ------
+    ValueError
+        If ``board`` is not a key of :data:`BOARDS`.
+    """
     if board not in BOARDS:
         raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
-    top, platform, family = BOARDS[board]
-    return top, platform(), family
+    top = BOARDS[board]
+    return top, top.make_platform()

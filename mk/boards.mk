@@ -1,12 +1,15 @@
-# Board builds (issue 5). Included by the top-level Makefile; expects PY, STAMP/setup and BOARD from it.
+# Board builds and Fmax runs. Included by the top-level Makefile; expects PY, setup and BOARD from it.
 BOARD ?= icebreaker
+BOARD_ARGS ?=
 
 .PHONY: bitstream fmax
 
-# Bitstream + build/$(BOARD)/report.json + a summary table (YoWASP yosys/nextpnr; BOARD=icebreaker|ulx3s-85f).
+# Bitstream + build/$(BOARD)/report.json + a summary (YoWASP yosys/nextpnr; BOARD=icebreaker|ulx3s-85f;
+# BOARD_ARGS=--config k=4,l=9,... for another filter): scripts/build.py, apbbf.flows.board.
 bitstream: setup
-	$(PY) scripts/build.py --board $(BOARD)
+	$(PY) scripts/build.py --board $(BOARD) $(BOARD_ARGS)
 
-# Bare-core Fmax/BRAM sweep on ECP5-85F speed 6 and iCE40UP5K: build/reports/fmax.json and fmax.png.
+# Bare-core Fmax/BRAM sweep on ECP5-85F speed 6 and iCE40UP5K (the ULX3S-85F and iCEBreaker devices):
+# build/reports/fmax.json and fmax.png (scripts/fmax.py, apbbf.flows.fmax; the ECP5 runs take minutes each).
 fmax: setup
 	$(PY) scripts/fmax.py

