@@ -1,181 +1,20 @@
-"""Export the core, behind its AXI4-Stream wrapper, as one Verilog file (``apbbf export``, ``make verilog``).
+"""``apbbf export`` (and ``make verilog``): write the core, behind its AXI4-Stream wrapper, as one Verilog file.
 
-The file starts with a comment that records the :class:`~apbbf.model.config.Config`, the derived generation,
-window and memory, the predicted false-positive rate and the bit layouts of ``tdata`` (see
-:mod:`apbbf.hdl.axis`), so that a Verilog user needs nothing else to use it.
+The conversion itself, and the header that records the Config, layouts and latency, are
+:func:`apbbf.hdl.verilog.generate_verilog` (the simulation and FuseSoC use it too); this module adds the file
+and the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from .hdl.verilog import DEFAULT_MODULE, generate_verilog, header
+
 __all__ = ["DEFAULT_MODULE", "export_verilog", "generate_verilog", "header", "add_parser", "main"]
-
-#: Name of the exported top module.
-DEFAULT_MODULE = "apbbf_axis"
-
-
-#: The Yosys script after ``read_rtlil``. Amaranth's own ``verilog.convert`` keeps the combinational logic as
-#: ``always @*`` blocks (``proc -nomux``) that only run at time zero under Verilog-2005 semantics: a simulator
-#: reading the file as SystemVerilog (cocotb runs Icarus with ``-g2012``; xsim and Questa with ``-sv``) leaves
-#: every output decoded from a state register X until that register changes. ``proc`` with muxes turns them
-#: into continuous assignments, which every simulator evaluates at time zero; the logic is the same.
-_YOSYS_SCRIPT = ("proc -norom", "memory_collect", "opt_clean", "write_verilog")
-
-
-def _check_name(name) -> str:
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string, not {name!r}")
-    if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
-        raise ValueError(f"name must be a plain Verilog identifier, not {name!r}")
-    return name
-
-
-def _predicted_fp(config):
-    """(design-point fp, fp at the configuration's own generation) or ``None`` where unavailable."""
-    try:
-        from .model.analysis import analyze, analyze_config
-    except ImportError:                                    # the analytic model is optional here
-        return None, None
-    design = actual = None
-    try:
-        design = analyze(config.k, config.l, config.block_bits, config.block_hashes)["fp"]
-    except (TypeError, ValueError):
-        pass
-    try:
-        actual = analyze_config(config)["fp"]
-    except (TypeError, ValueError):
-        pass
-    return design, actual
-
-
-def _timing(config, scan: str) -> list[str]:
-    """The header's lines on latency and throughput, for ``scan`` (from :mod:`apbbf.sim.cycles`)."""
-    from .sim.cycles import hash_latency
-    h = hash_latency(config)
-    if scan == "fsm":
-        return [
-            "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
-            f"  comes INSERT {h + 4}, QUERY {h + 3}+A, TEST_AND_INSERT {h + 4}+A cycles after the command is accepted",
-            "  (A: the segments Algorithm 1 reads for the query) and the next command is accepted in the cycle",
-            "  after the response; after reset, and at a generation boundary while the retired segment is still",
-            "  being cleared, s_axis_cmd_tready stays low.",
-            "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
-        ]
-    return [
-        "Latency and throughput (scan=parallel): one command per clock, up to "
-        f"{h + 6} in flight; with m_axis_rsp_tready",
-        f"  high each response comes {h + 6} cycles after its command is accepted, in command order.",
-        "  s_axis_cmd_tready is low only after reset, and at a generation boundary while the retired segment is",
-        "  still being cleared. See apbbf.sim.cycles (accept_schedule).",
-    ]
-
-
-def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
-    """The comment block written at the top of the exported file (``//`` lines, ending in a newline).
-
-    Parameters
-    ----------
-    config : Config
-    name : str
-        Name of the top module.
-    scan : {"fsm", "parallel"}
-        The core's scan.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a Config.
-    ValueError
-        If ``scan`` is not ``"fsm"`` or ``"parallel"``.
-    """
-    from .hdl.axis import HIT_BIT, KEY_OFFSET, RSP_TDATA_WIDTH, cmd_tdata_width
-    from .model.config import check_config
-    check_config(config)
-    if scan not in ("fsm", "parallel"):
-        raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
-    c = config
-    width = cmd_tdata_width(c.key_width)
-    design_fp, actual_fp = _predicted_fp(c)
-    lines = [
-        f"{name}: Age-Partitioned Blocked Bloom Filter (apbbf), AXI4-Stream wrapper.",
-        "Generated by `apbbf export`; do not edit.",
-        "",
-        "Config:",
-        f"  k={c.k} l={c.l} block_bits(B)={c.block_bits} block_hashes(b)={c.block_hashes} "
-        f"segment_blocks={c.segment_blocks} key_width={c.key_width} seed={c.seed:#x}",
-        f"  scan={scan} ("
-        + ("Algorithm 1, one segment per cycle" if scan == "fsm" else "all segments at once, one command per clock")
-        + ")",
-        f"  (apbbf export --k {c.k} --l {c.l} --block-bits {c.block_bits} --block-hashes {c.block_hashes} "
-        f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed} --scan {scan})",
-        "Derived:",
-        f"  generation g = {c.generation} inserts; window w = l*g = {c.window} inserts "
-        f"(the last w inserts are always reported present); slack k*g = {c.slack}",
-        f"  memory = {c.physical_segments} segments (k+l and a spare) x {c.segment_blocks} blocks x "
-        f"{c.block_bits} bits = {c.hardware_memory_bits} bits",
-    ]
-    if design_fp is not None:
-        lines.append(f"  predicted false-positive rate (worst case, just before a shift): {design_fp:.4g} "
-                     f"at the design load" + (f", {actual_fp:.4g} at g={c.generation}"
-                                             if actual_fp is not None else ""))
-    lines += [
-        "",
-        "Ports (all synchronous to the rising edge of aclk):",
-        "  aclk, aresetn (synchronous, active low; afterwards the filter is empty; the memories are cleared",
-        f"                for {c.segment_blocks} cycles with s_axis_cmd_tready low)",
-        f"  s_axis_cmd_tvalid/tready, s_axis_cmd_tdata[{width - 1}:0]   command stream",
-        f"  m_axis_rsp_tvalid/tready, m_axis_rsp_tdata[{RSP_TDATA_WIDTH - 1}:0]    response stream, one per "
-        "command, in order",
-        "  inserts[31:0], shifts[31:0]  inserts and shifts since reset (wrap)",
-        "tdata layouts:",
-        "  s_axis_cmd_tdata[1:0]   op: 0 QUERY, 1 INSERT, 2 TEST_AND_INSERT (3 reserved: do not send)",
-        "  s_axis_cmd_tdata[7:2]   ignored (send 0)",
-        f"  s_axis_cmd_tdata[{KEY_OFFSET + c.key_width - 1}:{KEY_OFFSET}]  key" +
-        (f"; [{width - 1}:{KEY_OFFSET + c.key_width}] ignored" if width > KEY_OFFSET + c.key_width else ""),
-        "  m_axis_rsp_tdata[1:0]   op of the command answered",
-        f"  m_axis_rsp_tdata[{HIT_BIT}]     hit (1: present; always 0 for INSERT)",
-        "  m_axis_rsp_tdata[7:3]   0",
-        *_timing(c, scan),
-    ]
-    return "".join(f"// {line}".rstrip() + "\n" for line in lines)
-
-
-def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm") -> str:
-    """The Verilog text (header comment included) of the AXI4-Stream core for ``config``.
-
-    Parameters
-    ----------
-    config : Config
-    name : str
-        Name of the top module (a plain Verilog identifier).
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a Config or ``name`` not a string.
-    ValueError
-        If ``name`` is not a plain identifier or the core cannot be built for ``config``.
-    RuntimeError
-        If Yosys is missing or fails.
-    """
-    from amaranth.back import rtlil
-
-    from .hdl.axis import AXIStreamAPBBF
-    name = _check_name(name)
-    top = AXIStreamAPBBF(config, scan=scan)             # checks config and scan
-    text = header(config, name, scan)
-    rtlil_text = rtlil.convert(top, name=name, emit_src=False)
-    script = "\n".join((f"read_rtlil <<rtlil\n{rtlil_text}\nrtlil",) + _YOSYS_SCRIPT) + "\n"
-    from .toolchain import find_yosys
-    result = subprocess.run([find_yosys(), "-q", "-"], input=script, capture_output=True, text=True)
-    if result.returncode != 0 or "module " not in result.stdout:
-        raise RuntimeError(f"Yosys failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
-    return text + result.stdout
 
 
 def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm") -> Path:
@@ -216,7 +55,8 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
 def _export(args) -> int:
     from .model.config import Config
     config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
-                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.seed)
+                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.seed, span=args.span,
+                    time_width=args.time_width, extra_segments=args.extra_segments)
     try:
         path = export_verilog(config, args.output, name=args.name, scan=args.scan)
     except RuntimeError as error:
@@ -248,6 +88,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--key-width", type=int, default=defaults.key_width, metavar="BITS",
                         help=f"key width (default {defaults.key_width})")
     parser.add_argument("--seed", type=_int, default=defaults.seed, help="hash seed (default 0)")
+    parser.add_argument("--span", type=_int, default=0, metavar="TICKS",
+                        help="time window in ticks: every command then carries a time (default 0: a window "
+                             "bounded by count alone)")
+    parser.add_argument("--time-width", type=int, default=defaults.time_width, metavar="BITS",
+                        help=f"bits of the command times, with --span (default {defaults.time_width})")
+    parser.add_argument("--extra-segments", type=int, default=0, metavar="N",
+                        help="segments beyond k+l+1 for bursts, with --span (default 0)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default="fsm",
                         help="fsm: Algorithm 1, one segment per cycle (default); parallel: one command per clock")
     parser.add_argument("--name", default=DEFAULT_MODULE, help=f"top module name (default {DEFAULT_MODULE})")

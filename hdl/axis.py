@@ -1,8 +1,8 @@
 """AXI4-Stream wrapper of the APBBF core, for Verilog, Vivado and Quartus designs.
 
-The wrapper's ports are plain signals whose names, once exported (:func:`apbbf.export.export_verilog`), follow
-AXI4-Stream naming, so that cocotbext-axi's ``AxiStreamBus.from_prefix(dut, "s_axis_cmd")`` and vendor tools'
-interface inference bind to them:
+The wrapper's ports are plain signals whose names, once exported (:func:`apbbf.hdl.verilog.generate_verilog`),
+follow AXI4-Stream naming, so that cocotbext-axi's ``AxiStreamBus.from_prefix(dut, "s_axis_cmd")`` and vendor
+tools' interface inference bind to them:
 
 =====================  =====  ==========================  =====================================================
 Port                   Dir    Width                       Meaning
@@ -14,24 +14,27 @@ Port                   Dir    Width                       Meaning
                                                           ``s_axis_cmd_tready`` low) and the filter is empty.
 ``s_axis_cmd_tvalid``  in     1                           Command stream.
 ``s_axis_cmd_tready``  out    1
-``s_axis_cmd_tdata``   in     :func:`cmd_tdata_width`     ``op`` in ``[1:0]``, key in ``[8 +: key_width]``.
+``s_axis_cmd_tdata``   in     :attr:`CommandFormat.width`  op, key (and time): :class:`CommandFormat`.
 ``m_axis_rsp_tvalid``  out    1                           Response stream, one response per command, in order.
 ``m_axis_rsp_tready``  in     1
-``m_axis_rsp_tdata``   out    8                           ``op`` in ``[1:0]``, ``hit`` in ``[2]``.
+``m_axis_rsp_tdata``   out    8                           op, hit, reserved-op flag: :class:`ResponseFormat`.
 ``inserts``            out    32                          Inserts since reset (wraps).
 ``shifts``             out    32                          Shifts (generations) since reset (wraps).
+``overflows``          out    32                          (With a span.) Segments retired early (wraps).
+``expired``            out    32                          (With a span.) Segments retired expired (wraps).
 =====================  =====  ==========================  =====================================================
 
 Bit layouts (AXI4-Stream ``tdata`` is a whole number of bytes):
 
-- command ``tdata``, ``8 + 8·⌈key_width/8⌉`` bits: byte 0 holds the op (``[1:0]``: 0 QUERY, 1 INSERT,
-  2 TEST_AND_INSERT; 3 is reserved and must not be sent; ``[7:2]`` are ignored), bytes 1.. hold the key, least
-  significant byte first (``[8 +: key_width]``; padding bits above the key are ignored).
+- command ``tdata``: byte 0 holds the op (``[1:0]``: 0 QUERY, 1 INSERT, 2 TEST_AND_INSERT, 3 reserved;
+  ``[7:2]`` are ignored); then the key, least significant byte first, in ``⌈key_width/8⌉`` bytes from bit 8;
+  then, for a Config with a span, the time in ``⌈time_width/8⌉`` bytes. Padding bits are ignored.
 - response ``tdata``, 8 bits: ``[1:0]`` the op of the command answered, ``[2]`` hit (always 0 for INSERT),
-  ``[7:3]`` zero.
+  ``[3]`` the command had the reserved op 3 and was not executed (its op reads 3, hit 0, the filter is
+  unchanged), ``[7:4]`` zero.
 
-The pure-Python helpers :func:`pack_command` and :func:`unpack_response` implement the same layouts for test
-benches and host software.
+:class:`CommandFormat` and :class:`ResponseFormat` implement the same layouts in Python for test benches and
+host software.
 """
 
 from __future__ import annotations
@@ -40,88 +43,110 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_key_width
+from ..model.config import Config, check_config
 from .core import APBBF
 
-__all__ = ["AXIStreamAPBBF", "cmd_tdata_width", "RSP_TDATA_WIDTH", "KEY_OFFSET", "HIT_BIT",
-           "pack_command", "unpack_response"]
-
-#: Bit of the command ``tdata`` where the key starts (byte 1).
-KEY_OFFSET = 8
-#: Width of the response ``tdata``.
-RSP_TDATA_WIDTH = 8
-#: Bit of the response ``tdata`` that holds hit.
-HIT_BIT = 2
+__all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat"]
 
 
-def cmd_tdata_width(key_width: int) -> int:
-    """Width of the command ``tdata``: one op byte plus the key rounded up to whole bytes.
+def _bytes(bits: int) -> int:
+    return (bits + 7) // 8
+
+
+class CommandFormat:
+    """The command ``tdata`` of a Config: the op in byte 0, the key from byte 1, the time after the key.
 
     Parameters
     ----------
-    key_width : int
-        Key width in bits, 8..512 (as :class:`~apbbf.model.config.Config`).
+    config : Config
 
-    Returns
-    -------
-    int
-        ``8 + 8·⌈key_width/8⌉``.
-
-    Raises
-    ------
-    TypeError
-        If ``key_width`` is not an integer.
-    ValueError
-        If ``key_width`` is out of range.
-    """
-    check_key_width(key_width)
-    return KEY_OFFSET + 8 * ((key_width + 7) // 8)
-
-
-def pack_command(op, key: int, key_width: int) -> int:
-    """The command ``tdata`` for ``(op, key)``.
-
-    Parameters
+    Attributes
     ----------
-    op : Op, apbbf.model.Op or int
-        QUERY (0), INSERT (1) or TEST_AND_INSERT (2).
-    key : int
-        The key, ``0 <= key < 2**key_width``.
-    key_width : int
+    key_offset : int
+        Bit where the key starts (8).
+    time_offset : int or None
+        Bit where the time starts (``8 + 8·⌈key_width/8⌉``), None without a span.
+    width : int
+        Bits of ``tdata``, a whole number of bytes.
 
     Raises
     ------
     TypeError
-        If ``key`` or ``key_width`` is not an integer.
-    ValueError
-        If ``op`` is not one of the three ops or ``key`` does not fit.
+        If ``config`` is not a Config.
     """
-    check_key_width(key_width)
-    if isinstance(key, bool) or not isinstance(key, int):
-        raise TypeError(f"key must be an integer, not {key!r}")
-    if not 0 <= key < 1 << key_width:
-        raise ValueError(f"key must be from 0 to 2**{key_width}-1, not {key:#x}")
-    value = getattr(op, "value", op)
-    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1, 2):
-        raise ValueError(f"op must be QUERY (0), INSERT (1) or TEST_AND_INSERT (2), not {op!r}")
-    return value | key << KEY_OFFSET
+
+    key_offset = 8
+
+    def __init__(self, config: Config):
+        self._config = check_config(config)
+        self.time_offset = self.key_offset + 8 * _bytes(config.key_width) if config.timed else None
+        self.width = self.key_offset + 8 * _bytes(config.key_width) + (8 * _bytes(config.time_width)
+                                                                       if config.timed else 0)
+
+    def pack(self, op, key: int, time: int | None = None) -> int:
+        """The ``tdata`` of one command.
+
+        Parameters
+        ----------
+        op : Op, apbbf.model.Op or int
+            0..3 (3 is the reserved op, answered with a flag).
+        key : int
+            ``0 <= key < 2**key_width``.
+        time : int, optional
+            ``0 <= time < 2**time_width``; required with a span, refused without.
+
+        Raises
+        ------
+        TypeError
+            If ``key`` or ``time`` is not an integer.
+        ValueError
+            If ``op``, ``key`` or ``time`` is out of range, or ``time`` is missing or superfluous.
+        """
+        c = self._config
+        if isinstance(key, bool) or not isinstance(key, int):
+            raise TypeError(f"key must be an integer, not {key!r}")
+        if not 0 <= key < 1 << c.key_width:
+            raise ValueError(f"key must be from 0 to 2**{c.key_width}-1, not {key:#x}")
+        value = getattr(op, "value", op)
+        if isinstance(value, bool) or not isinstance(value, int) or value not in range(4):
+            raise ValueError(f"op must be QUERY (0), INSERT (1), TEST_AND_INSERT (2) or the reserved 3, not {op!r}")
+        tdata = value | key << self.key_offset
+        if c.timed:
+            if time is None:
+                raise ValueError("a Config with a span needs a time for every command")
+            if isinstance(time, bool) or not isinstance(time, int):
+                raise TypeError(f"time must be an integer, not {time!r}")
+            if not 0 <= time < 1 << c.time_width:
+                raise ValueError(f"time must be from 0 to 2**{c.time_width}-1, not {time}")
+            tdata |= time << self.time_offset
+        elif time is not None:
+            raise ValueError("a Config without a span takes no time")
+        return tdata
 
 
-def unpack_response(tdata: int) -> tuple[int, bool]:
-    """``(op, hit)`` from a response ``tdata``.
+class ResponseFormat:
+    """The response ``tdata``: op in ``[1:0]``, hit in ``[2]``, the reserved-op flag in ``[3]``."""
 
-    Raises
-    ------
-    TypeError
-        If ``tdata`` is not an integer.
-    ValueError
-        If ``tdata`` does not fit in 8 bits or its reserved bits ``[7:3]`` are not zero.
-    """
-    if isinstance(tdata, bool) or not isinstance(tdata, int):
-        raise TypeError(f"tdata must be an integer, not {tdata!r}")
-    if not 0 <= tdata < 1 << RSP_TDATA_WIDTH or tdata >> (HIT_BIT + 1):
-        raise ValueError(f"response tdata {tdata:#04x} has bits set outside [2:0]")
-    return tdata & 3, bool(tdata >> HIT_BIT & 1)
+    width = 8
+    hit_bit = 2
+    reserved_bit = 3
+
+    @classmethod
+    def unpack(cls, tdata: int) -> tuple[int, bool, bool]:
+        """``(op, hit, reserved)`` of a response ``tdata``.
+
+        Raises
+        ------
+        TypeError
+            If ``tdata`` is not an integer.
+        ValueError
+            If ``tdata`` does not fit in 8 bits or its bits ``[7:4]`` are not zero.
+        """
+        if isinstance(tdata, bool) or not isinstance(tdata, int):
+            raise TypeError(f"tdata must be an integer, not {tdata!r}")
+        if not 0 <= tdata < 1 << cls.width or tdata >> (cls.reserved_bit + 1):
+            raise ValueError(f"response tdata {tdata:#04x} has bits set outside [3:0]")
+        return tdata & 3, bool(tdata >> cls.hit_bit & 1), bool(tdata >> cls.reserved_bit & 1)
 
 
 class AXIStreamAPBBF(wiring.Component):
@@ -146,36 +171,45 @@ class AXIStreamAPBBF(wiring.Component):
     aclk, aresetn : In(1)
     s_axis_cmd_tvalid : In(1)
     s_axis_cmd_tready : Out(1)
-    s_axis_cmd_tdata : In(cmd_tdata_width(config.key_width))
+    s_axis_cmd_tdata : In(CommandFormat(config).width)
     m_axis_rsp_tvalid : Out(1)
     m_axis_rsp_tready : In(1)
     m_axis_rsp_tdata : Out(8)
     inserts, shifts : Out(32)
+    overflows, expired : Out(32)
+        With a span only.
 
     Raises
     ------
     TypeError
         If ``config`` is not a Config.
     ValueError
-        If the core cannot be built for ``config`` (see :class:`~apbbf.hdl.core.APBBF`).
+        If ``scan`` is unknown.
     """
 
-    def __init__(self, config: Config, *, scan: str = "fsm"):
+    def __new__(cls, config, *args, **kwargs):
         check_config(config)
-        self._core = APBBF(config, scan=scan)  # checks the memory size and scan now, not at elaboration
+        return super().__new__(cls)
+
+    def __init__(self, config: Config, *, scan: str = "fsm"):
+        self._core = APBBF(config, scan=scan)            # checks the scan now, not at elaboration
         self._config = config
-        super().__init__({
+        self._format = CommandFormat(config)
+        members = {
             "aclk": In(1),
             "aresetn": In(1),
             "s_axis_cmd_tvalid": In(1),
             "s_axis_cmd_tready": Out(1),
-            "s_axis_cmd_tdata": In(cmd_tdata_width(config.key_width)),
+            "s_axis_cmd_tdata": In(self._format.width),
             "m_axis_rsp_tvalid": Out(1),
             "m_axis_rsp_tready": In(1),
-            "m_axis_rsp_tdata": Out(RSP_TDATA_WIDTH),
+            "m_axis_rsp_tdata": Out(ResponseFormat.width),
             "inserts": Out(32),
             "shifts": Out(32),
-        })
+        }
+        if config.timed:
+            members.update({"overflows": Out(32), "expired": Out(32)})
+        super().__init__(members)
 
     @property
     def config(self) -> Config:
@@ -188,19 +222,23 @@ class AXIStreamAPBBF(wiring.Component):
         m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
 
         m.submodules.core = core = self._core
-        key_width = self._config.key_width
+        c, fmt, tdata = self._config, self._format, self.s_axis_cmd_tdata
         m.d.comb += [
             core.cmd.valid.eq(self.s_axis_cmd_tvalid & self.aresetn),
-            core.cmd.payload.op.eq(self.s_axis_cmd_tdata[:2]),
-            core.cmd.payload.key.eq(self.s_axis_cmd_tdata[KEY_OFFSET:KEY_OFFSET + key_width]),
+            core.cmd.payload.op.eq(tdata[:2]),
+            core.cmd.payload.key.eq(tdata[fmt.key_offset:fmt.key_offset + c.key_width]),
             self.s_axis_cmd_tready.eq(core.cmd.ready & self.aresetn),
 
             self.m_axis_rsp_tvalid.eq(core.rsp.valid & self.aresetn),
             core.rsp.ready.eq(self.m_axis_rsp_tready & self.aresetn),
             self.m_axis_rsp_tdata[:2].eq(core.rsp.payload.op),
-            self.m_axis_rsp_tdata[HIT_BIT].eq(core.rsp.payload.hit),
+            self.m_axis_rsp_tdata[ResponseFormat.hit_bit].eq(core.rsp.payload.hit),
+            self.m_axis_rsp_tdata[ResponseFormat.reserved_bit].eq(core.rsp.payload.op.as_value() == 3),
 
             self.inserts.eq(core.inserts),
             self.shifts.eq(core.shifts),
         ]
+        if c.timed:
+            m.d.comb += [core.cmd.payload.time.eq(tdata[fmt.time_offset:fmt.time_offset + c.time_width]),
+                         self.overflows.eq(core.overflows), self.expired.eq(core.expired)]
         return m

@@ -6,7 +6,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
-from .types import Op
+from .types import Op, asks, inserts
 
 __all__ = ["buffer_signature", "CircularBuffer"]
 
@@ -132,7 +132,7 @@ class CircularBuffer(wiring.Component):
         with m.If(self.enter):
             m.d.sync += op.eq(self.enter_op)
 
-        inserting = op != Op.QUERY
+        inserting = inserts(op)        # not QUERY, nor the reserved op 3
         below = base_one.rotate_right(1)                         # logical P-1: the next logical 0
         if c.timed:
             stale_now, shift_due, started = self._elaborate_time(m, op, live, newest, newest_next, below)
@@ -176,7 +176,7 @@ class CircularBuffer(wiring.Component):
         started) for the command that entered last."""
         c = self._config
         P, w = c.physical_segments, c.time_width
-        inserting = op != Op.QUERY
+        inserting = inserts(op)        # not QUERY, nor the reserved op 3
 
         def reached(now, deadline):
             """``now >= deadline`` for times within half the counter's range of each other."""

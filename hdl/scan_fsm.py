@@ -6,7 +6,7 @@ from amaranth.lib import wiring
 from ..model.config import Config, check_config
 from .hash import block_bits_set, block_mask, hash_latency
 from .scan import scan_signature
-from .types import Op
+from .types import Op, asks, inserts
 
 __all__ = ["FSMScan"]
 
@@ -121,8 +121,8 @@ class FSMScan(wiring.Component):
                              scan_p.eq(0), scan_c.eq(0)]
                 with m.If((op == Op.INSERT) | ((fresh < k) & (op == Op.TEST_AND_INSERT))):
                     m.next = "WRITE"
-                with m.Elif(fresh < k):                    # fewer than k fresh segments: absent, no access
-                    m.next = "RESPOND"
+                with m.Elif((fresh < k) | ~asks(op)):
+                    m.next = "RESPOND"                     # absent with no access; or the reserved op 3
                 with m.Else():
                     m.next = "SCAN"
             with m.State("SCAN"):
@@ -150,6 +150,6 @@ class FSMScan(wiring.Component):
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)
                 with m.If(self.rsp.ready):
-                    m.d.comb += buffer.decide.eq(op == Op.QUERY)
+                    m.d.comb += buffer.decide.eq(~inserts(op))
                     m.next = "IDLE"
         return m

@@ -7,7 +7,7 @@ from ..model.config import Config, check_config
 from .hash import block_bits_set, block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
-from .types import Op
+from .types import Op, asks, inserts
 
 __all__ = ["ParallelScan"]
 
@@ -158,5 +158,5 @@ class ParallelScan(wiring.Component):
         m.d.comb += [segments.write_en.eq(d_targets), segments.write_addr.eq(d_indices),
                      segments.write_data.eq(d_blocks), segments.retire.eq(d_retire)]
         m.d.comb += [responses.i.valid.eq(d_valid), responses.i.payload.op.eq(d_op),
-                     responses.i.payload.hit.eq(runs.any() & (d_op != Op.INSERT))]
+                     responses.i.payload.hit.eq(runs.any() & asks(d_op))]
         return m

@@ -6,7 +6,7 @@ from amaranth.lib import data, enum
 
 from ..model.filters import Op as _ModelOp
 
-__all__ = ["Op", "command_layout", "response_layout"]
+__all__ = ["Op", "command_layout", "response_layout", "inserts", "asks"]
 
 
 def _members(namespace):
@@ -34,3 +34,14 @@ def command_layout(key_width: int, time_width: int = 0) -> data.StructLayout:
 def response_layout() -> data.StructLayout:
     """Payload of the response stream: ``{op, hit}``, op in the low 2 bits, hit in bit 2."""
     return data.StructLayout({"op": Op, "hit": 1})
+
+
+def inserts(op):
+    """Whether a command with ``op`` (an :data:`Op` value) inserts: INSERT or TEST_AND_INSERT (not QUERY, nor
+    the reserved op 3, which the core answers without executing)."""
+    return (op == Op.INSERT) | (op == Op.TEST_AND_INSERT)
+
+
+def asks(op):
+    """Whether a command with ``op`` is answered from the filter: QUERY or TEST_AND_INSERT."""
+    return (op == Op.QUERY) | (op == Op.TEST_AND_INSERT)

@@ -23,9 +23,11 @@ from amaranth.sim import Simulator
 
 from ..hdl.core import APBBF as CoreAPBBF
 from ..model.config import Config
-from ..model.filters import APBBF as ModelAPBBF, Op
+from ..model.filters import Op
+from .reference import Reference, describe
 
-__all__ = ["RESET", "Mismatch", "Run", "expected", "simulate", "random_commands", "false_positive_bound"]
+__all__ = ["RESET", "Mismatch", "Run", "expected", "simulate", "random_commands", "timed_commands",
+           "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
 RESET = None
@@ -45,6 +47,7 @@ class Run:
     respond: dict = field(default_factory=dict)       #: command index -> cycle in which rsp was taken
     dropped: list = field(default_factory=list)       #: command indices in flight at a reset
     cycles: int = 0                                   #: cycles simulated
+    counters: dict = field(default_factory=dict)      #: the core's counters at the end
 
 
 def expected(config: Config, commands) -> tuple[list, list]:
@@ -57,17 +60,14 @@ def expected(config: Config, commands) -> tuple[list, list]:
             start = index + 1
     for start, stop in segments:
         if stop > start:
-            ops = [op for op, _ in commands[start:stop]]
-            keys = [key for _, key in commands[start:stop]]
-            h, a = ModelAPBBF(config).run(ops, keys)
+            h, a = Reference(config).run(commands[start:stop])
             hits[start:stop] = [bool(x) for x in h]
             accesses[start:stop] = [int(x) for x in a]
     return hits, accesses
 
 
 def _describe(commands, index, model_hit, core_hit):
-    op, key = commands[index]
-    return (f"command {index}: {Op(op).name} key={key:#x}: model says {'hit' if model_hit else 'miss'}, "
+    return (f"command {index}: {describe(commands[index])}: model says {'hit' if model_hit else 'miss'}, "
             f"core says {core_hit}")
 
 
@@ -103,10 +103,12 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
                 continue
             while rng.random() < cmd_gap:
                 await ctx.tick()
-            op, key = item
+            op, key, *time = item
             ctx.set(dut.cmd.valid, 1)
-            ctx.set(dut.cmd.payload.op, Op(op))
+            ctx.set(dut.cmd.payload.op.as_value(), int(op))
             ctx.set(dut.cmd.payload.key, key)
+            if time:
+                ctx.set(dut.cmd.payload.time, time[0])
             while True:
                 _, _, ready, now = await ctx.tick().sample(dut.cmd.ready, cycle)
                 check_deadline(now)
@@ -119,11 +121,13 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
 
     async def consumer(ctx):
         idle_after = 0
+        names = list(Reference(config).counters)
         while state["producing"] or pending or idle_after < 8:
+            run.counters = {name: ctx.get(getattr(dut, name)) for name in names}
             ready = rng.random() >= rsp_stall
             ctx.set(dut.rsp.ready, ready)
             _, in_reset, valid, op, hit, now = await ctx.tick().sample(
-                dut.rsp.valid, dut.rsp.payload.op, dut.rsp.payload.hit, cycle)
+                dut.rsp.valid, dut.rsp.payload.op.as_value(), dut.rsp.payload.hit, cycle)
             check_deadline(now)
             run.cycles = now
             if not state["producing"] and not pending:
@@ -133,13 +137,11 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
             if not pending:
                 errors.append(f"response (op={op}, hit={hit}) in cycle {now} with no command outstanding")
                 raise Mismatch(errors[-1])
-            op = Op(getattr(op, "value", op))            # the gateware's enum member, as the model's Op
             index = pending.popleft()
             run.hits[index], run.respond[index] = bool(hit), now
-            want_op = commands[index][0]
-            if op != Op(want_op) or bool(hit) != model_hits[index]:
-                errors.append(_describe(commands, index, model_hits[index],
-                                        f"op={op.name} hit={bool(hit)}"))
+            want_op = int(commands[index][0])
+            if op != want_op or bool(hit) != model_hits[index]:
+                errors.append(_describe(commands, index, model_hits[index], f"op={op} hit={bool(hit)}"))
                 raise Mismatch(errors[-1])
 
     sim = Simulator(top)
@@ -157,7 +159,9 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
              name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm") -> Run:
-    """Run ``commands`` (``(op, key)`` pairs and :data:`RESET` markers) through the core; check every response.
+    """Run ``commands`` (``(op, key)`` pairs, ``(op, key, time)`` triples for a Config with a span, and
+    :data:`RESET` markers) through the core; check every response, in order, against
+    :class:`~apbbf.sim.reference.Reference` (the reserved op 3 included), and, at the end, the core's counters.
 
     Parameters
     ----------
@@ -180,8 +184,10 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
     if max_cycles is None:
         budget = sum(12 + config.k + config.l + (a or 0) for a in model_accesses)
         slowdown = 1.0 / max(1e-3, (1 - cmd_gap) * (1 - rsp_stall))
-        max_cycles = int((budget + 4 * config.segment_blocks * (1 + len(commands) // config.generation))
-                         * slowdown * 2) + 2000
+        shifts = 1 + len(commands) // config.generation
+        if config.timed:                                 # time-triggered shifts and restarts clear too
+            shifts = len(commands)
+        max_cycles = int((budget + 4 * config.segment_blocks * shifts) * slowdown * 2) + 2000
     kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan)
     try:
         run = _simulate_once(config, commands, model_hits, vcd_path=None, **kwargs)
@@ -190,6 +196,12 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
                    if item is not RESET and i not in received and i not in run.dropped]
         if missing:
             raise Mismatch(f"no response to command {missing[0]} ({len(missing)} missing)")
+        last = max((i for i, item in enumerate(commands) if item is RESET), default=-1)
+        reference = Reference(config)
+        if last + 1 < len(commands):
+            reference.run(commands[last + 1:])
+        if run.counters != reference.counters:
+            raise Mismatch(f"at the end the core counts {run.counters}, the model {reference.counters}")
         return run
     except Mismatch as error:
         vcd_path = os.path.join("build", "vcd", f"{name}.vcd")
@@ -215,6 +227,30 @@ def random_commands(config: Config, count: int, *, seed: int, duplicates: float 
             keys.append(int.from_bytes(rng.bytes((width + 7) // 8), "little") & ((1 << width) - 1))
     choice = rng.integers(0, len(ops), count)
     return [(ops[c], key) for c, key in zip(choice, keys)]
+
+
+def timed_commands(config: Config, count: int, *, seed: int, rate: float = 1.0, gaps: float = 0.0,
+                   duplicates: float = 0.3, ops=(Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT), start=None) -> list:
+    """A random ``(op, key, time)`` list for a Config with a span: :func:`random_commands`' ops and keys, and
+    times that advance so that inserts come at ``rate`` times the planned rate (one generation per shift
+    interval), from a random start (or ``start``) modulo ``2**time_width``; a fraction ``gaps`` of the
+    commands comes after an idle gap of one to three spans (the filter restarts)."""
+    if not config.timed:
+        raise ValueError("timed_commands needs a Config with a span")
+    rng = np.random.default_rng(seed + 1)
+    commands = random_commands(config, count, seed=seed, duplicates=duplicates, ops=ops)
+    inserting = sum(op != Op.QUERY for op, _ in commands) / max(1, count)
+    per_command = config.shift_interval / (config.generation * rate) * inserting
+    mask = (1 << config.time_width) - 1
+    now = float(rng.integers(0, mask + 1) if start is None else start)
+    timed = []
+    for op, key in commands:
+        if gaps and rng.random() < gaps:
+            now += float(rng.integers(config.span + 1, 3 * config.span + 1))
+        else:
+            now += rng.exponential(per_command)
+        timed.append((op, key, int(now) & mask))
+    return timed
 
 
 def false_positive_bound(config: Config, count: int) -> int:

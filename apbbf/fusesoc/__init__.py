@@ -25,6 +25,9 @@ PARAMETERS = {
     "segment_blocks": "blocks per segment, a power of two",
     "key_width": "key width in bits, 8..512",
     "seed": "hash seed, 0..2**64-1",
+    "span": "time window in ticks (0: a window bounded by count alone); commands then carry a time",
+    "time_width": "bits of the command times, 2..64 (with span)",
+    "extra_segments": "segments beyond k+l+1 for bursts, 0..64 (with span)",
     "scan": "fsm or parallel",
     "name": "top module name, a plain Verilog identifier",
 }

