@@ -26,6 +26,8 @@ CONFIGS = {
     "B256-S1": Config(2, 3, block_bits=256, block_hashes=4, segment_blocks=1),
     # The basic APBF (b = 1), a key that is not a whole number of bytes (tdata padding) and a 2-stage hash.
     "apbf-key100": Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=4, key_width=100, seed=7),
+    # A time-bounded window with a pool of two extra segments and 12-bit times (its streams wrap).
+    "timed-k2l3": Config(2, 3, segment_blocks=4, span=120, time_width=12, extra_segments=2),
 }
 
 #: cocotb's regression seed; every bench derives its own from it and the test's name.
@@ -49,6 +51,12 @@ EXPECTED_TESTS = frozenset([
     *_combinations("bursts", ["None", "pause70x8"], ["None", "pause80x8"]),
     "reset_under_traffic/idle_inserter=None/backpressure_inserter=None",
     "reset_under_traffic/idle_inserter=pause30x2/backpressure_inserter=pause50x2",
+    "reserved_op",
+])
+#: The tests that run only for a Config with a span.
+TIMED_TESTS = frozenset([
+    *_combinations("time_window", ["None", "pause30x3"], ["None", "pause40x3"]),
+    "time_edges",
 ])
 
 
@@ -68,7 +76,8 @@ def _failures(results: Path) -> list[str]:
 
 
 # (config, scan): every config on the FSM scan, and the parallel scan on three of them.
-CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("k3l8", "B256-S1", "apbf-key100")]
+CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("k3l8", "B256-S1", "apbf-key100",
+                                                                           "timed-k2l3")]
 
 
 @pytest.mark.parametrize("name,scan", CASES, ids=[f"{name}-{scan}" for name, scan in CASES])
@@ -91,9 +100,10 @@ def test_icarus(name, scan):
     failed = _failures(results)
     assert not failed, failed
     ran = _ran(results)
-    assert set(ran) == EXPECTED_TESTS, (f"missing {sorted(EXPECTED_TESTS - set(ran))}, "
-                                        f"unexpected {sorted(set(ran) - EXPECTED_TESTS)}")
-    assert len(ran) == len(set(ran)) == len(EXPECTED_TESTS) == 15, sorted(ran)
+    expected = EXPECTED_TESTS | (TIMED_TESTS if CONFIGS[name].timed else frozenset())
+    assert set(ran) == expected, (f"missing {sorted(expected - set(ran))}, "
+                                  f"unexpected {sorted(set(ran) - expected)}")
+    assert len(ran) == len(set(ran)) == len(expected) == (21 if CONFIGS[name].timed else 16), sorted(ran)
 
 
 def test_export_ports(tmp_path):

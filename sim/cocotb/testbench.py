@@ -20,6 +20,7 @@ simulation time and the waveform file.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import logging
 import os
@@ -32,9 +33,10 @@ from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamMonitor, AxiStreamSink, AxiStreamSource
 
-from ...hdl.axis import pack_command, unpack_response
+from ...hdl.axis import CommandFormat, ResponseFormat
 from ...model.config import Config, check_config
-from ...model.filters import APBBF as ModelAPBBF, Op
+from ...model.filters import Op
+from ..reference import RESERVED_OP, Reference, describe
 
 __all__ = ["CONFIG_ENV", "WAVES_ENV", "Mismatch", "config_from_env", "config_to_env", "PauseInserter",
            "Pause", "CommandDriver", "CommandMonitor", "ResponseMonitor", "ReferenceModel", "Scoreboard", "Testbench"]
@@ -54,8 +56,7 @@ class Mismatch(AssertionError):
 def config_to_env(config: Config) -> str:
     """``config`` as the JSON text :func:`config_from_env` reads."""
     check_config(config)
-    fields = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed")
-    return json.dumps({name: getattr(config, name) for name in fields}, sort_keys=True)
+    return json.dumps(dataclasses.asdict(config), sort_keys=True)
 
 
 def config_from_env() -> Config:
@@ -147,12 +148,13 @@ def _quiet(endpoint) -> None:
         endpoint.log.setLevel(logging.WARNING)
 
 
-def _describe(op, key) -> str:
-    return f"{Op(op).name} key={key:#x}"
+def _describe(command) -> str:
+    return describe(command)
 
 
 class CommandDriver:
-    """Drives ``s_axis_cmd`` from a queue of ``(index, op, key)`` commands through an ``AxiStreamSource``.
+    """Drives ``s_axis_cmd`` from a queue of commands (``(op, key)``, or ``(op, key, time)`` with a span)
+    through an ``AxiStreamSource``.
 
     Parameters
     ----------
@@ -165,13 +167,13 @@ class CommandDriver:
         bus = AxiStreamBus.from_prefix(dut, "s_axis_cmd")
         self.source = AxiStreamSource(bus, dut.aclk, dut.aresetn, reset_active_level=False, byte_lanes=1)
         _quiet(self.source)
-        self.key_width = config.key_width
-        self.pending = collections.deque()     #: queued, not yet accepted: (index, op, key, tdata)
+        self.format = CommandFormat(config)
+        self.pending = collections.deque()     #: queued, not yet accepted: (index, command, tdata)
 
-    def send(self, index: int, op, key: int) -> None:
+    def send(self, index: int, command) -> None:
         """Queue one command (returns at once)."""
-        tdata = pack_command(op, key, self.key_width)
-        self.pending.append((index, Op(op), key, tdata))
+        tdata = self.format.pack(*command)
+        self.pending.append((index, tuple(command), tdata))
         self.source.send_nowait(AxiStreamFrame([tdata]))
 
     def set_pause(self, pause: Pause) -> None:
@@ -189,7 +191,7 @@ class CommandDriver:
 
 
 class CommandMonitor:
-    """Watches the transfers accepted on ``s_axis_cmd`` and calls ``callback(index, op, key)`` for each.
+    """Watches the transfers accepted on ``s_axis_cmd`` and calls ``callback(index, command)`` for each.
 
     Each accepted ``tdata`` must be the next command the driver queued (checks the driver and the handshake).
     """
@@ -209,25 +211,26 @@ class CommandMonitor:
             for tdata in frame.tdata:
                 if not self.driver.pending:
                     raise Mismatch(f"the DUT accepted command tdata {tdata:#x} that was never sent")
-                index, op, key, sent = self.driver.pending.popleft()
+                index, command, sent = self.driver.pending.popleft()
                 if tdata != sent:
                     raise Mismatch(f"command {index}: sent tdata {sent:#x}, the DUT accepted {tdata:#x}")
                 self.accepted += 1
-                self.callback(index, op, key)
+                self.callback(index, command)
 
     def drain(self) -> None:
         """Hand over every transfer already seen (call with the bus quiet, e.g. in reset)."""
         while not self.monitor.empty():
             for tdata in self.monitor.recv_nowait().tdata:
-                index, op, key, sent = self.driver.pending.popleft()
+                index, command, sent = self.driver.pending.popleft()
                 if tdata != sent:
                     raise Mismatch(f"command {index}: sent tdata {sent:#x}, the DUT accepted {tdata:#x}")
                 self.accepted += 1
-                self.callback(index, op, key)
+                self.callback(index, command)
 
 
 class ResponseMonitor:
-    """Takes responses from ``m_axis_rsp`` through an ``AxiStreamSink`` and calls ``callback(op, hit)``."""
+    """Takes responses from ``m_axis_rsp`` through an ``AxiStreamSink`` and calls ``callback(op, hit,
+    reserved)``."""
 
     def __init__(self, dut, callback):
         self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis_rsp"), dut.aclk, dut.aresetn,
@@ -244,17 +247,17 @@ class ResponseMonitor:
         while True:
             frame = await self.sink.recv()
             for tdata in frame.tdata:
-                self.callback(*unpack_response(int(tdata)))
+                self.callback(*ResponseFormat.unpack(int(tdata)))
 
     def drain(self) -> None:
         """Hand over every response already taken."""
         while not self.sink.empty():
             for tdata in self.sink.recv_nowait().tdata:
-                self.callback(*unpack_response(int(tdata)))
+                self.callback(*ResponseFormat.unpack(int(tdata)))
 
 
 class ReferenceModel:
-    """Transaction-level model: the golden :class:`apbbf.model.APBBF`, one command at a time.
+    """Transaction-level model: the golden model (:class:`apbbf.sim.reference.Reference`), one command at a time.
 
     For long runs without resets, :meth:`plan` answers whole chunks of the stream with the model's batch path
     in advance; :meth:`predict` then checks each command against the plan and returns the planned answer.
@@ -266,55 +269,45 @@ class ReferenceModel:
 
     def reset(self) -> None:
         """Start again empty (the DUT was reset)."""
-        self.model = ModelAPBBF(self.config)
+        self.reference = Reference(self.config)
         self.planned = collections.deque()
         self._planning = False
+        self._predicted = 0
 
     def plan(self, commands) -> None:
-        """Answer ``commands`` (``(op, key)`` pairs, to follow those already planned) with the batch model.
+        """Answer ``commands`` (to follow those already planned) with the batch model.
 
         Raises
         ------
         RuntimeError
             If commands were already predicted one at a time since the last reset.
         """
-        if self.model.n and not self._planning:
+        if self._predicted and not self._planning:
             raise RuntimeError("plan() must start on a fresh model (after reset)")
         self._planning = True
-        commands = list(commands)
+        commands = [tuple(command) for command in commands]
         if not commands:
             return
-        hits, _ = self.model.run([op for op, _ in commands], [key for _, key in commands])
-        self.planned.extend((Op(op), key, bool(hit)) for (op, key), hit in zip(commands, hits))
+        hits, _ = self.reference.run(commands)
+        self.planned.extend(zip(commands, (bool(hit) for hit in hits)))
 
-    def predict(self, op, key: int) -> bool:
-        """The response's hit for ``(op, key)``, updating the filter as the DUT does."""
-        op = Op(op)
+    def predict(self, command) -> bool:
+        """The response's hit for ``command``, updating the filter as the DUT does."""
+        command = tuple(command)
+        self._predicted += 1
         if self._planning:
             if not self.planned:
-                raise RuntimeError(f"{_describe(op, key)} was not planned")
-            want_op, want_key, hit = self.planned.popleft()
-            if (want_op, want_key) != (op, key):
-                raise Mismatch(f"the DUT accepted {_describe(op, key)} where the plan has "
-                               f"{_describe(want_op, want_key)}")
+                raise RuntimeError(f"{_describe(command)} was not planned")
+            want, hit = self.planned.popleft()
+            if want != command:
+                raise Mismatch(f"the DUT accepted {_describe(command)} where the plan has {_describe(want)}")
             return hit
-        if op == Op.QUERY:
-            return bool(self.model.query(key))
-        if op == Op.INSERT:
-            self.model.insert(key)
-            return False
-        return bool(self.model.test_and_insert(key))
+        return self.reference.command(*command)
 
     @property
-    def inserts(self) -> int:
-        """Inserts since reset (planned ones included)."""
-        return int(self.model.n)
-
-    @property
-    def shifts(self) -> int:
-        """Shifts since reset (planned ones included), the model's own count: every g-th insert, starting
-        with the first, shifts first, so this is ``ceil(inserts / g)``."""
-        return int(self.model.shifts)
+    def counters(self) -> dict:
+        """The core's counters as the model counts them (planned commands included)."""
+        return self.reference.counters
 
 
 class Scoreboard:
@@ -331,7 +324,7 @@ class Scoreboard:
     def __init__(self, seed: int, waves: str | None = None):
         self.seed = seed
         self.waves = waves
-        self.outstanding = collections.deque()   #: (index, op, key, hit) predicted, not yet answered
+        self.outstanding = collections.deque()   #: (index, command, hit) predicted, not yet answered
         self.results = {}                        #: index -> hit, for every response checked
         self.checked = 0
         self.dropped = []                        #: indices in flight at a reset
@@ -347,19 +340,20 @@ class Scoreboard:
         cocotb.log.error("%s", message)
         raise Mismatch(message)
 
-    def expect(self, index: int, op, key: int, hit: bool) -> None:
+    def expect(self, index: int, command, hit: bool) -> None:
         """The model's answer to command ``index``, accepted by the DUT."""
-        self.outstanding.append((index, Op(op), key, bool(hit)))
+        self.outstanding.append((index, tuple(command), bool(hit)))
 
-    def check(self, op: int, hit: bool) -> None:
-        """A response from the DUT."""
+    def check(self, op: int, hit: bool, reserved: bool) -> None:
+        """A response from the DUT: op, hit and the reserved-op flag."""
         if not self.outstanding:
             self._fail(f"response (op={op}, hit={int(hit)}) with no command outstanding")
-        index, want_op, key, want_hit = self.outstanding.popleft()
-        if op != want_op or hit != want_hit:
-            self._fail(f"command {index}: {_describe(want_op, key)}: model says "
-                       f"op={want_op.name} {'hit' if want_hit else 'miss'}, DUT says "
-                       f"op={Op(op).name if op in (0, 1, 2) else op} {'hit' if hit else 'miss'}")
+        index, command, want_hit = self.outstanding.popleft()
+        want_op = int(command[0])
+        if op != want_op or hit != want_hit or reserved != (want_op == RESERVED_OP):
+            self._fail(f"command {index}: {_describe(command)}: model says op={want_op} "
+                       f"{'hit' if want_hit else 'miss'}, DUT says op={op} {'hit' if hit else 'miss'}"
+                       + (" (reserved flag)" if reserved else ""))
         self.results[index] = hit
         self.checked += 1
 
@@ -400,6 +394,26 @@ class Testbench:
         self.driver.set_pause(self.cmd_pause)
         self.responses.set_pause(self.rsp_pause)
         self.next_index = 0
+        # The bench's clock for a Config with a span: commands sent without a time get its reading, and it
+        # advances by ``tick_step`` per command (0 by default: time stands still and the window behaves as
+        # one bounded by count until a test moves the clock).
+        self.clock = self.rng.getrandbits(config.time_width) if config.timed else 0
+        self.tick_step = 0
+
+    def stamp(self, commands) -> list:
+        """``commands`` with a time each (the bench clock's) where the Config has a span and they have none."""
+        if not self.config.timed:
+            return [tuple(command) for command in commands]
+        mask = (1 << self.config.time_width) - 1
+        stamped = []
+        for command in commands:
+            if len(command) == 2:
+                command = (*command, self.clock)
+                self.clock = (self.clock + self.tick_step) & mask
+            else:
+                self.clock = command[2]
+            stamped.append(tuple(command))
+        return stamped
 
     @classmethod
     async def start(cls, dut, config: Config, seed: int) -> "Testbench":
@@ -420,8 +434,8 @@ class Testbench:
         return (f"seed {self.seed} (COCOTB_RANDOM_SEED={os.environ.get('COCOTB_RANDOM_SEED', '?')}), "
                 f"{get_sim_time('ns'):.0f} ns" + (f", waveform {waves}" if waves else ""))
 
-    def _accepted(self, index, op, key):
-        self.scoreboard.expect(index, op, key, self.model.predict(op, key))
+    def _accepted(self, index, command):
+        self.scoreboard.expect(index, command, self.model.predict(command))
 
     def set_pauses(self, cmd: float = 0.0, rsp: float = 0.0, burst: int = 1) -> None:
         """Idle gaps on the command stream and backpressure on the response stream (fractions of cycles)."""
@@ -437,10 +451,11 @@ class Testbench:
         self.rsp_pause.set(*((inserter.probability, inserter.burst) if inserter else ()))
 
     def send(self, commands) -> range:
-        """Queue ``(op, key)`` commands; returns their indices."""
+        """Queue commands (``(op, key)``, or ``(op, key, time)`` with a span: :meth:`stamp` times the others);
+        returns their indices."""
         first = self.next_index
-        for op, key in commands:
-            self.driver.send(self.next_index, op, key)
+        for command in self.stamp(commands):
+            self.driver.send(self.next_index, command)
             self.next_index += 1
         return range(first, self.next_index)
 
@@ -471,8 +486,7 @@ class Testbench:
                 head = self.scoreboard.outstanding[0] if self.scoreboard.outstanding else None
                 raise Mismatch(f"{self.where()}: timeout after {max_cycles} cycles: {self.driver.queued()} "
                                f"commands not accepted, {len(self.scoreboard.outstanding)} without response"
-                               + (f" (oldest: command {head[0]}, {_describe(head[1], head[2])})" if head
-                                  else ""))
+                               + (f" (oldest: command {head[0]}, {_describe(head[1])})" if head else ""))
             await ClockCycles(self.dut.aclk, 8)
             waited += 8
         await ClockCycles(self.dut.aclk, 2)
@@ -500,9 +514,9 @@ class Testbench:
         return dropped
 
     def check_counters(self) -> None:
-        """With the DUT idle: its ``inserts`` and ``shifts`` outputs equal the model's counts."""
-        inserts, shifts = int(self.dut.inserts.value), int(self.dut.shifts.value)
-        want = (self.model.inserts & 0xFFFFFFFF, self.model.shifts & 0xFFFFFFFF)
-        if (inserts, shifts) != want:
-            raise Mismatch(f"{self.where()}: DUT counts inserts={inserts} shifts={shifts}, model "
-                           f"inserts={want[0]} shifts={want[1]}")
+        """With the DUT idle: its counters (``inserts``, ``shifts``; ``overflows``, ``expired`` with a span)
+        equal the model's."""
+        want = self.model.counters
+        got = {name: int(getattr(self.dut, name).value) for name in want}
+        if got != want:
+            raise Mismatch(f"{self.where()}: DUT counts {got}, model {want}")

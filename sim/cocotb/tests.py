@@ -37,7 +37,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from ...model.filters import Op
-from ..harness import false_positive_bound, random_commands
+from ..harness import false_positive_bound, random_commands, timed_commands
+from ..reference import RESERVED_OP
 from .testbench import PauseInserter, Testbench, config_from_env
 
 # cocotbext-axi 0.1.28 still calls cocotb 1.x APIs that cocotb 2 deprecates (Task.kill, setimmediatevalue,
@@ -195,7 +196,7 @@ async def first_insert_shifts(dut):
     if blocks is None:
         cocotb.log.info("%s does not show the segment memories: their check is skipped", cocotb.SIM_NAME)
     else:
-        model = tb.model.model
+        model = tb.model.reference.model
         newest = [P - 1, *range(k - 1)]                 # logical 0..k-1 after the first shift
         assert model.base == P - 1 and [model.pos(i) for i in range(k)] == newest, "the model disagrees"
         written = [j for j in range(P) if any(blocks[j])]
@@ -291,6 +292,96 @@ async def reset_under_traffic(dut, idle_inserter=None, backpressure_inserter=Non
     assert dropped_total >= RESET_ROUNDS
 
 
+@cocotb.test()
+async def reserved_op(dut):
+    """The reserved op 3: answered in order, with op 3, hit 0 and the reserved flag, and not executed (a key
+    sent with it is not inserted; the counters do not move)."""
+    tb = await _bench(dut, 9)
+    config = tb.config
+    rng = random.Random(tb.seed)
+    keys = [_key(rng, config.key_width) for _ in range(8)]
+    tb.send((Op.INSERT, key) for key in keys[:4])
+    tb.send((RESERVED_OP, key) for key in keys)
+    probes = tb.send((Op.QUERY, key) for key in keys)
+    await tb.drain()
+    results = tb.scoreboard.results
+    assert all(results[i] for i in probes[:4]), f"{tb.where()}: an inserted key is absent"
+    assert sum(results[i] for i in probes[4:]) <= false_positive_bound(config, 4)
+    tb.check_counters()
+    assert int(dut.inserts.value) == 4
+
+
+def _timed_only():
+    try:
+        return not config_from_env().timed
+    except ValueError:                                  # imported outside a run (no config): nothing to skip
+        return False
+
+
+def _assert_time_guarantee(tb, commands, indices):
+    """Independent of the model: a key inserted at t is present up to t + span (times unwrapped)."""
+    config = tb.config
+    mask = (1 << config.time_width) - 1
+    clock, last, inserted = 0, None, {}
+    for index, (op, key, time) in zip(indices, commands):
+        clock += 0 if last is None else (time - last) & mask
+        last = time
+        if op in (Op.QUERY, Op.TEST_AND_INSERT) and key in inserted and clock - inserted[key] <= config.span:
+            assert tb.scoreboard.results[index], (f"{tb.where()}: command {index} ({Op(op).name} {key:#x} "
+                                                  f"t={time}): inserted {clock - inserted[key]} ticks ago")
+        if op in (Op.INSERT, Op.TEST_AND_INSERT):
+            inserted[key] = clock
+
+
+@cocotb.test(skip=_timed_only())
+@cocotb.parametrize(idle_inserter=[None, _pause(0.3, 3)], backpressure_inserter=[None, _pause(0.4, 3)])
+async def time_window(dut, idle_inserter=None, backpressure_inserter=None):
+    """(A Config with a span.) Random streams at 0.1x, 1x and 4x the planned rate and with idle gaps longer
+    than the span (restarts), each command stamped with its time: every answer and the counters equal the
+    model's; while nothing overflows, every key is present for a span after its insert."""
+    tb = await _bench(dut, 10, idle_inserter, backpressure_inserter)
+    config = tb.config
+    for n, (rate, gaps) in enumerate(((0.1, 0.0), (1.0, 0.0), (4.0, 0.0), (1.0, 0.03))):
+        overflows = int(dut.overflows.value)
+        commands = timed_commands(config, 8 * config.generation, seed=tb.seed + n, rate=rate, gaps=gaps,
+                                  start=tb.clock)
+        indices = tb.send(commands)
+        await tb.drain()
+        tb.check_counters()
+        if int(dut.overflows.value) == overflows:
+            _assert_time_guarantee(tb, commands, indices)
+    assert int(dut.expired.value) > 0 and int(dut.shifts.value) > 2 * config.physical_segments
+
+
+@cocotb.test(skip=_timed_only())
+async def time_edges(dut):
+    """(A Config with a span.) A key present exactly at t + span and absent one tick later; the same across the
+    wrap of the time counter; TEST_AND_INSERT of one key on consecutive clocks with equal times (the second
+    hits); queries only while the counter wraps again and again (an expired key stays absent), then an insert
+    that restarts the filter."""
+    tb = await _bench(dut, 11)
+    config = tb.config
+    mask = (1 << config.time_width) - 1
+    span = config.span
+    for t in (1000 & mask, mask - 5):
+        await tb.reset()
+        probes = tb.send([(Op.INSERT, 0x5A, t), (Op.QUERY, 0x5A, (t + span) & mask),
+                          (Op.QUERY, 0x5A, (t + span + 1) & mask)])
+        await tb.drain()
+        assert [tb.scoreboard.results[i] for i in probes[1:]] == [True, False], f"{tb.where()}: t={t}"
+    t = (t + span + 1) & mask
+    pairs = tb.send([(Op.TEST_AND_INSERT, key, t) for key in (7, 7, 8, 8, 9, 9)])
+    queries = tb.send([(Op.QUERY, 7, (t + span + 1 + 40 * i) & mask) for i in range(1, 3 << (config.time_width - 5))])
+    restart = tb.send([(Op.TEST_AND_INSERT, 7, (t + span + 1 + 40 * (3 << (config.time_width - 5))) & mask)])
+    await tb.drain()
+    results = tb.scoreboard.results
+    assert [results[i] for i in pairs] == [False, True] * 3, f"{tb.where()}: back-to-back TEST_AND_INSERT"
+    assert not any(results[i] for i in queries), f"{tb.where()}: an expired key came back"
+    assert not results[restart[0]]
+    assert tb.model.reference.model.restarts == 2       # the pairs (span + 1 after the last insert), the last
+    tb.check_counters()
+
+
 @cocotb.test(skip=not os.environ.get(SOAK_ENV))
 async def soak(dut):
     """Long random stream (``APBBF_SOAK_COMMANDS`` commands) with light idle gaps and backpressure; the model
@@ -304,7 +395,7 @@ async def soak(dut):
     start_wall, start_cycles = time.perf_counter(), _cycle(dut)
     sent = 0
     while sent < total:
-        commands = random_commands(config, min(chunk, total - sent), seed=tb.seed * 7919 + sent)
+        commands = tb.stamp(random_commands(config, min(chunk, total - sent), seed=tb.seed * 7919 + sent))
         tb.model.plan(commands)
         for offset in range(0, len(commands), 1000):
             while tb.driver.queued() > 2000:
