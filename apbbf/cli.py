@@ -77,22 +77,124 @@ def _add_analyze(subparsers) -> None:
 
 # params ----------------------------------------------------------------------------------------------------------
 
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def duration(text: str) -> float:
+    """Seconds in ``text``: a number with a unit (``600ms``, ``1s``, ``1us``, ``10ns``), or plain seconds.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a positive duration.
+    """
+    value = text.strip()
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if value.endswith(unit):
+            number, scale = value[:-len(unit)], _UNITS[unit]
+            break
+    else:
+        number, scale = value, 1.0
+    try:
+        seconds = float(number) * scale
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration (e.g. 1ms, 600ms, 2s, 500us)") from None
+    if not seconds > 0:
+        raise ValueError(f"a duration must be positive, not {text!r}")
+    return seconds
+
+
+def _duration(text: str) -> float:
+    try:
+        return duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _fit(config, board: str | None) -> dict | None:
+    """Whether ``config`` fits the named board's or device's block RAM (None when neither is named)."""
+    if board is None:
+        return None
+    from .hdl.boards import BOARDS
+    from .hdl.devices import BLOCK_RAM, block_ram
+    if board in BOARDS:
+        from .hdl.boards import board_info
+        _, platform = board_info(board)
+        device = platform.device
+    elif board in BLOCK_RAM:
+        device = board
+    else:
+        raise ValueError(f"board must be a board ({', '.join(BOARDS)}) or a device ({', '.join(BLOCK_RAM)}), "
+                         f"not {board!r}")
+    ram = block_ram(device)
+    used = ram.blocks_for(config.hardware_memory_bits)
+    return {"device": device, "block_rams": used, "available": ram.count, "fits": used <= ram.count}
+
+
 def _params(args) -> int:
     from .model.solver import describe, solve
-    config = solve(args.fp, args.window, max_npws=args.max_npws, block_bits=args.block_bits,
-                   block_hashes=args.block_hashes)
-    _print(describe(config), args.json, f"smallest filter with fp <= {args.fp} and window >= {args.window}")
-    return 0
+    if args.span is None:
+        if args.window is None:
+            raise ValueError("give --window (a window bounded by count) or --span and --rate (a time window)")
+        if args.rate is not None or args.burst != 1.0:
+            raise ValueError("--rate and --burst size a time window: give --span too")
+        config = solve(args.fp, args.window, max_npws=args.max_npws, block_bits=args.block_bits,
+                       block_hashes=args.block_hashes)
+        result = describe(config)
+        title = f"smallest filter with fp <= {args.fp} and window >= {args.window}"
+    else:
+        from .model.timeanalysis import planned_rate, solve_timed, timed_analysis
+        if args.rate is None:
+            raise ValueError("--span needs --rate (keys per second)")
+        if args.window is not None or args.max_npws is not None:
+            raise ValueError("--window and --max-npws size a window bounded by count: not with --span")
+        ticks = round(args.span / args.tick)
+        rate = args.rate * args.tick
+        time_width = args.time_width or next(w for w in (32, 48, 64) if ticks < 1 << (w - 2))
+        config = solve_timed(args.fp, ticks, rate, burst=args.burst, block_bits=args.block_bits,
+                             block_hashes=args.block_hashes, time_width=time_width)
+        steady, burst = timed_analysis(config, rate), timed_analysis(config, rate * args.burst)
+        c = config
+        result = {"k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
+                  "segment_blocks": c.segment_blocks, "key_width": c.key_width, "span": c.span,
+                  "time_width": c.time_width, "extra_segments": c.extra_segments, "tick_seconds": args.tick,
+                  "physical_segments": c.physical_segments, "generation": c.generation,
+                  "shift_interval": c.shift_interval, "planned_rate_per_second": planned_rate(c) / args.tick,
+                  "memory_bits": c.hardware_memory_bits, "fp": steady["fp"], "fp_mean": steady["fp_mean"],
+                  "alive_segments": steady["alive"], "window_keys": steady["window_keys"],
+                  "burst_rate_per_second": args.rate * args.burst, "burst_fp": burst["fp"],
+                  "burst_alive_segments": burst["alive"], "burst_keeps_span": not burst["overflow"]}
+        title = (f"smallest time window with fp <= {args.fp} at {args.rate:g} keys/s over {args.span:g} s "
+                 f"(tick {args.tick:g} s), span kept up to {args.burst:g}x that rate")
+    fit = _fit(config, args.board)
+    if fit is not None:
+        result["fit"] = fit
+    _print(result, args.json, title)
+    return 0 if fit is None or fit["fits"] else 1
 
 
 def _add_params(subparsers) -> None:
-    parser = subparsers.add_parser("params", help="size a filter for a false-positive rate and a window",
-                                   description="The smallest-memory Config with worst-case fp <= E and window "
-                                   ">= W, and its metrics.")
+    parser = subparsers.add_parser(
+        "params", help="size a filter for a false-positive rate and a window (count or time)",
+        description="The smallest-memory Config with worst-case fp <= E and a window of W inserts (--window), or "
+                    "one that keeps every key for a time span at an insert rate (--span, --rate, --burst, "
+                    "--tick: the time-bounded window of paper 001 on fixed-size segments), and its metrics. With "
+                    "--board or --device, whether it fits that block RAM (exit status 1 if not).")
     parser.add_argument("--fp", type=float, required=True, metavar="E", help="target false-positive rate")
-    parser.add_argument("--window", type=int, required=True, metavar="W",
-                        help="inserts always reported present (w = l*g)")
+    parser.add_argument("--window", type=int, default=None, metavar="W",
+                        help="inserts always reported present (w = l*g), for a window bounded by count")
     parser.add_argument("--max-npws", type=float, default=None, metavar="P", help="maximum peak NPWS (optional)")
+    parser.add_argument("--span", type=_duration, default=None, metavar="T",
+                        help="time window, e.g. 1ms, 600ms, 1s: every key stays present this long")
+    parser.add_argument("--rate", type=float, default=None, metavar="R", help="planned inserts per second")
+    parser.add_argument("--burst", type=float, default=1.0, metavar="X",
+                        help="rates up to X times --rate keep the span (more segments in the pool; default 1)")
+    parser.add_argument("--tick", type=_duration, default=1e-6, metavar="T",
+                        help="the unit of the command times, e.g. 1ns, 1us, or a clock period (default 1us)")
+    parser.add_argument("--time-width", type=int, default=None, metavar="BITS",
+                        help="bits of the command times (default: 32, or 48/64 for long spans)")
+    parser.add_argument("--board", "--device", dest="board", default=None, metavar="NAME",
+                        help="check that the filter fits this board (icebreaker, ulx3s-85f) or device's block RAM")
     _block_args(parser, 64, 4)
     parser.set_defaults(func=_params)
 

@@ -50,7 +50,7 @@ class CircularBuffer(wiring.Component):
     decides a command once its segments are known to be clean (``wait`` low); in a pipeline the next command
     enters in the cycle the previous one is decided.
 
-    After reset ``base`` is 0, the k + l segments at positions 0..k+l-1 are live, and the first insert shifts
+    After reset ``base`` is 0, the k + l segments at positions 0..k+l-1 are live (only k with a span), and the first insert shifts
     (``shifts`` reads 1 after it), so the first key lands in logical segment 0 = physical position
     ``physical_segments - 1``.
 
@@ -125,8 +125,9 @@ class CircularBuffer(wiring.Component):
         base_one = Signal(P, init=1)                             # one-hot: base
         newest = Signal(P, init=_run(P, 0, k))                   # logical 0..k-1 now
         newest_next = Signal(P, init=_run(P, P - 1, k))          # logical 0..k-1 after a shift
-        arc = Signal(P, init=_run(P, 0, k + l))                  # logical 0..k+l-1: live after reset
-        live = Signal(P, init=_run(P, 0, k + l))
+        # Live after reset: logical 0..k+l-1 (count), or 0..k-1 (time: empty segments would only crowd the pool).
+        arc = Signal(P, init=_run(P, 0, k if c.timed else k + l))
+        live = Signal(P, init=_run(P, 0, k if c.timed else k + l))
         dirty = Signal(P)                                        # retired, not yet cleared
         fill = Signal(range(g + 1), init=g)                      # inserts since the last shift
         with m.If(self.enter):

@@ -15,9 +15,10 @@ physical position) plus, per position, a timestamp ``t_j`` (paper 001's t_i: the
 and a *stale* flag, and the time of the last shift and of the last insert. The *live* segments are logical
 0..L-1 (positions ``base .. base+L-1``); the others are free (cleared, or being cleared, by the hardware).
 
-After reset L = k + l, ``base = 0``, every bit is clear, the generation is full (the first insert shifts, as in
-the count-based filter) and the filter is *not started*: it starts at its first insert, which sets every ``t_j``
-to that insert's time. Each command, in order:
+After reset L = k (logical 0..k-1 at positions ``base .. base+k-1``; the count-based filter starts with k + l, but
+empty segments that would live for a span only crowd the pool), ``base = 0``, every bit is clear, the generation
+is full (the first insert shifts, as in the count-based filter) and the filter is *not started*: it starts at its
+first insert, which sets every ``t_j`` to that insert's time. Each command, in order:
 
 1. **Expiry.** If started, every live segment whose age ``now - t_j`` exceeds ``span`` becomes stale, and stays
    stale until its position is reused. (Sticky: a segment seen expired once never comes back, whatever the
@@ -113,7 +114,7 @@ class TimedAPBBF:
         self.base = base
         self._bits[:] = False
         self._live = np.zeros(self._P, dtype=bool)
-        self._live[(base + np.arange(c.k + c.l)) % self._P] = True
+        self._live[(base + np.arange(c.k)) % self._P] = True
         self._stale = np.zeros(self._P, dtype=bool)
         self._fill = c.generation                   # full: the next insert shifts
         self._started = False

@@ -1,0 +1,217 @@
+"""Analysis and sizing of the time-bounded window (:class:`apbbf.model.timewindow.TimedAPBBF`).
+
+The count-based analysis (:mod:`apbbf.model.analysis`, paper 000 §5.3 and §6) gives the false-positive rate of
+k + l full segments. A time-bounded window departs from it with the insert rate r (keys per tick), relative to
+the *planned* rate ``r0 = g / I`` (one generation per shift interval I, :attr:`Config.shift_interval`):
+
+- below r0, shifts are triggered by time: a generation holds ``n = ceil(r·I)`` inserts, fewer than g, so the
+  segments are under-filled and the fp falls;
+- above r0, by count: a generation lasts ``T = g/r < I``, segments stay alive for the span after their last
+  insert, so about ``k + span/T`` segments are alive (more places to find k matches: the fp rises) until the pool
+  of ``physical_segments - 1`` is full; then the oldest are retired early (overflows) and the window falls back
+  from the span to the last ``(physical_segments - 1 - k)·g`` inserts.
+
+With inserts at a steady rate every quantity follows from the schedule: shift m at time ``m·T`` (``T = n/r``),
+the segment created by shift m receives inserts during generations m..m+k-1, its last insert at
+``(m+k)·T - 1/r``; it is alive while its age is at most the span and it has not been retired for room. At a
+phase f of a generation (f = 1: just before the next shift), logical segment i < k holds
+``(i+f)·n`` keys and the older ones ``k·n``; each segment's match probability is the APBBF's
+(:func:`~apbbf.model.analysis.block_match_probability` at its load per block), and the recursion F of paper 000
+§5.3 over the alive segments gives the fp. :func:`timed_analysis` evaluates this; ``scripts/time_window.py``
+measures it on the model and the gateware.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import analysis
+from .config import Config, check_config, check_integer
+
+__all__ = ["planned_rate", "timed_analysis", "solve_timed"]
+
+
+def _check_rate(name: str, rate) -> float:
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+        raise TypeError(f"{name} must be a number, not {rate!r}")
+    if not (math.isfinite(rate) and rate > 0):
+        raise ValueError(f"{name} must be a positive finite number, not {rate}")
+    return float(rate)
+
+
+def planned_rate(config: Config) -> float:
+    """``g / shift_interval``: the insert rate (keys per tick) at which a generation fills in one interval.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If it has no span.
+    """
+    check_config(config)
+    return config.generation / config.shift_interval
+
+
+def _alive(config: Config, rate: float, period: float, f: float, cap: int) -> int:
+    """Alive (not expired, not retired) segments at phase ``f`` of a generation of ``period`` ticks."""
+    k, span = config.k, config.span
+    alive = k                                            # the insert targets are never expired
+    j = k
+    while j < cap:
+        age = (j - k + f) * period + 1.0 / rate         # since its last insert
+        if age > span:
+            break
+        alive += 1
+        j += 1
+    return alive
+
+
+def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
+    """Predicted steady state of a time-bounded window with inserts at ``rate`` keys per tick.
+
+    Parameters
+    ----------
+    config : Config
+        With a span.
+    rate : float
+        Inserts per tick, > 0.
+    points : int
+        Phases of a generation averaged for ``fp_mean``, >= 1.
+
+    Returns
+    -------
+    dict
+        ``rate_ratio`` (rate / :func:`planned_rate`), ``trigger`` ("time" or "count"), ``generation_fill``
+        (keys per generation), ``shift_period`` (ticks between shifts), ``alive`` (segments a query looks at
+        just before a shift), ``overflow`` (segments are retired early: the window is the count window),
+        ``fp`` (worst case over a generation: just before a shift the segments are fullest, just after one an old
+        segment may still be alive), ``fp_mean`` (averaged over a generation), ``window_time``
+        (ticks a key is guaranteed to stay: the span, or the count window's duration on overflow) and
+        ``window_keys`` (keys guaranteed: ``rate · span``, or the count window).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` has no span, or ``rate`` or ``points`` is not positive.
+    """
+    check_config(config)
+    if not config.timed:
+        raise ValueError("config has no span: use apbbf.model.analysis.analyze_config")
+    rate = _check_rate("rate", rate)
+    check_integer("points", points, range(1, 1 << 16))
+    c = config
+    k, g, I, P = c.k, c.generation, c.shift_interval, c.physical_segments
+    fill = min(g, math.ceil(rate * I - 1e-9))
+    period = fill / rate
+    # Alive just after a shift: the segments not expired at the shift, plus the new one; at most P - 1.
+    needed = _alive(config, rate, period, 0.0, 10 ** 6) + 1
+    overflow = needed > P - 1
+    cap = min(needed, P - 1)
+    load = 1.0 / c.segment_blocks
+
+    def fp_at(f: float) -> float:
+        alive = min(_alive(config, rate, period, f, cap), cap)
+        if alive < k:
+            return 0.0
+        rho = tuple(analysis.block_match_probability(min(i + f, k) * fill * load, c.block_bits, c.block_hashes)
+                    for i in range(alive))
+        return analysis.false_positive_rate(k, alive - k, rho) if alive > k else math.prod(rho)
+
+    phases = [fp_at((p + 0.5) / points) for p in range(points)]
+    worst = max([fp_at(1.0), fp_at(1e-9), *phases])         # an old segment may still be alive early on
+    mean = math.fsum(phases) / points
+    count_window = (P - 1 - k) * g
+    return {
+        "rate": rate, "rate_ratio": rate / planned_rate(config), "trigger": "count" if fill == g else "time",
+        "generation_fill": fill, "shift_period": period, "alive": min(_alive(config, rate, period, 1.0, cap), cap),
+        "overflow": overflow, "fp": worst, "fp_mean": mean,
+        "window_time": float(c.span) if not overflow else count_window / rate,
+        "window_keys": rate * c.span if not overflow else float(count_window),
+    }
+
+
+def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_bits: int = 64,
+                block_hashes: int = 4, key_width: int = 64, seed: int = 0, time_width: int = 32,
+                max_k: int = 12, max_l: int = 32, max_segments: int = 32) -> Config:
+    """The smallest-memory time-bounded Config that keeps every key for ``span`` ticks at up to ``burst`` times
+    ``rate`` keys per tick (no overflow), with a worst-case fp of at most ``fp`` at ``rate``.
+
+    For each (k, l): the shift interval follows from the span; the segments hold at least the keys of one
+    interval at ``rate`` (so ``rate`` is at most the planned rate and shifts come by time); the pool has the
+    fewest extra segments that keep the window at the burst rate, or, when the pool would pass
+    ``max_segments``, the segments are doubled. The least memory wins; ties go to fewer segments.
+
+    Parameters
+    ----------
+    fp : float
+        Target worst-case false-positive rate at ``rate``, in (0, 1).
+    span : int
+        The time window in ticks, 1 .. 2**(time_width-1)-1.
+    rate : float
+        Planned inserts per tick, > 0.
+    burst : float
+        Rates up to ``burst · rate`` keep the time window (>= 1).
+    block_bits, block_hashes, key_width, seed, time_width : int
+        Passed to :class:`Config`.
+    max_k, max_l : int
+        The search's bounds.
+    max_segments : int
+        Most physical segments (each is a block RAM and a hash of its own in the gateware: the LUTs grow
+        with their number), >= 3.
+
+    Returns
+    -------
+    Config
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is out of range, or no configuration meets the targets.
+    """
+    rate = _check_rate("rate", rate)
+    burst = _check_rate("burst", burst)
+    if burst < 1:
+        raise ValueError(f"burst must be at least 1, not {burst}")
+    if isinstance(fp, bool) or not isinstance(fp, (int, float)) or not 0 < fp < 1:
+        raise ValueError(f"fp must be in (0, 1), not {fp!r}")
+    check_integer("span", span, range(1, 1 << 63))
+    check_integer("max_segments", max_segments, range(3, 1 << 10))
+    Config(1, 1, block_bits=block_bits, block_hashes=block_hashes, key_width=key_width, seed=seed,
+           span=span, time_width=time_width)              # checks the shape, the span and time_width
+    best, best_key = None, None
+    full_load = analysis.block_full_load(block_bits, block_hashes)
+    for k in range(1, max_k + 1):
+        for l in range(1, max_l + 1):
+            interval = span // l + 1
+            keys = math.ceil(rate * interval)              # one interval's keys at the planned rate
+            blocks = 1 << max(0, math.ceil(math.log2(max(1.0, keys * k / full_load))))
+            while blocks <= 1 << 24:
+                try:
+                    base = Config(k, l, block_bits=block_bits, block_hashes=block_hashes, segment_blocks=blocks,
+                                  key_width=key_width, seed=seed, span=span, time_width=time_width)
+                except ValueError:
+                    break
+                if base.generation < keys:
+                    blocks <<= 1
+                    continue
+                if timed_analysis(base, rate, points=1)["fp"] > fp:
+                    break                                   # bigger segments would not lower it much; next l
+                config = None
+                for extra in range(0, min(64, max_segments - k - l - 1) + 1):
+                    candidate = Config(k, l, block_bits=block_bits, block_hashes=block_hashes,
+                                       segment_blocks=blocks, key_width=key_width, seed=seed, span=span,
+                                       time_width=time_width, extra_segments=extra)
+                    if not timed_analysis(candidate, burst * rate, points=1)["overflow"]:
+                        config = candidate
+                        break
+                if config is not None:
+                    key = (config.hardware_memory_bits, config.physical_segments)
+                    if best_key is None or key < best_key:
+                        best, best_key = config, key
+                    break
+                blocks <<= 1                               # the pool cannot hold the burst: bigger segments
+    if best is None:
+        raise ValueError(f"no configuration with k <= {max_k} and l <= {max_l} meets fp={fp} at {rate} keys per "
+                         f"tick and keeps a span of {span} ticks at {burst}x that rate")
+    return best
