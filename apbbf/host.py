@@ -245,6 +245,13 @@ class _nullcontext:
         return False
 
 
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if value >= scale:
+            return f"{value / scale:.4g} {unit}"
+    return f"{value:.3g} s"
+
+
 def run(args, device: Device | None = None, out=None) -> int:
     """Execute a parsed ``apbbf host`` command line (``device`` stands in for the serial port in tests)."""
     out = sys.stdout if out is None else out
@@ -258,10 +265,19 @@ def run(args, device: Device | None = None, out=None) -> int:
               f"block_hashes={info.block_hashes} segment_blocks={info.segment_blocks} "
               f"key_width={info.key_width} seed={info.seed:#x}", file=out)
         print(f"max batch        {info.max_batch} keys per frame", file=out)
-        print(f"window           {config.window} inserts (generation {config.generation})", file=out)
+        if config.timed:
+            tick = info.tick_ns * 1e-9
+            print(f"time window      {config.span} ticks of {info.tick_ns} ns = {_seconds(config.span * tick)} "
+                  f"(shift every {_seconds(config.shift_interval * tick)}; {info.time_width}-bit device clock; "
+                  f"pool of {config.physical_segments} segments, {info.extra_segments} extra)", file=out)
+            print(f"                 keys inserted within it are present; beyond {config.window} inserts "
+                  f"(generation {config.generation}) only while the pool holds", file=out)
+        else:
+            print(f"window           {config.window} inserts (generation {config.generation})", file=out)
         counters = device.counters()
         print(f"counters         keys={counters.keys} inserts={counters.inserts} "
-              f"generations={counters.generations} frames={counters.frames} errors={counters.errors}", file=out)
+              f"generations={counters.generations} frames={counters.frames} errors={counters.errors}"
+              + (f" overflows={counters.overflows} expired={counters.expired}" if config.timed else ""), file=out)
         return 0
     texts = _read_key_texts(args)
     keys = [parse_key(text, as_string=args.string, key_width=info.key_width) for text in texts]

@@ -189,7 +189,7 @@ class AXIStreamAPBBF(wiring.Component):
 
     def __new__(cls, config, *args, **kwargs):
         check_config(config)
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, config: Config, *, scan: str = "fsm"):
         self._core = APBBF(config, scan=scan)            # checks the scan now, not at elaboration

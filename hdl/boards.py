@@ -36,7 +36,8 @@ from ..model.config import Config, check_config, check_integer
 from .core import APBBF
 from .devices import block_ram, check_memory
 from .host_interface import MAX_BATCH_LIMIT, HostInterface
-from .uart import UARTReceiver, UARTTransmitter
+from .host_parser import TIMEOUT_CYCLES
+from .uart import DIVISORS, UARTReceiver, UARTTransmitter
 
 __all__ = ["FilterOverUART", "ICEBreakerTop", "ULX3STop", "BOARDS", "board_info"]
 
@@ -47,9 +48,11 @@ class _Stretch(wiring.Component):
     i: In(1)
     o: Out(1)
 
+    def __new__(cls, cycles, *args, **kwargs):
+        check_integer("cycles", cycles, range(1, 1 << 32))
+        return super().__new__(cls, src_loc_at=1)
+
     def __init__(self, cycles: int):
-        if not isinstance(cycles, int) or cycles < 1:
-            raise ValueError(f"cycles must be a positive integer, not {cycles!r}")
         self._cycles = cycles
         super().__init__()
 
@@ -67,18 +70,24 @@ class _Stretch(wiring.Component):
 class FilterOverUART(wiring.Component):
     """The filter core behind the UART host protocol, without pins (what the board tops and the tests share).
 
+    For a Config with a span the core needs a time with every command: a free-running counter of microseconds
+    (``clock_hz / 10**6`` cycles each) stamps the host's commands as the core accepts them, and INFO reports the
+    tick, so ``apbbf host`` shows the window in time.
+
     Parameters
     ----------
     config : Config
         The filter.
     divisor : int
-        Clock cycles per UART bit, >= 4.
+        Clock cycles per UART bit, 4..2**24.
     max_batch : int
         Most keys per frame (see :class:`HostInterface`).
     timeout_cycles : int
         Inter-byte timeout inside a frame, in clock cycles.
     led_cycles : int
-        How long an activity/error pulse lights its LED, in clock cycles.
+        How long an activity/error pulse lights its LED, in clock cycles, 1..2**32-1.
+    clock_hz : int
+        The clock, Hz: a whole number of MHz (the microsecond counter divides it), 10**6..10**9.
 
     Attributes
     ----------
@@ -90,6 +99,11 @@ class FilterOverUART(wiring.Component):
         Stretched pulses for LEDs.
     generation : Signal(32), out
         The core's shift count.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a parameter is of the wrong type or out of its range.
     """
 
     rx: In(1, init=1)
@@ -98,15 +112,28 @@ class FilterOverUART(wiring.Component):
     error: Out(1)
     generation: Out(32)
 
-    def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
-                 led_cycles: int = 1 << 20):
+    def __new__(cls, config, *args, divisor, max_batch=64, timeout_cycles=1 << 16, led_cycles=1 << 20,
+                clock_hz=1_000_000, **kwargs):
+        # Checked before the object exists: a top refused here is not an unused elaboratable.
         check_config(config)
+        check_integer("divisor", divisor, DIVISORS)
+        check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
+        check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
+        check_integer("led_cycles", led_cycles, range(1, 1 << 32))
+        check_integer("clock_hz", clock_hz, range(1_000_000, 1_000_000_001))
+        if clock_hz % 1_000_000:
+            raise ValueError(f"clock_hz must be a whole number of MHz (the time counter counts microseconds), "
+                             f"not {clock_hz}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
+                 led_cycles: int = 1 << 20, clock_hz: int = 1_000_000):
         self._config = config
-        self.receiver = UARTReceiver(divisor)
-        self.transmitter = UARTTransmitter(divisor)
-        self.interface = HostInterface(config, max_batch=max_batch, timeout_cycles=timeout_cycles)
-        self.core = APBBF(config)
+        self._divisor = divisor
+        self._max_batch = max_batch
+        self._timeout = timeout_cycles
         self._led_cycles = led_cycles
+        self._clock_hz = clock_hz
         super().__init__()
 
     @property
@@ -114,28 +141,44 @@ class FilterOverUART(wiring.Component):
         return self._config
 
     def elaborate(self, platform):
+        c = self._config
         m = Module()
-        m.submodules.receiver = self.receiver
-        m.submodules.transmitter = self.transmitter
-        m.submodules.interface = self.interface
-        m.submodules.core = self.core
+        m.submodules.receiver = receiver = UARTReceiver(self._divisor)
+        m.submodules.transmitter = transmitter = UARTTransmitter(self._divisor)
+        m.submodules.interface = interface = HostInterface(c, max_batch=self._max_batch,
+                                                           timeout_cycles=self._timeout,
+                                                           tick_ns=1000 if c.timed else 0)
+        m.submodules.core = core = APBBF(c)
         m.submodules.activity = activity = _Stretch(self._led_cycles)
         m.submodules.error = error = _Stretch(self._led_cycles)
 
-        wiring.connect(m, self.receiver.o, self.interface.rx)
-        wiring.connect(m, self.interface.tx, self.transmitter.i)
-        wiring.connect(m, self.interface.cmd, self.core.cmd)
-        wiring.connect(m, self.core.rsp, self.interface.rsp)
+        wiring.connect(m, receiver.o, interface.rx)
+        wiring.connect(m, interface.tx, transmitter.i)
+        wiring.connect(m, core.rsp, interface.rsp)
         m.d.comb += [
-            self.receiver.rx.eq(self.rx),
-            self.tx.eq(self.transmitter.tx),
-            self.interface.generations.eq(self.core.shifts),
-            self.generation.eq(self.core.shifts),
-            activity.i.eq(self.interface.busy),
+            core.cmd.valid.eq(interface.cmd.valid),
+            core.cmd.payload.op.eq(interface.cmd.payload.op),
+            core.cmd.payload.key.eq(interface.cmd.payload.key),
+            interface.cmd.ready.eq(core.cmd.ready),
+            receiver.rx.eq(self.rx),
+            self.tx.eq(transmitter.tx),
+            interface.generations.eq(core.shifts),
+            self.generation.eq(core.shifts),
+            activity.i.eq(interface.busy),
             self.activity.eq(activity.o),
-            error.i.eq(self.interface.error),
+            error.i.eq(interface.error),
             self.error.eq(error.o),
         ]
+        if c.timed:
+            # The time of every command: microseconds since reset, from a prescaler of the clock.
+            prescaler = Signal(range(self._clock_hz // 1_000_000))
+            now = Signal(c.time_width)
+            with m.If(prescaler == self._clock_hz // 1_000_000 - 1):
+                m.d.sync += [prescaler.eq(0), now.eq(now + 1)]
+            with m.Else():
+                m.d.sync += prescaler.eq(prescaler + 1)
+            m.d.comb += [core.cmd.payload.time.eq(now), interface.overflows.eq(core.overflows),
+                         interface.expired.eq(core.expired)]
         return m
 
 
@@ -168,21 +211,26 @@ class _BoardTop(wiring.Component):
     uart_baud = None
     default_config = None
 
-    def __init__(self, config: Config | None = None, *, max_batch: int = 64):
-        config = self.default_config if config is None else config
+    def __new__(cls, config=None, *args, max_batch=64, **kwargs):
+        # Checked before the object exists: a top refused here is not an unused elaboratable.
+        config = cls.default_config if config is None else config
         check_config(config)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
+        platform = cls.make_platform()
+        clock_hz = int(platform.default_clk_frequency)
+        if clock_hz % cls.uart_baud or clock_hz // cls.uart_baud < 4:
+            raise ValueError(f"{cls.__name__}: {cls.uart_baud} baud does not divide the {clock_hz} Hz clock into "
+                             f"an integer of at least 4 cycles per bit")
+        key_buffer_bits = max_batch * 8 * ((config.key_width + 7) // 8)      # whole bytes per key
+        check_memory(config, platform.device, reserved_blocks=block_ram(platform.device).blocks_for(key_buffer_bits),
+                     reserved_for=f"the host interface's key buffer ({max_batch} keys)")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config | None = None, *, max_batch: int = 64):
         platform = self.make_platform()
         self._device = platform.device
         self._clock_hz = int(platform.default_clk_frequency)
-        if self._clock_hz % self.uart_baud or self._clock_hz // self.uart_baud < 4:
-            raise ValueError(f"{type(self).__name__}: {self.uart_baud} baud does not divide the "
-                             f"{self._clock_hz} Hz clock into an integer of at least 4 cycles per bit")
-        key_buffer_bits = max_batch * 8 * ((config.key_width + 7) // 8)      # whole bytes per key
-        ram = block_ram(self._device)
-        check_memory(config, self._device, reserved_blocks=ram.blocks_for(key_buffer_bits),
-                     reserved_for=f"the host interface's key buffer ({max_batch} keys)")
-        self._config = config
+        self._config = self.default_config if config is None else config
         self._max_batch = max_batch
         super().__init__({})
 
@@ -214,7 +262,8 @@ class _BoardTop(wiring.Component):
     def _filter(self):
         return FilterOverUART(self._config, divisor=self.divisor, max_batch=self._max_batch,
                               timeout_cycles=self.clock_hz // 1000,      # 1 ms inter-byte timeout
-                              led_cycles=self.clock_hz // 20)            # 50 ms LED pulses
+                              led_cycles=self.clock_hz // 20,            # 50 ms LED pulses
+                              clock_hz=self.clock_hz)
 
     def _uart(self, m, platform, top):
         uart = platform.request("uart", 0, dir="-")

@@ -72,7 +72,7 @@ class APBBF(wiring.Component):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, config: Config, *, scan: str = "fsm"):
         self._config = config

@@ -71,7 +71,7 @@ class HashUnit(wiring.Component):
     def __new__(cls, config, *args, **kwargs):
         # Checked before the object exists: a unit refused here is not an unused elaboratable.
         check_config(config)
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, config: Config):
         self._config = config

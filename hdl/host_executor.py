@@ -44,6 +44,9 @@ class HostExecutor(wiring.Component):
         The filter's configuration: the key width, and what INFO reports.
     max_batch : int
         Most keys per request, 1..255 (:data:`~apbbf.model.protocol.MAX_BATCH_LIMIT`), as INFO reports it.
+    tick_ns : int
+        The tick of the times the device stamps commands with, in nanoseconds, 0..2**32-1, as INFO reports it
+        (0 for a window bounded by count).
 
     Attributes
     ----------
@@ -60,8 +63,9 @@ class HostExecutor(wiring.Component):
         One reply header per request (:func:`apbbf.hdl.host_replier.reply_header_layout`).
     payload : Out(stream.Signature(8))
         The replies' payload bytes: ``length`` after each header.
-    generations : In(32)
-        The core's shift count, reported by COUNTERS.
+    generations, overflows, expired : In(32)
+        The core's counts of shifts, of segments retired early and of segments retired expired, reported by
+        COUNTERS.
 
     Raises
     ------
@@ -71,15 +75,17 @@ class HostExecutor(wiring.Component):
         If ``max_batch`` is out of its range.
     """
 
-    def __new__(cls, config, *args, max_batch=64, **kwargs):
+    def __new__(cls, config, *args, max_batch=64, tick_ns=0, **kwargs):
         # Checked before the object exists: an executor refused here is not an unused elaboratable.
         check_config(config)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
+        check_integer("tick_ns", tick_ns, range(1 << 32))
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, config: Config, *, max_batch: int = 64):
+    def __init__(self, config: Config, *, max_batch: int = 64, tick_ns: int = 0):
         self._config = config
         self._max_batch = max_batch
+        self._tick_ns = tick_ns
         super().__init__({
             "request": In(stream.Signature(request_layout())),
             "keys": In(stream.Signature(8)),
@@ -88,6 +94,8 @@ class HostExecutor(wiring.Component):
             "header": Out(stream.Signature(reply_header_layout())),
             "payload": Out(stream.Signature(8)),
             "generations": In(32),
+            "overflows": In(32),
+            "expired": In(32),
         })
 
     @property
@@ -110,8 +118,9 @@ class HostExecutor(wiring.Component):
         m.d.comb += ok.eq(request.status == Status.OK)
 
         counters = Signal(counters_layout())
-        m.d.comb += counters.generations.eq(self.generations)
-        info = Const(int.from_bytes(Info.from_config(self._config, self._max_batch).pack(), "little"),
+        m.d.comb += [counters.generations.eq(self.generations), counters.overflows.eq(self.overflows),
+                     counters.expired.eq(self.expired)]
+        info = Const(int.from_bytes(Info.from_config(self._config, self._max_batch, self._tick_ns).pack(), "little"),
                      8 * INFO_SIZE)
         index = Signal(range(max(INFO_SIZE, COUNTERS_SIZE)))
 

@@ -29,6 +29,9 @@ class HostInterface(wiring.Component):
     timeout_cycles : int
         Inter-byte timeout inside a frame, in clock cycles, 16..2**32; a frame that stops for longer is dropped
         with a TIMEOUT error reply.
+    tick_ns : int
+        The tick of the times the device stamps commands with, in nanoseconds (reported by INFO; 0 for a window
+        bounded by count), 0..2**32-1.
 
     Attributes
     ----------
@@ -40,8 +43,8 @@ class HostInterface(wiring.Component):
         Commands to the core.
     rsp : In(stream.Signature(response_layout()))
         The core's responses, one per command, in order.
-    generations : In(32)
-        The core's shift count, reported by COUNTERS.
+    generations, overflows, expired : In(32)
+        The core's counters, reported by COUNTERS.
     busy : Out(1)
         High while a frame is being received, executed or answered (for an activity LED).
     error : Out(1)
@@ -55,23 +58,27 @@ class HostInterface(wiring.Component):
         If ``max_batch`` or ``timeout_cycles`` is out of its range.
     """
 
-    def __new__(cls, config, *args, max_batch=64, timeout_cycles=1 << 16, **kwargs):
+    def __new__(cls, config, *args, max_batch=64, timeout_cycles=1 << 16, tick_ns=0, **kwargs):
         # Checked before the object exists: an interface refused here is not an unused elaboratable.
         check_config(config)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
+        check_integer("tick_ns", tick_ns, range(1 << 32))
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, config: Config, *, max_batch: int = 64, timeout_cycles: int = 1 << 16):
+    def __init__(self, config: Config, *, max_batch: int = 64, timeout_cycles: int = 1 << 16, tick_ns: int = 0):
         self._config = config
         self._max_batch = max_batch
         self._timeout = timeout_cycles
+        self._tick_ns = tick_ns
         super().__init__({
             "rx": In(stream.Signature(rx_layout())),
             "tx": Out(stream.Signature(8)),
             "cmd": Out(stream.Signature(command_layout(config.key_width))),
             "rsp": In(stream.Signature(response_layout())),
             "generations": In(32),
+            "overflows": In(32),
+            "expired": In(32),
             "busy": Out(1),
             "error": Out(1),
         })
@@ -97,7 +104,8 @@ class HostInterface(wiring.Component):
         m = Module()
         m.submodules.parser = parser = HostParser(self._config.key_width, max_batch=self._max_batch,
                                                   timeout_cycles=self._timeout)
-        m.submodules.executor = executor = HostExecutor(self._config, max_batch=self._max_batch)
+        m.submodules.executor = executor = HostExecutor(self._config, max_batch=self._max_batch,
+                                                        tick_ns=self._tick_ns)
         m.submodules.replier = replier = HostReplier()
 
         wiring.connect(m, wiring.flipped(self.rx), parser.rx)
@@ -110,6 +118,8 @@ class HostInterface(wiring.Component):
         wiring.connect(m, replier.tx, wiring.flipped(self.tx))
         m.d.comb += [
             executor.generations.eq(self.generations),
+            executor.overflows.eq(self.overflows),
+            executor.expired.eq(self.expired),
             self.busy.eq(parser.busy | replier.busy),
             self.error.eq(parser.error),
         ]

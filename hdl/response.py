@@ -43,7 +43,7 @@ class ResponseQueue(wiring.Component):
 
     def __new__(cls, depth, *args, **kwargs):
         check_integer("depth", depth, range(1, 1025))
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, depth: int):
         self._depth = depth

@@ -37,7 +37,7 @@ class FSMScan(wiring.Component):
 
     def __new__(cls, config, *args, **kwargs):
         check_config(config)
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, config: Config):
         self._config = config

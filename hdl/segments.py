@@ -56,7 +56,7 @@ class Segments(wiring.Component):
 
     def __new__(cls, config, *args, **kwargs):
         check_config(config)
-        return super().__new__(cls)
+        return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, config: Config):
         self._config = config

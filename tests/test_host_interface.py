@@ -2,6 +2,8 @@
 core and the UART transmitter of the simulated board top (FilterOverUART), and back; answers are checked against
 the golden model. Malformed and truncated frames, resynchronisation, and that nothing inserted is lost."""
 
+import argparse
+import io
 import random
 from collections import deque
 
@@ -193,6 +195,32 @@ def test_malformed_frames_get_error_replies_and_lose_nothing():
     expected = [bool(model.query(key)) for key in (7, 8, 9)]
     assert expected != [True, True, True], "the test needs a filter that tells the keys apart"
     assert device.query([7, 8, 9]) == expected
+
+
+def test_time_window_on_the_board():
+    """A Config with a span: the board top stamps each command with its microsecond counter (here one tick per
+    cycle: clock_hz = 1 MHz), INFO reports the span and the tick, keys are present within the span and gone
+    after it, and COUNTERS reports the expired segments once an insert after the gap restarts the filter."""
+    config = Config(k=2, l=3, block_bits=16, block_hashes=2, segment_blocks=16, key_width=32, span=20_000,
+                    time_width=24, extra_segments=1)
+    _, link, device = make(config)
+    info = device.info()
+    assert (info.span, info.time_width, info.extra_segments, info.tick_ns) == (20_000, 24, 1, 1000)
+    assert info.config() == config
+    keys = [0x100 + i for i in range(10)]
+    device.insert(keys)
+    assert device.query(keys) == [True] * len(keys)
+    link.advance((config.span + 1000) * PERIOD)            # one tick per cycle: past the span
+    assert device.query(keys) == [False] * len(keys)
+    assert device.counters().expired == 0                   # nothing retired yet: a query only skips them
+    device.insert([0x999])                                  # the filter restarts: every live segment expired
+    counters = device.counters()
+    assert counters.expired >= config.k and counters.overflows == 0 and counters.inserts == len(keys) + 1
+    assert device.query([0x999] + keys) == [True] + [False] * len(keys)
+    out = io.StringIO()
+    run_cli(argparse.Namespace(action="info", port="sim"), device, out)
+    assert "time window      20000 ticks of 1000 ns = 20 ms" in out.getvalue()
+    assert "expired=" in out.getvalue()
 
 
 def test_garbage_mid_frame_then_retry_by_device():

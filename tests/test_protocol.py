@@ -27,12 +27,12 @@ def test_host_module_reexports_the_specification():
 
 def test_wire_values():
     """The bytes on the wire (docs/protocol.md): changing one breaks every deployed host or board."""
-    assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 1, 255)
+    assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 2, 255)
     assert {command.name: command.value for command in Command} == {
         "INFO": 0x01, "COUNTERS": 0x02, "QUERY": 0x10, "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
     assert {status.name: status.value for status in Status} == {
         "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6}
-    assert (INFO_SIZE, COUNTERS_SIZE) == (35, 20)
+    assert (INFO_SIZE, COUNTERS_SIZE) == (49, 28)
     assert (spec.REQUEST_HEADER, spec.REPLY_HEADER, spec.CRC_SIZE) == (
         ("command", "count"), ("command", "status", "length"), 2)
 
@@ -82,15 +82,21 @@ def test_info_round_trip():
     assert (info.version, info.max_batch) == (spec.PROTOCOL_VERSION, 200)
     payload = info.pack()
     assert len(payload) == INFO_SIZE
-    assert payload[0] == spec.PROTOCOL_VERSION and payload[-2:] == (200).to_bytes(2, "little")
+    assert payload[0] == spec.PROTOCOL_VERSION and payload[33:35] == (200).to_bytes(2, "little")
+    assert payload[35:] == bytes(8) + bytes([32, 0]) + bytes(4)       # no span, 32-bit times unused, no tick
     assert Info.unpack(payload) == info
     assert info.config() == CONFIG
+    timed = Config(2, 3, span=1234, time_width=24, extra_segments=5)
+    info = Info.from_config(timed, 64, tick_ns=1000)
+    payload = info.pack()
+    assert payload[35:] == (1234).to_bytes(8, "little") + bytes([24, 5]) + (1000).to_bytes(4, "little")
+    assert Info.unpack(payload).config() == timed
 
 
 def test_counters_round_trip():
-    counters = Counters(keys=1, inserts=2, generations=3, frames=4, errors=0xFFFFFFFF)
+    counters = Counters(keys=1, inserts=2, generations=3, frames=4, errors=0xFFFFFFFF, overflows=6, expired=7)
     payload = counters.pack()
-    assert payload == bytes.fromhex("01000000" "02000000" "03000000" "04000000" "ffffffff")
+    assert payload == bytes.fromhex("01000000" "02000000" "03000000" "04000000" "ffffffff" "06000000" "07000000")
     assert Counters.unpack(payload) == counters
 
 
