@@ -225,7 +225,7 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
     while pos + 12 <= end:
         kind = struct.unpack_from("<I", buffer, pos)[0]
         if kind == dpkt.pcapng.PCAPNG_BT_SHB:
-            bom = struct.unpack_from("<I", buffer, pos + 8)[0]
+            bom = struct.unpack_from(">I", buffer, pos + 8)[0]        # dpkt's constants read big-endian
             if bom == dpkt.pcapng.BYTE_ORDER_MAGIC_LE:
                 little = True
             elif bom == dpkt.pcapng.BYTE_ORDER_MAGIC:

@@ -129,7 +129,7 @@ def to_ticks(times_ns, tick: int) -> tuple[np.ndarray, int]:
     if times.size and times.min() < 0:
         raise ValueError("times must be >= 0")
     ticks = times // tick
-    reordered = int(np.count_nonzero(np.diff(ticks) < 0)) if len(ticks) > 1 else 0
+    reordered = int(np.count_nonzero(np.diff(times) < 0)) if len(times) > 1 else 0
     return np.maximum.accumulate(ticks) if len(ticks) else ticks, reordered
 
 
