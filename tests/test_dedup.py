@@ -439,7 +439,9 @@ def test_cli_drop(case, records, tmp_path, capsys):
     assert cmp["duplicates_missed"] == 0 and cmp["duplicates_found"] == exact
     assert cmp["false_positives"] == counters.duplicates - exact
     assert report["capture"]["frames"] == len(records)
-    assert report["capture"]["resolution"] == ("1 ns" if case.endswith("ns") or "ns-" in case else "1 us")
+    nano = case.endswith("ns") or "ns-" in case
+    assert report["capture"]["resolution"] == ("1 ns" if nano else "1 us")
+    assert read_capture(source).times.tolist() == [t if nano else t // 1000 * 1000 for t, *_ in records]
     # the output: the input's own records for the kept frames, in order, and its headers
     kept = [i for i, o in enumerate(outputs) if o[1]]
     assert report["output"]["frames"] == len(kept) == len(records) - counters.dropped
