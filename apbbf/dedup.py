@@ -392,7 +392,7 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
         raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
     blocks = capture.blocks
     packet = blocks[:, 2]
-    wanted = np.where(packet >= 0, keep[np.maximum(packet, 0)], True)
+    wanted = np.append(keep, True)[packet]                   # packet -1 (not a packet): kept
     buffer = capture.data
     with open(path, "wb") as out:
         if not marking:
@@ -405,7 +405,7 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
                 for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist()):
                     out.write(buffer[a:b].data)
         else:
-            marked = np.where(packet >= 0, np.asarray(mark, dtype=bool)[np.maximum(packet, 0)], False)
+            marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
             for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
                                                             capture.big_endian.tolist()):
                 if take:

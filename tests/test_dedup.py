@@ -562,3 +562,40 @@ def test_keys_of_read_capture_equal_reference(records, tmp_path):
     keys = frame_keys(FrameBatch(capture.data, capture.offsets, capture.frame_lengths), L3L4)
     assert keys.tolist() == [frame_key(f, L3L4) for _, f, *_ in records[:300]]
     assert capture.times.tolist() == [t for t, *_ in records[:300]]
+
+
+def test_read_pcapng_interfaces_and_resolutions(tmp_path):
+    """Per-interface if_tsresol (microseconds, nanoseconds, 2^-20 s) and if_tsoffset, in two sections."""
+    P = dpkt.pcapng
+    O = P.PcapngOptionLE
+
+    def idb(*options):
+        return bytes(P.InterfaceDescriptionBlockLE(snaplen=65535, opts=[*options, O(code=P.PCAPNG_OPT_ENDOFOPT)]))
+
+    def epb(iface, units, data):
+        return bytes(P.EnhancedPacketBlockLE(iface_id=iface, ts_high=units >> 32, ts_low=units & 0xFFFFFFFF,
+                                             pkt_data=data))
+
+    frames = [bytes([i]) * 60 for i in range(5)]
+    path = tmp_path / "multi.pcapng"
+    path.write_bytes(
+        bytes(P.SectionHeaderBlockLE()) + idb() + idb(O(code=P.PCAPNG_OPT_IF_TSRESOL, data=b"\x09"))
+        + epb(0, 1_700_000_000_000_001, frames[0]) + epb(1, 1_700_000_000_000_001_234, frames[1])
+        + bytes(P.SectionHeaderBlockLE())
+        + idb(O(code=P.PCAPNG_OPT_IF_TSRESOL, data=bytes([0x80 | 20])),
+              O(code=P.PCAPNG_OPT_IF_TSOFFSET, data=struct.pack("<q", 100)))
+        + epb(0, (5 << 20) + (1 << 19), frames[2]))
+    capture = read_capture(path)
+    assert capture.times.tolist() == [1_700_000_000_000_001_000, 1_700_000_000_000_001_234, 105_500_000_000]
+    assert capture.resolution == "1 us (interfaces differ)"
+    assert [capture.data[o:o + n].tobytes() for o, n in zip(capture.offsets, capture.caplens)] == frames[:3]
+
+
+def test_empty_captures(tmp_path, capsys):
+    for name, header in (("e.pcap", struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)),
+                         ("e.pcapng", bytes(dpkt.pcapng.SectionHeaderBlockLE())
+                          + bytes(dpkt.pcapng.InterfaceDescriptionBlockLE(snaplen=65535)))):
+        (tmp_path / name).write_bytes(header)
+        status, report = _run(capsys, tmp_path / name, "-o", tmp_path / ("out" + name))
+        assert status == 0 and report["counters"]["frames"] == 0
+        assert (tmp_path / ("out" + name)).read_bytes() == header
