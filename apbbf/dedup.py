@@ -211,49 +211,44 @@ def _options(buffer, start: int, stop: int, little: bool):
 
 def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
     import dpkt
+    P = dpkt.pcapng
     buffer = data.data
     end = len(data)
     pos = 0
     little = True
     interfaces: list[_Interface] = []
     section: list[int] = []                      # the current section's interfaces (global indices)
-    blocks, orders = [], []
-    packets = []                                 # (data offset, caplen, wirelen, interface, ts, flags)
+    starts, stops, packet_of, big = [], [], [], []
+    offsets, caplens, wirelens, which, units, flag_list = [], [], [], [], [], []
     warnings = []
     step, mark = 1 << 24, 1 << 24
-    epb = dpkt.pcapng.PCAPNG_BT_EPB
+    epb, pb, shb, idb = P.PCAPNG_BT_EPB, P.PCAPNG_BT_PB, P.PCAPNG_BT_SHB, P.PCAPNG_BT_IDB
+    header = struct.Struct("<II").unpack_from
+    fields = struct.Struct("<IIIIII").unpack_from               # length, then the EPB's five fields
     while pos + 12 <= end:
-        kind = struct.unpack_from("<I", buffer, pos)[0]
-        if kind == dpkt.pcapng.PCAPNG_BT_SHB:
+        kind, length = header(buffer, pos)
+        if kind == shb:
             bom = struct.unpack_from(">I", buffer, pos + 8)[0]        # dpkt's constants read big-endian
-            if bom == dpkt.pcapng.BYTE_ORDER_MAGIC_LE:
+            if bom == P.BYTE_ORDER_MAGIC_LE:
                 little = True
-            elif bom == dpkt.pcapng.BYTE_ORDER_MAGIC:
+            elif bom == P.BYTE_ORDER_MAGIC:
                 little = False
             else:
                 raise ValueError(f"{path}: section at byte {pos} has no byte-order magic")
+            e = "<" if little else ">"
+            header = struct.Struct(e + "II").unpack_from
+            fields = struct.Struct(e + "IIIIII").unpack_from
+            kind, length = header(buffer, pos)
             section = []
-        e = "<" if little else ">"
-        kind, length = struct.unpack_from(e + "II", buffer, pos)
         if length < 12 or length % 4 or pos + length > end:
             warnings.append(f"block at byte {pos} (length {length}) is cut short or malformed: the rest of the "
                             f"file ({end - pos} bytes) is ignored")
             break
         packet = -1
-        if kind == dpkt.pcapng.PCAPNG_BT_SHB:
-            shb = (dpkt.pcapng.SectionHeaderBlockLE if little else dpkt.pcapng.SectionHeaderBlock)(
-                bytes(data[pos:pos + length]))
-            if shb.v_major != dpkt.pcapng.PCAPNG_VERSION_MAJOR:
-                raise ValueError(f"{path}: pcapng version {shb.v_major}.{shb.v_minor} is not supported")
-        elif kind == dpkt.pcapng.PCAPNG_BT_IDB:
-            interface = _interface(bytes(data[pos:pos + length]), little, f"{path}: interface {len(section)}")
-            section.append(len(interfaces))
-            interfaces.append(interface)
-        elif kind in (epb, dpkt.pcapng.PCAPNG_BT_PB):
-            if kind == epb:
-                iface, high, low, caplen, wirelen = struct.unpack_from(e + "IIIII", buffer, pos + 8)
-            else:
-                iface, _, high, low, caplen, wirelen = struct.unpack_from(e + "HHIIII", buffer, pos + 8)
+        if kind == epb or kind == pb:
+            _, iface, high, low, caplen, wirelen = fields(buffer, pos + 4)
+            if kind == pb:
+                iface = iface & 0xFFFF if little else iface >> 16
             if iface >= len(section):
                 raise ValueError(f"{path}: packet at byte {pos} names interface {iface}, which its section does not "
                                  f"describe")
@@ -262,26 +257,39 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
             if options < pos + length - 4:
                 for code, at, size in _options(buffer, options, pos + length - 4, little):
                     if code == 2 and size == 4:                           # epb_flags
-                        flags = struct.unpack_from(e + "I", buffer, at)[0]
-            packet = len(packets)
-            packets.append((pos + 28, caplen, wirelen, section[iface], (high << 32) | low, flags))
-        elif kind == dpkt.pcapng.PCAPNG_BT_SPB:
+                        flags = struct.unpack_from(("<" if little else ">") + "I", buffer, at)[0]
+            packet = len(offsets)
+            offsets.append(pos + 28)
+            caplens.append(caplen)
+            wirelens.append(wirelen)
+            which.append(section[iface])
+            units.append((high << 32) | low)
+            flag_list.append(flags)
+        elif kind == shb:
+            block = (P.SectionHeaderBlockLE if little else P.SectionHeaderBlock)(bytes(data[pos:pos + length]))
+            if block.v_major != P.PCAPNG_VERSION_MAJOR:
+                raise ValueError(f"{path}: pcapng version {block.v_major}.{block.v_minor} is not supported")
+        elif kind == idb:
+            interface = _interface(bytes(data[pos:pos + length]), little, f"{path}: interface {len(section)}")
+            section.append(len(interfaces))
+            interfaces.append(interface)
+        elif kind == P.PCAPNG_BT_SPB:
             raise ValueError(f"{path}: simple packet blocks (byte {pos}) carry no timestamp; apbbf dedup needs one "
                              f"per frame")
-        blocks.append((pos, pos + length, packet))
-        orders.append(not little)
+        starts.append(pos)
+        stops.append(pos + length)
+        packet_of.append(packet)
+        big.append(not little)
         pos += length
         if pos >= mark and progress:
             progress(pos)
             mark = pos + step
-    if not interfaces and packets:
-        raise ValueError(f"{path}: packets without an interface description")
-    table = np.array([p[:4] + (p[5],) for p in packets], dtype=np.int64).reshape(-1, 5)
+    n = len(offsets)
     # timestamps in units of the interface's resolution (below 2**63 until 2262 at 1 ns, 2038 at 2^-32 s)
-    units = np.array([p[4] for p in packets], dtype=np.uint64).astype(np.int64)
-    which = table[:, 3]
-    times = np.zeros(len(packets), dtype=np.int64)
-    fcs = np.zeros(len(packets), dtype=np.int64)
+    units = np.array(units, dtype=np.uint64).astype(np.int64)
+    which = np.array(which, dtype=np.int64)
+    times = np.zeros(n, dtype=np.int64)
+    fcs = np.zeros(n, dtype=np.int64)
     for index in np.unique(which):
         interface = interfaces[index]
         _check_link(interface.linktype, f"{path}: interface {index}")
@@ -294,15 +302,17 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
             ns = (u >> exponent) * 1_000_000_000 + (((u & ((1 << exponent) - 1)) * 1_000_000_000) >> exponent)
         times[sel] = ns + interface.offset * 1_000_000_000
         fcs[sel] = interface.fcs
-    flags = table[:, 4]
+    flags = np.array(flag_list, dtype=np.int64)
     override = (flags >> 5) & 0xF
     fcs = np.where(override > 0, override, fcs)
     resolution = _resolution_text(interfaces[0].resolution) if interfaces else "1 us"
     if len({i.resolution for i in interfaces}) > 1:
         resolution += " (interfaces differ)"
-    return Capture(path, "pcapng", data, table[:, 0], table[:, 1], table[:, 2], times, fcs,
-                   (flags >> 16) & 0xFFFF != 0, resolution,
-                   np.array(blocks, dtype=np.int64).reshape(-1, 3), np.array(orders, dtype=bool), warnings)
+    blocks = np.stack([np.array(starts, dtype=np.int64), np.array(stops, dtype=np.int64),
+                       np.array(packet_of, dtype=np.int64)], axis=1) if starts else np.zeros((0, 3), dtype=np.int64)
+    return Capture(path, "pcapng", data, np.array(offsets, dtype=np.int64), np.array(caplens, dtype=np.int64),
+                   np.array(wirelens, dtype=np.int64), times, fcs, (flags >> 16) & 0xFFFF != 0, resolution,
+                   blocks, np.array(big, dtype=bool), warnings)
 
 
 def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:

@@ -581,14 +581,16 @@ def test_read_pcapng_interfaces_and_resolutions(tmp_path):
     path.write_bytes(
         bytes(P.SectionHeaderBlockLE()) + idb() + idb(O(code=P.PCAPNG_OPT_IF_TSRESOL, data=b"\x09"))
         + epb(0, 1_700_000_000_000_001, frames[0]) + epb(1, 1_700_000_000_000_001_234, frames[1])
+        + bytes(P.PacketBlockLE(iface_id=1, drops_count=7, ts_high=0, ts_low=5, pkt_data=frames[3]))   # obsolete
         + bytes(P.SectionHeaderBlockLE())
         + idb(O(code=P.PCAPNG_OPT_IF_TSRESOL, data=bytes([0x80 | 20])),
               O(code=P.PCAPNG_OPT_IF_TSOFFSET, data=struct.pack("<q", 100)))
         + epb(0, (5 << 20) + (1 << 19), frames[2]))
     capture = read_capture(path)
-    assert capture.times.tolist() == [1_700_000_000_000_001_000, 1_700_000_000_000_001_234, 105_500_000_000]
+    assert capture.times.tolist() == [1_700_000_000_000_001_000, 1_700_000_000_000_001_234, 5, 105_500_000_000]
     assert capture.resolution == "1 us (interfaces differ)"
-    assert [capture.data[o:o + n].tobytes() for o, n in zip(capture.offsets, capture.caplens)] == frames[:3]
+    assert [capture.data[o:o + n].tobytes() for o, n in zip(capture.offsets, capture.caplens)] == \
+        frames[:2] + [frames[3], frames[2]]
 
 
 def test_empty_captures(tmp_path, capsys):
