@@ -116,7 +116,9 @@ def _fcs_option(value: int) -> int:
 
 def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
     import dpkt
-    raw = data.tobytes() if len(data) < 24 else bytes(data[:24])
+    if len(data) < 24:
+        raise ValueError(f"{path}: too short for a pcap file ({len(data)} bytes)")
+    raw = bytes(data[:24])
     header = dpkt.pcap.FileHdr(raw)
     magic = header.magic
     if magic not in dpkt.pcap.MAGIC_TO_PKT_HDR:
@@ -347,10 +349,14 @@ def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:
     data = _map(path)
     if len(data) < 12:
         raise ValueError(f"{path}: too short for a pcap or pcapng file ({len(data)} bytes)")
-    if struct.unpack_from("<I", data.data, 0)[0] == 0x0A0D0D0A:
-        capture = _read_pcapng(path, data, progress)
-    else:
-        capture = _read_pcap(path, data, progress)
+    import dpkt
+    try:
+        if struct.unpack_from("<I", data.data, 0)[0] == 0x0A0D0D0A:
+            capture = _read_pcapng(path, data, progress)
+        else:
+            capture = _read_pcap(path, data, progress)
+    except (dpkt.Error, struct.error) as error:
+        raise ValueError(f"{path}: malformed capture ({type(error).__name__}: {error})") from None
     if fcs is not None:
         capture.fcs[:] = fcs
     return capture

@@ -598,8 +598,8 @@ class Dedup:
         ValueError
             If ``time`` is negative.
         """
-        key = frame_key(frame, self.spec)
         check_integer("time", time, range(0, 1 << 63))
+        key = frame_key(frame, self.spec)
         status = Status.ERRORED if errored else Status.UNCHECKED if unchecked else Status.CHECKED
         hit = False
         if status == Status.CHECKED:
