@@ -1,10 +1,11 @@
-"""The ``apbbf`` command line: ``analyze``, ``params``, ``demo``, ``export`` and ``host``.
+"""The ``apbbf`` command line: ``analyze``, ``params``, ``demo``, ``export``, ``host`` and ``dedup``.
 
 Subcommands are listed in :data:`COMMANDS` as ``(name, add_parser)`` pairs: ``add_parser(subparsers)`` adds a
 parser and sets ``func`` (called with the parsed arguments; returns the exit status). ``analyze``, ``params``
-and ``demo`` are defined here; ``export`` and ``host`` are registered here too, but their parsers come from
-:func:`apbbf.export.add_parser` and :func:`apbbf.host.add_parser`, imported only when the parser is built (they
-pull in Amaranth and pyserial). Another subcommand is added with :func:`register`.
+and ``demo`` are defined here; ``export``, ``host`` and ``dedup`` are registered here too, but their parsers come
+from :func:`apbbf.export.add_parser`, :func:`apbbf.host.add_parser` and :func:`apbbf.dedup.add_parser`, imported
+only when the parser is built (they pull in Amaranth, pyserial, dpkt). Another subcommand is added with
+:func:`register`.
 """
 
 from __future__ import annotations
@@ -262,8 +263,14 @@ def _add_host(subparsers):
     add_parser(subparsers)
 
 
+def _add_dedup(subparsers):
+    from .dedup import add_parser        # dpkt and tqdm, only when used
+    add_parser(subparsers)
+
+
 register("export", _add_export)
 register("host", _add_host)
+register("dedup", _add_dedup)
 
 
 def build_parser() -> argparse.ArgumentParser:
