@@ -34,7 +34,7 @@ def test_hash_unit_matches_spec(config, request):
     spec = HashSpec(config)
     print(f"seed {SEED}")
     rng = random.Random(SEED)
-    keys = keys_for(config, rng, 24)
+    keys = keys_for(config, rng, 40)
     assert dut.latency == hash_latency(config) == LATENCY[request.node.callspec.id]
     assert sum(hash_stages(config).values()) == dut.latency
 
