@@ -8,11 +8,13 @@ tests them in a block that was read.
 The pipeline (:func:`hash_stages`), every stage at most two LUT4 levels deep so that the hash never sets the
 clock of the core behind it:
 
-- the fold (keys wider than 64 bits): XOR trees of up to ``key_width`` inputs, 16 inputs per parity per stage;
+- the fold (keys wider than 64 bits) and the segment hashes are pipelined XOR trees: the first stage takes
+  parities of 4 bits (one LUT level: its inputs fan out to many trees, so their nets are the slow ones, and
+  Yosys cannot share sub-XORs between trees across the register behind it), every later stage XORs up to 16
+  of the registered parities (two LUT levels). The segment hashes take two stages, the fold three (up to 1024
+  bits);
 - the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
-  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring;
-- the segment hashes: the first stage takes parities of 4 mixed-key bits (one LUT level: the mixed key fans
-  out to every segment's trees, so its nets are the slow ones), the second XORs up to 16 of those.
+  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -27,7 +29,7 @@ __all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "hash_stages", "hash_l
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
-#: Inputs per parity in the first stage of the segment hashes (one LUT4: the mixed key's fan-out is high there).
+#: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
 _FIRST_GROUP = 4
 #: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
 _GROUP = 16
@@ -43,10 +45,10 @@ def segment_hash_layout(config: Config) -> data.StructLayout:
     })
 
 
-def _tree_groups(inputs: int, first: int) -> list[int]:
+def _tree_groups(inputs: int) -> list[int]:
     """Inputs per parity in each stage of a pipelined XOR tree that reduces up to ``inputs`` bits to one."""
-    groups = [first]
-    remaining = -(-inputs // first)
+    groups = [_FIRST_GROUP]
+    remaining = -(-inputs // _FIRST_GROUP)
     while remaining > 1:
         groups.append(_GROUP)
         remaining = -(-remaining // _GROUP)
@@ -59,15 +61,15 @@ def hash_stages(config: Config) -> dict:
     check_config(config)
     width = mix_width(config.key_width)
     return {
-        "fold": len(_tree_groups(config.key_width, _GROUP)) if config.key_width > FOLD_WIDTH else 0,
+        "fold": len(_tree_groups(config.key_width)) if config.key_width > FOLD_WIDTH else 0,
         "mix": -(-MIX_ROUNDS // MIX_ROUNDS_PER_STAGE),
-        "segment": len(_tree_groups(width, _FIRST_GROUP)),
+        "segment": len(_tree_groups(width)),
     }
 
 
 def hash_latency(config: Config) -> int:
-    """Cycles from a key to its segment hashes: the sum of :func:`hash_stages` (6 for keys of up to 64 bits,
-    8 up to 256 bits, 9 up to 512)."""
+    """Cycles from a key to its segment hashes: the sum of :func:`hash_stages` (6 for keys of up to 64 bits, 9
+    for wider ones)."""
     return sum(hash_stages(config).values())
 
 
@@ -181,11 +183,11 @@ class HashUnit(wiring.Component):
         stages = hash_stages(self._config)
         folded = self.key
         if spec.fold_masks:
-            groups = _tree_groups(self._config.key_width, _GROUP)
+            groups = _tree_groups(self._config.key_width)
             assert len(groups) == stages["fold"]
             folded = Cat(*self._tree(m, [_selected(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
         mixed = self._mixer(m, folded)
-        groups = _tree_groups(spec.mix_width, _FIRST_GROUP)
+        groups = _tree_groups(spec.mix_width)
         assert len(groups) == stages["segment"]
         for j, masks in enumerate(spec.segment_masks):
             bits = self._tree(m, [_selected(mixed, mask) for mask in masks], groups, f"seg{j}_")

@@ -16,8 +16,8 @@ CONFIGS = [Config(2, 3), Config(2, 3, key_width=512, seed=3), Config(3, 8, block
            Config(2, 2, block_bits=16, block_hashes=2, segment_blocks=16, key_width=32, seed=0xC0FFEE),
            Config(1, 2, key_width=33, seed=M64), Config(2, 2, segment_blocks=64, key_width=100, seed=7)]
 IDS = ["k64", "k512", "k8-B512", "b1-S1", "k32", "k33", "k100"]
-#: Latency for each config: fold stages (16 inputs per parity) + 4 mixer stages + 2 segment-hash stages.
-LATENCY = {"k64": 6, "k512": 9, "k8-B512": 6, "b1-S1": 6, "k32": 6, "k33": 6, "k100": 8}
+#: Latency for each config: fold stages (3 for keys wider than 64 bits) + 4 mixer stages + 2 segment-hash stages.
+LATENCY = {"k64": 6, "k512": 9, "k8-B512": 6, "b1-S1": 6, "k32": 6, "k33": 6, "k100": 9}
 SEED = 51
 
 
@@ -92,12 +92,12 @@ def test_hash_unit_pipelines_with_stalls(config):
 
 
 def test_hash_stages():
-    """Stages per width: the fold needs 2 stages up to 256 bits and 3 beyond; the mixer 4; the segment hashes 2."""
+    """Stages per width: the fold (4 inputs per parity, then 16) 3 for any key wider than 64 bits; the mixer 4;
+    the segment hashes 2."""
     assert hash_stages(Config(2, 3, key_width=8)) == {"fold": 0, "mix": 4, "segment": 2}
     assert hash_stages(Config(2, 3, key_width=64)) == {"fold": 0, "mix": 4, "segment": 2}
-    assert hash_stages(Config(2, 3, key_width=65)) == {"fold": 2, "mix": 4, "segment": 2}
-    assert hash_stages(Config(2, 3, key_width=256)) == {"fold": 2, "mix": 4, "segment": 2}
-    assert hash_stages(Config(2, 3, key_width=257)) == {"fold": 3, "mix": 4, "segment": 2}
+    for width in (65, 256, 257, 512):
+        assert hash_stages(Config(2, 3, key_width=width)) == {"fold": 3, "mix": 4, "segment": 2}, width
     with pytest.raises(TypeError, match="config must be a Config"):
         hash_stages((2, 3))
 
