@@ -9,10 +9,10 @@ The pipeline (:func:`hash_stages`), every stage at most two LUT4 levels deep so 
 clock of the core behind it:
 
 - the fold (keys wider than 64 bits) and the segment hashes are pipelined XOR trees: the first stage takes
-  parities of 4 bits (one LUT level: its inputs fan out to many trees, so their nets are the slow ones, and
-  Yosys cannot share sub-XORs between trees across the register behind it), every later stage XORs up to 16
-  of the registered parities (two LUT levels). The segment hashes take two stages, the fold three (up to 1024
-  bits);
+  parities of 4 bits (one LUT4 as written: its inputs fan out to every tree, so their nets are the slow ones;
+  it is the unit's critical path after place and route, where ABC shares sub-XORs between trees), every later
+  stage XORs up to 16 of the registered parities (two LUT levels). The segment hashes take two stages, the
+  fold three (up to 1024 bits);
 - the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
   the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
 """

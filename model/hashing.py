@@ -62,7 +62,8 @@ and record it (``docs/trust.md`` says what keeping it secret buys).
 
 Why W = 32 for narrow keys: the segment hashes' XOR trees grow with W, and the small devices that take 32-bit
 keys (the iCE40UP5K board) have the least logic; a 32-bit key zero-extended to 64 bits would double them for no
-gain in what the key can tell apart.
+gain in what the key can tell apart (the iCEBreaker's default filter: 1,107 LUT4 for the whole hash unit at
+W = 32, 2,185 at W = 64).
 
 ``HashSpec(config, mixing=False)`` is the H3-only specification this design had before the mixer (steps 1, 3
 and 4 on the folded key, masks of ``min(key_width, 64)`` bits): kept to measure what the mixer changes
