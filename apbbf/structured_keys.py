@@ -293,8 +293,9 @@ def pollute(shape: Config = DEFAULT_SHAPE, *, strategy: str = "concentrate", see
     predicted = analyze_config(config)["fp"]
     low, high = wilson(hits, total)
     return {"strategy": strategy, "description": STRATEGIES[strategy], "candidates": candidates,
-            "seed_known": own is model, "believed_seed": believed, "predicted": predicted, "measured": measured, "ratio": measured / predicted, "interval": [low, high],
-            "probes": total, "seed": config.seed, "rng_seed": rng_seed}
+            "seed_known": own is model, "believed_seed": believed, "predicted": predicted, "measured": measured,
+            "ratio": measured / predicted, "interval": [low, high], "probes": total, "seed": config.seed,
+            "rng_seed": rng_seed}
 
 
 def plot(results, path) -> None:
