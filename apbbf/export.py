@@ -1,20 +1,28 @@
 """``apbbf export`` (and ``make verilog``): write the core, behind its AXI4-Stream wrapper, as one Verilog file.
 
-The conversion itself, and the header that records the Config, layouts and latency, are
-:func:`apbbf.hdl.verilog.generate_verilog` (the simulation and FuseSoC use it too); this module adds the file
-and the command line.
+The conversion itself, and the header that records the Config (the hash seed included), layouts and latency,
+are :func:`apbbf.hdl.verilog.generate_verilog` (the simulation and FuseSoC use it too); this module adds the file
+and the command line. The command line draws a fresh hash seed (``secrets.randbits(64)``) unless ``--seed`` is
+given, and prints it: a published default seed would let anyone compute the filter's collisions
+(``docs/trust.md``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from pathlib import Path
 
 from .hdl.verilog import DEFAULT_MODULE, generate_verilog, header
 
-__all__ = ["DEFAULT_MODULE", "export_verilog", "generate_verilog", "header", "add_parser", "main"]
+__all__ = ["DEFAULT_MODULE", "draw_seed", "export_verilog", "generate_verilog", "header", "add_parser", "main"]
+
+
+def draw_seed() -> int:
+    """A fresh 64-bit hash seed from the operating system's random source (``secrets.randbits(64)``)."""
+    return secrets.randbits(64)
 
 
 def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm") -> Path:
@@ -54,8 +62,9 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
 
 def _export(args) -> int:
     from .model.config import Config
+    seed = draw_seed() if args.seed is None else args.seed
     config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
-                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.seed, span=args.span,
+                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
                     time_width=args.time_width, extra_segments=args.extra_segments)
     try:
         path = export_verilog(config, args.output, name=args.name, scan=args.scan)
@@ -64,7 +73,8 @@ def _export(args) -> int:
         return 1
     print(f"wrote {path}: module {args.name}, k={config.k} l={config.l} B={config.block_bits} "
           f"b={config.block_hashes} segment_blocks={config.segment_blocks} key_width={config.key_width}, "
-          f"window {config.window}")
+          f"window {config.window}, hash seed {config.seed:#018x}"
+          + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
 
 
@@ -87,7 +97,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help=f"blocks per segment (default {defaults.segment_blocks})")
     parser.add_argument("--key-width", type=int, default=defaults.key_width, metavar="BITS",
                         help=f"key width (default {defaults.key_width})")
-    parser.add_argument("--seed", type=_int, default=defaults.seed, help="hash seed (default 0)")
+    parser.add_argument("--seed", type=_int, default=None,
+                        help="hash seed, 0..2**64-1 (default: a fresh random one, secrets.randbits(64); printed "
+                             "and recorded in the file's header)")
     parser.add_argument("--span", type=_int, default=0, metavar="TICKS",
                         help="time window in ticks: every command then carries a time (default 0: a window "
                              "bounded by count alone)")

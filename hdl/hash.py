@@ -1,8 +1,20 @@
 """The hash unit, and the decoding of a segment hash into a block index and the bits it selects.
 
-The hash itself is specified once, in :mod:`apbbf.model.hashing`; this file builds it as XOR trees and says how
-its output is read: :func:`segment_hash_layout` names the fields, :func:`block_mask` turns the offsets into the
-B-bit mask an insert ORs into the block, :func:`block_bits_set` tests them in a block that was read.
+The hash itself is specified once, in :mod:`apbbf.model.hashing` (fold, keyed mixer, H3 segment hashes); this
+file builds it as a pipeline and says how its output is read: :func:`segment_hash_layout` names the fields,
+:func:`block_mask` turns the offsets into the B-bit mask an insert ORs into the block, :func:`block_bits_set`
+tests them in a block that was read.
+
+The pipeline (:func:`hash_stages`), every stage at most two LUT4 levels deep so that the hash never sets the
+clock of the core behind it:
+
+- the fold (keys wider than 64 bits) and the segment hashes are pipelined XOR trees: the first stage takes
+  parities of 4 bits (one LUT4 as written: its inputs fan out to every tree, so their nets are the slow ones;
+  it is the unit's critical path after place and route, where ABC shares sub-XORs between trees), every later
+  stage XORs up to 16 of the registered parities (two LUT levels). The segment hashes take two stages, the
+  fold three (up to 1024 bits);
+- the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
+  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -10,9 +22,17 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
-from ..model.hashing import FOLD_WIDTH, HashSpec
+from ..model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
 
-__all__ = ["segment_hash_layout", "hash_latency", "hash_signature", "HashUnit", "block_mask", "block_bits_set"]
+__all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "hash_stages", "hash_latency", "hash_signature",
+           "HashUnit", "block_mask", "block_bits_set"]
+
+#: Mixer rounds between two registers (each round is one LUT4 level).
+MIX_ROUNDS_PER_STAGE = 2
+#: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
+_FIRST_GROUP = 4
+#: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
+_GROUP = 16
 
 
 def segment_hash_layout(config: Config) -> data.StructLayout:
@@ -25,9 +45,32 @@ def segment_hash_layout(config: Config) -> data.StructLayout:
     })
 
 
+def _tree_groups(inputs: int) -> list[int]:
+    """Inputs per parity in each stage of a pipelined XOR tree that reduces up to ``inputs`` bits to one."""
+    groups = [_FIRST_GROUP]
+    remaining = -(-inputs // _FIRST_GROUP)
+    while remaining > 1:
+        groups.append(_GROUP)
+        remaining = -(-remaining // _GROUP)
+    return groups
+
+
+def hash_stages(config: Config) -> dict:
+    """Register stages of the hash pipeline: ``fold`` (0 for keys of up to 64 bits), ``mix`` and ``segment``.
+    They depend on the widths only (a tree is as deep as an all-ones mask needs), not on the seed."""
+    check_config(config)
+    width = mix_width(config.key_width)
+    return {
+        "fold": len(_tree_groups(config.key_width)) if config.key_width > FOLD_WIDTH else 0,
+        "mix": -(-MIX_ROUNDS // MIX_ROUNDS_PER_STAGE),
+        "segment": len(_tree_groups(width)),
+    }
+
+
 def hash_latency(config: Config) -> int:
-    """Cycles from a key to its segment hashes: 1, or 2 with the fold stage (``key_width > 64``)."""
-    return 2 if config.key_width > FOLD_WIDTH else 1
+    """Cycles from a key to its segment hashes: the sum of :func:`hash_stages` (6 for keys of up to 64 bits, 9
+    for wider ones)."""
+    return sum(hash_stages(config).values())
 
 
 def hash_signature(config: Config) -> wiring.Signature:
@@ -40,13 +83,13 @@ def hash_signature(config: Config) -> wiring.Signature:
     })
 
 
-def _parity_of(value, mask: int):
-    bits = [value[i] for i in range(len(value)) if mask >> i & 1]
-    return Cat(*bits).xor()
+def _selected(value, mask: int) -> list:
+    return [value[i] for i in range(len(value)) if mask >> i & 1]
 
 
 class HashUnit(wiring.Component):
-    """Every physical segment's H3 hash of a key, bit for bit as :class:`~apbbf.model.hashing.HashSpec`.
+    """Every physical segment's hash of a key (fold, keyed mixer, H3), bit for bit as
+    :class:`~apbbf.model.hashing.HashSpec`, in a pipeline of :func:`hash_latency` stages.
 
     Parameters
     ----------
@@ -55,7 +98,8 @@ class HashUnit(wiring.Component):
     Attributes
     ----------
     key : In(key_width)
-        The key; must be held stable for :attr:`latency` cycles (the scans hold it in a register).
+        The key; must be held stable for :attr:`latency` cycles while ``en`` is high (the scans hold it in a
+        register), or change every cycle with ``en`` always high (a pipeline).
     en : In(1)
         Load the pipeline registers; hold ``en`` high for :attr:`latency` cycles. Low, the registers keep
         their value (and do not toggle).
@@ -87,18 +131,67 @@ class HashUnit(wiring.Component):
         """Cycles from ``key`` to ``hashes`` (:func:`hash_latency`)."""
         return hash_latency(self._config)
 
+    def _tree(self, m, outputs: list[list], groups: list[int], name: str) -> list:
+        """A pipelined XOR tree per output: ``outputs[o]`` lists the bits whose parity output o is; stage s XORs
+        groups of ``groups[s]`` and registers them (when ``en``). Returns the last stage's 1-bit registers."""
+        for stage, group in enumerate(groups):
+            reduced = []
+            for o, bits in enumerate(outputs):
+                parts = [Cat(*bits[i:i + group]).xor() for i in range(0, len(bits), group)]
+                regs = Signal(max(1, len(parts)), name=f"{name}{stage}_{o}", reset_less=True)
+                if parts:
+                    with m.If(self.en):
+                        m.d.sync += regs.eq(Cat(*parts))
+                reduced.append([regs[i] for i in range(len(regs))])
+            outputs = reduced
+        return [bits[0] for bits in outputs]
+
+    def _mixer(self, m, folded) -> Signal:
+        """The mixer's rounds, :data:`MIX_ROUNDS_PER_STAGE` between registers; returns the mixed key."""
+        spec = self._spec
+        width, keys = spec.mix_width, spec.round_keys
+        permutation = mix_permutation(width)
+        state = Cat(folded, Const(0, width - len(folded)))[:width]
+        for r in range(spec.rounds):
+            out = Signal(width, name=f"round{r}")
+            for i in range(width // 4):
+                # The round key's nibble (and, in the last round, the final key's bits where this S-box's
+                # outputs land) are constants: the S-box table absorbs them, one 4-input function per bit.
+                k = keys[r] >> (4 * i) & 15
+                last = [keys[-1] >> permutation[4 * i + b] & 1 if r == spec.rounds - 1 else 0 for b in range(4)]
+                table = 0
+                for v in range(16):
+                    table |= (SBOX[v ^ k] ^ sum(bit << b for b, bit in enumerate(last))) << (4 * v)
+                nibble = Const(table, 64).word_select(state[4 * i:4 * i + 4], 4)
+                for b in range(4):
+                    m.d.comb += out[permutation[4 * i + b]].eq(nibble[b])
+            if (r + 1) % MIX_ROUNDS_PER_STAGE == 0 or r == spec.rounds - 1:
+                registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}", reset_less=True)
+                with m.If(self.en):
+                    m.d.sync += registered.eq(out)
+                state = registered
+            else:
+                state = out
+        return state
+
     def elaborate(self, platform):
-        # Each output bit is the parity of the key bits its constant mask selects: an XOR tree of LUTs. A
-        # register stage follows the trees (and, for keys wider than 64 bits, the shared fold stage before
-        # them), so the hash never sets the clock on its own: a 32-input tree is three LUT4 levels deep.
+        # Three pipelines in a row, each stage at most two LUT4 levels (hash_stages): the hash is never the
+        # critical path of the core. Every register loads only with en, so the FSM scan can hold a key in
+        # front of the unit for latency cycles and read the hashes long after.
         m = Module()
+        spec = self._spec
+        stages = hash_stages(self._config)
         folded = self.key
-        with m.If(self.en):
-            if self._spec.fold_masks:
-                folded = Signal(len(self._spec.fold_masks))
-                m.d.sync += folded.eq(Cat(*(_parity_of(self.key, mask) for mask in self._spec.fold_masks)))
-            for j, masks in enumerate(self._spec.segment_masks):
-                m.d.sync += self.hashes[j].eq(Cat(*(_parity_of(folded, mask) for mask in masks)))
+        if spec.fold_masks:
+            groups = _tree_groups(self._config.key_width)
+            assert len(groups) == stages["fold"]
+            folded = Cat(*self._tree(m, [_selected(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
+        mixed = self._mixer(m, folded)
+        groups = _tree_groups(spec.mix_width)
+        assert len(groups) == stages["segment"]
+        for j, masks in enumerate(spec.segment_masks):
+            bits = self._tree(m, [_selected(mixed, mask) for mask in masks], groups, f"seg{j}_")
+            m.d.comb += self.hashes[j].eq(Cat(*bits))
         return m
 
 

@@ -1,33 +1,77 @@
 """The hash specification: written once here, used by the golden model and, bit for bit, by the gateware.
 
-Why H3
-------
+Why a keyed mixer in front of H3
+--------------------------------
 Each physical segment j (paper 000 §5.1: the hash belongs to the buffer position, not to the age) needs its own
-hash of the key giving a block index and b bit offsets. On an FPGA the cheapest good family is H3 (Carter and
-Wegman): every output bit is the parity of the key ANDed with a constant mask, i.e. an XOR tree of the key bits
-the mask selects. It is universal, needs no multipliers, and pipelines to any depth in LUTs.
+hash of the key giving a block index and b bit offsets. The cheapest good family on an FPGA is H3 (Carter and
+Wegman): every output bit is the parity of the key ANDed with a constant mask, an XOR tree of LUTs. H3 is
+universal over random masks, but it is linear over GF(2): keys with arithmetic structure (counters, addresses of
+one subnet, keys that differ only in a few bits) are hashed with linear dependencies, so a filter fed such keys
+strays from its predicted false-positive rate, and anyone who knows the masks can solve for colliding keys.
+
+So the key first goes through a keyed nonlinear bijection, the **mixer**: rounds of a substitution-permutation
+network (SPN) whose round function is PRESENT's (Bogdanov et al., CHES 2007; ISO/IEC 29192-2): XOR a round key,
+replace every 4-bit nibble by PRESENT's S-box, move the bits by PRESENT's bit permutation. Hua et al. (ANCS 2011)
+build hardware hashes from SPN rounds and Sateesan et al. (2022) a Bloom-filter hash from reduced rounds of a
+permutation; a PRESENT round suits 4-input LUTs exactly: the round key is a constant of the build (the seed's),
+so XOR, S-box and the final key XOR fold into one 4-input function per output bit (one LUT4, one LUT level per
+round, no carry chain) and the permutation is wiring. An ARX round (Speck's, on 32-bit words) needs a 32-bit
+carry chain instead: eight rounds, two per register stage, placed and routed at 118 MHz on ECP5-85F and 33 MHz
+on iCE40UP5K, against 246 and 95 MHz for eight PRESENT rounds in the same harness. The S-box is complete
+(every output bit depends on all four input bits), has differential uniformity 4 and linearity 8 (the optimum
+for 4 bits), and the permutation sends the four outputs of an S-box to four different S-boxes, so three rounds
+already make every output bit depend on every input bit; :data:`MIX_ROUNDS` rounds are used, for the
+statistics on structured keys (``scripts/structured_keys.py``) with a margin, and so that linear and
+differential biases are small (see ``docs/trust.md``: a reduced-round SPN is not a pseudorandom function).
+H3 stays behind the mixer: it gives each physical segment its own hash (its masks) from the one mixed key, at
+one XOR tree per output bit.
 
 Definition
 ----------
-``splitmix64`` (Steele, Lea, Flood 2014) is the mask generator. Stream ``s`` starts from state
-``(seed + s * 0xD1B54A32D192ED03) mod 2**64``; a mask of width w takes ceil(w/64) consecutive outputs, the first
-as the least significant word, truncated to w bits; an all-zero mask is discarded and the next one is drawn.
+``splitmix64`` (Steele, Lea, Flood 2014) is the generator of every constant. Stream ``s`` (an integer, possibly
+negative) starts from state ``(seed + s * 0xD1B54A32D192ED03) mod 2**64``. A mask of width w takes ceil(w/64)
+consecutive outputs, the first as the least significant word, truncated to w bits; an all-zero mask is
+discarded and the next one is drawn.
 
 1. **Fold** (only when ``key_width > 64``): stream 0 gives 64 masks of ``key_width`` bits; bit r of the 64-bit
    folded key is ``parity(key & fold_mask[r])``. For ``key_width <= 64`` the folded key is the key itself.
-2. **Segment hash**: stream ``j + 1`` gives ``hash_bits`` masks of ``min(key_width, 64)`` bits for physical
-   segment j, ``0 <= j < k + l + 1`` (:attr:`Config.physical_segments`); bit r of the segment hash is ``parity(folded & segment_mask[j][r])``.
-   j is the buffer position, not the segment's age: logical segment i is at physical ``(i - s) mod (k + l + 1)``
-   after s shifts, and the first insert is a shift, so the first key is written to physical ``k + l`` (stream
-   ``k + l + 1``) as logical segment 0, then physical 0..k-2 (streams 1..k-1) as logical 1..k-1 (see
-   :mod:`apbbf.model.filters`, "Three conventions a re-implementation must match").
-3. **Fields** of the segment hash, least significant first: the block index (``log2(segment_blocks)`` bits),
+2. **Mix**: the mixer works on W = 32 bits when ``key_width <= 32`` and on W = 64 bits otherwise; the folded key,
+   zero-extended to W bits, is its input x. Stream -1 (state ``(seed - 0xD1B54A32D192ED03) mod 2**64``) gives
+   the round keys ``K[0] .. K[R]``: R + 1 consecutive outputs, each truncated to its W least significant bits
+   (a zero round key is kept), R = :data:`MIX_ROUNDS`. For r = 0 .. R-1:
+
+   a. ``x ^= K[r]``;
+   b. S-box layer: nibble i of x (bits 4i .. 4i+3, bit 4i least significant) becomes ``SBOX[nibble]``
+      (:data:`SBOX`, PRESENT's: ``C 5 6 B 9 0 A D 3 E F 8 4 7 1 2``);
+   c. bit permutation: bit i of x moves to bit ``P(i) = i * W/4 mod (W - 1)`` for ``i < W - 1``, and bit W-1
+      stays (PRESENT's pLayer for W = 64; the same rule for W = 32).
+
+   The mixed key is ``x ^ K[R]``. Every step is a bijection of W-bit words, so the mixer is one: distinct keys
+   of up to 64 bits stay distinct.
+3. **Segment hash**: stream ``j + 1`` gives ``hash_bits`` masks of W bits for physical segment j,
+   ``0 <= j < k + l + 1`` (:attr:`Config.physical_segments`); bit r of the segment hash is
+   ``parity(mixed & segment_mask[j][r])``. j is the buffer position, not the segment's age: logical segment i
+   is at physical ``(i - s) mod (k + l + 1)`` after s shifts, and the first insert is a shift, so the first key
+   is written to physical ``k + l`` (stream ``k + l + 1``) as logical segment 0, then physical 0..k-2 (streams
+   1..k-1) as logical 1..k-1 (see :mod:`apbbf.model.filters`, "Three conventions a re-implementation must
+   match").
+4. **Fields** of the segment hash, least significant first: the block index (``log2(segment_blocks)`` bits),
    then b offsets of ``log2(B/b)`` bits each. Offset p selects bit ``p * (B/b) + offset_p`` of the B-bit block
    word (bit 0 is the least significant): one bit in each of the b parts.
 
-The composition is still H3 (linear over GF(2)): the fold only shares one XOR stage between all segments, so a
-wide key does not cost a wide XOR tree per segment. Keys made from byte strings go through
-:func:`key_from_bytes`, which hashes them (BLAKE2b) so structured inputs do not meet the linear hash directly.
+The seed keys all of it: the fold, the round keys and the segment masks. It is a Config field (tests use fixed
+seeds); the board builds and ``apbbf export`` draw a fresh one (``secrets.randbits(64)``) unless one is given,
+and record it (``docs/trust.md`` says what keeping it secret buys).
+
+Why W = 32 for narrow keys: the segment hashes' XOR trees grow with W, and the small devices that take 32-bit
+keys (the iCE40UP5K board) have the least logic; a 32-bit key zero-extended to 64 bits would double them for no
+gain in what the key can tell apart (the iCEBreaker's default filter: 1,107 LUT4 for the whole hash unit at
+W = 32, 2,185 at W = 64).
+
+``HashSpec(config, mixing=False)`` is the H3-only specification this design had before the mixer (steps 1, 3
+and 4 on the folded key, masks of ``min(key_width, 64)`` bits): kept to measure what the mixer changes
+(``scripts/structured_keys.py``); no gateware builds it. Byte strings go through :func:`key_from_bytes`
+(BLAKE2b) on the host.
 """
 
 from __future__ import annotations
@@ -39,11 +83,18 @@ import numpy as np
 
 from .config import Config, check_config, check_key_width
 
-__all__ = ["HashSpec", "key_from_bytes", "splitmix64", "slice_salt", "slice_index", "slice_index_many"]
+__all__ = ["HashSpec", "key_from_bytes", "splitmix64", "SBOX", "MIX_ROUNDS", "mix_width", "mix_permutation",
+           "round_keys", "slice_salt", "slice_index", "slice_index_many"]
 
 _M64 = (1 << 64) - 1
 _STREAM_STRIDE = 0xD1B54A32D192ED03
 FOLD_WIDTH = 64
+#: PRESENT's 4-bit S-box (Bogdanov et al., CHES 2007): nibble v becomes ``SBOX[v]``.
+SBOX = (0xC, 0x5, 0x6, 0xB, 0x9, 0x0, 0xA, 0xD, 0x3, 0xE, 0xF, 0x8, 0x4, 0x7, 0x1, 0x2)
+#: Rounds of the mixer (step 2 of the definition).
+MIX_ROUNDS = 8
+#: The splitmix64 stream of the round keys.
+ROUND_KEY_STREAM = -1
 
 
 def splitmix64(state: int):
@@ -56,8 +107,12 @@ def splitmix64(state: int):
         yield z ^ (z >> 31)
 
 
+def _stream(seed: int, stream: int):
+    return splitmix64((seed + stream * _STREAM_STRIDE) & _M64)
+
+
 def _masks(seed: int, stream: int, count: int, width: int) -> tuple[int, ...]:
-    words = splitmix64((seed + stream * _STREAM_STRIDE) & _M64)
+    words = _stream(seed, stream)
     per_mask = (width + 63) // 64
     masks = []
     while len(masks) < count:
@@ -70,13 +125,54 @@ def _masks(seed: int, stream: int, count: int, width: int) -> tuple[int, ...]:
     return tuple(masks)
 
 
+def mix_width(key_width: int) -> int:
+    """W, the width of the mixer for keys of ``key_width`` bits: 32 up to 32-bit keys, else 64.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``key_width`` is not an integer from 8 to 512.
+    """
+    return 32 if check_key_width(key_width) <= 32 else 64
+
+
+def mix_permutation(width: int) -> tuple[int, ...]:
+    """The bit permutation of a mixer round: bit i moves to ``result[i]`` (``i * width/4 mod (width - 1)``, the
+    top bit fixed; PRESENT's pLayer for 64 bits).
+
+    Raises
+    ------
+    ValueError
+        If ``width`` is not 32 or 64.
+    """
+    if width not in (32, 64):
+        raise ValueError(f"width must be 32 or 64, not {width!r}")
+    return tuple(i * (width // 4) % (width - 1) for i in range(width - 1)) + (width - 1,)
+
+
+def round_keys(seed: int, width: int, rounds: int = MIX_ROUNDS) -> tuple[int, ...]:
+    """``K[0] .. K[rounds]``: consecutive outputs of stream -1, truncated to ``width`` bits.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``seed`` is not 0..2**64-1, ``width`` not 32 or 64, or ``rounds`` not 1..64.
+    """
+    from .config import SEEDS, check_integer
+    check_integer("seed", seed, SEEDS)
+    check_integer("rounds", rounds, range(1, 65))
+    if width not in (32, 64):
+        raise ValueError(f"width must be 32 or 64, not {width!r}")
+    words = _stream(seed, ROUND_KEY_STREAM)
+    return tuple(next(words) & ((1 << width) - 1) for _ in range(rounds + 1))
+
+
 def key_from_bytes(data: bytes, key_width: int = 64) -> int:
     """Turn a byte string (a packet, a flow 5-tuple, a name) into a ``key_width``-bit key.
 
     The bytes are hashed with BLAKE2b (digest of ``ceil(key_width/8)`` bytes, personalisation ``b"apbbf-key"``),
     read little-endian and truncated to ``key_width`` bits. Equal byte strings give equal keys; different ones
-    collide with probability ``2**-key_width``. Hashing first means structured inputs (counters, addresses) do
-    not meet the linear H3 hash directly.
+    collide with probability ``2**-key_width``.
 
     Raises
     ------
@@ -96,23 +192,74 @@ def _parity(value: int) -> int:
     return value.bit_count() & 1
 
 
+def _round_tables(keys: tuple[int, ...], width: int) -> list[list[list[int]]]:
+    """``tables[r][p][v]``: round r's output for byte v at byte position p of its input (the others zero), the
+    final key XOR in the last round's position 0. A round maps x to the XOR over p of ``tables[r][p][byte p
+    of x]``: the S-box layer works on nibbles and the permutation moves bits."""
+    permutation = mix_permutation(width)
+    rounds = len(keys) - 1
+    tables = []
+    for r in range(rounds):
+        per_position = []
+        for p in range(width // 8):
+            row = []
+            for v in range(256):
+                v ^= (keys[r] >> (8 * p)) & 0xFF
+                substituted = (SBOX[v & 15] | SBOX[v >> 4] << 4) << (8 * p)
+                out = 0
+                for i in range(8 * p, 8 * p + 8):
+                    out |= (substituted >> i & 1) << permutation[i]
+                if r == rounds - 1 and p == 0:
+                    out ^= keys[rounds]
+                row.append(out)
+            per_position.append(row)
+        tables.append(per_position)
+    return tables
+
+
 class HashSpec:
     """The per-segment hashes of one :class:`Config` (see the module documentation for the definition).
+
+    Parameters
+    ----------
+    config : Config
+    mixing : bool
+        True (the default): the specification the gateware builds. False: the H3-only specification (no mixer,
+        segment masks of ``min(key_width, 64)`` bits), kept to measure what the mixer changes.
 
     Attributes
     ----------
     fold_masks : tuple of int
         The 64 masks of the fold stage (empty when ``key_width <= 64``).
+    mix_width : int
+        W, the width of the mixer and of the segment masks (``min(key_width, 64)`` without mixing).
+    rounds : int
+        Rounds of the mixer (:data:`MIX_ROUNDS`; 0 without mixing).
+    round_keys : tuple of int
+        ``K[0] .. K[rounds]`` (empty without mixing).
     segment_masks : tuple of tuple of int
         ``segment_masks[j][r]``: mask of output bit r of physical segment j.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config or ``mixing`` not a bool.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, mixing: bool = True):
         self._config = check_config(config)
+        if not isinstance(mixing, bool):
+            raise TypeError(f"mixing must be a bool, not {mixing!r}")
         width = config.key_width
+        self.mixing = mixing
         self.fold_masks = _masks(config.seed, 0, FOLD_WIDTH, width) if width > FOLD_WIDTH else ()
-        folded = min(width, FOLD_WIDTH)
-        self.segment_masks = tuple(_masks(config.seed, j + 1, config.hash_bits, folded)
+        if mixing:
+            self.mix_width = mix_width(width)
+            self.rounds = MIX_ROUNDS
+            self.round_keys = round_keys(config.seed, self.mix_width, self.rounds)
+        else:
+            self.mix_width, self.rounds, self.round_keys = min(width, FOLD_WIDTH), 0, ()
+        self.segment_masks = tuple(_masks(config.seed, j + 1, config.hash_bits, self.mix_width)
                                    for j in range(config.physical_segments))
 
     @property
@@ -130,16 +277,33 @@ class HashSpec:
             raise ValueError(f"key must be from 0 to 2**{width}-1, not {key}")
         return key
 
-    def fold(self, key: int) -> int:
-        """The key as the segment hashes see it (itself, or its 64-bit fold when wider than 64 bits)."""
+    def linear_fold(self, key: int) -> int:
+        """Step 1: the key itself, or its 64-bit fold when it is wider than 64 bits."""
         if not self.fold_masks:
             return key
         return sum(_parity(key & mask) << r for r, mask in enumerate(self.fold_masks))
 
+    @cached_property
+    def _tables(self) -> list[list[list[int]]]:
+        return _round_tables(self.round_keys, self.mix_width) if self.rounds else []
+
+    def mix(self, value: int) -> int:
+        """Step 2: the mixed key of a folded key (the identity without mixing)."""
+        for per_position in self._tables:
+            out = 0
+            for p, table in enumerate(per_position):
+                out ^= table[value >> (8 * p) & 0xFF]
+            value = out
+        return value
+
+    def fold(self, key: int) -> int:
+        """The key as the segment hashes see it: folded (step 1) and mixed (step 2)."""
+        return self.mix(self.linear_fold(key))
+
     def segment_hash(self, segment: int, key: int) -> int:
         """The ``hash_bits``-bit hash of ``key`` for physical segment ``segment``."""
-        folded = self.fold(key)
-        return sum(_parity(folded & mask) << r for r, mask in enumerate(self.segment_masks[segment]))
+        mixed = self.fold(key)
+        return sum(_parity(mixed & mask) << r for r, mask in enumerate(self.segment_masks[segment]))
 
     def split(self, value: int) -> tuple[int, int]:
         """Split a segment hash into (block index, B-bit mask of the b bits it sets)."""
@@ -168,6 +332,10 @@ class HashSpec:
         return np.array([[(mask >> (64 * w)) & _M64 for w in range(words)] for mask in self.fold_masks],
                         dtype=np.uint64)                                  # (64, words)
 
+    @cached_property
+    def _np_tables(self) -> np.ndarray:
+        return np.array(self._tables, dtype=np.uint64).reshape(self.rounds, self.mix_width // 8, 256)
+
     def as_array(self, keys) -> np.ndarray:
         """Keys as a numpy array: ``uint64`` of shape (n,) for ``key_width <= 64``, else (n, words)."""
         width = self._config.key_width
@@ -185,8 +353,8 @@ class HashSpec:
             raise ValueError(f"keys must be from 0 to 2**{width}-1")
         return array
 
-    def fold_many(self, keys: np.ndarray) -> np.ndarray:
-        """Vectorised :meth:`fold` of an :meth:`as_array` result, as ``uint64`` of shape (n,)."""
+    def linear_fold_many(self, keys: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`linear_fold` of an :meth:`as_array` result, as ``uint64`` of shape (n,)."""
         if not self.fold_masks:
             return keys
         ones = np.zeros(len(keys), dtype=np.uint64)
@@ -195,8 +363,28 @@ class HashSpec:
             ones |= parity.astype(np.uint64) << np.uint64(r)
         return ones
 
+    def mix_many(self, values: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`mix` of folded keys (``uint64``, shape (n,)), as a new ``uint64`` array."""
+        if not self.rounds:
+            return values
+        if len(values) <= 4:                  # a command at a time: numpy's per-call cost dominates
+            return np.array([self.mix(int(value)) for value in values], dtype=np.uint64)
+        tables = self._np_tables
+        x = np.ascontiguousarray(values, dtype="<u8")
+        for per_position in tables:
+            octets = x.view(np.uint8).reshape(-1, 8)
+            x = per_position[0][octets[:, 0]]
+            for p in range(1, len(per_position)):
+                x ^= per_position[p][octets[:, p]]
+        return x
+
+    def fold_many(self, keys: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`fold` of an :meth:`as_array` result, as ``uint64`` of shape (n,): the input of
+        :meth:`segment_hash_many`."""
+        return self.mix_many(self.linear_fold_many(keys))
+
     def segment_hash_many(self, segment: int, folded: np.ndarray) -> np.ndarray:
-        """Vectorised :meth:`segment_hash` of folded keys, as ``uint64`` of shape (n,)."""
+        """Vectorised :meth:`segment_hash` of folded keys (:meth:`fold_many`), as ``uint64`` of shape (n,)."""
         masks = self._np_segment_masks[segment]
         bits = (np.bitwise_count(folded[:, None] & masks[None, :]) & 1).astype(np.uint64)
         return (bits << np.arange(len(masks), dtype=np.uint64)[None, :]).sum(axis=1, dtype=np.uint64)

@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Build a board's bitstream with the YoWASP yosys/nextpnr and write ``build/<board>/report.json``.
 
-Usage: ``python scripts/build.py [--board icebreaker|ulx3s-85f] [--config k=4,l=9,...]`` (``make bitstream``).
-The flow is :func:`apbbf.flows.board.build_board`; a config too large for the board's block RAM is refused
-before any tool runs.
+Usage: ``python scripts/build.py [--board icebreaker|ulx3s-85f] [--config k=4,l=9,...] [--seed N]``
+(``make bitstream``). The flow is :func:`apbbf.flows.board.build_board`; a config too large for the board's block
+RAM is refused before any tool runs. Each build draws a fresh hash seed unless ``--seed`` (or ``seed=`` in
+``--config``) gives one; the seed is printed and recorded in the report and the bitstream (INFO).
 """
 
 import argparse
 import sys
 from pathlib import Path
 
-from apbbf.flows.board import build_board, parse_config, summary
+from apbbf.flows.board import build_board, config_fields, parse_config, summary
 from apbbf.hdl.boards import BOARDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,11 +25,18 @@ def main(argv=None) -> int:
                         help="Config fields that differ from the board's default config, e.g. "
                              "k=4,l=9,segment_blocks=256 (fields: k, l, block_bits, block_hashes, segment_blocks, "
                              "key_width, seed)")
+    parser.add_argument("--seed", type=lambda text: int(text, 0), metavar="N",
+                        help="hash seed, 0..2**64-1 (default: a fresh random one, printed and recorded)")
     parser.add_argument("--build-dir", type=Path, help="where the build goes (default build/<board>)")
     args = parser.parse_args(argv)
     try:
         config = parse_config(args.config, BOARDS[args.board].default_config)
-        report = build_board(args.board, config, build_dir=args.build_dir or ROOT / "build" / args.board)
+        if "seed" in config_fields(args.config):
+            if args.seed is not None and args.seed != config.seed:
+                parser.exit(2, "build: error: --seed and seed= in --config differ\n")
+            args.seed = config.seed
+        report = build_board(args.board, config, build_dir=args.build_dir or ROOT / "build" / args.board,
+                             seed=args.seed)
     except (TypeError, ValueError) as error:
         parser.exit(2, f"build: error: {error}\n")
     print(summary(report))

@@ -6,23 +6,37 @@ import pytest
 from amaranth import Module, Signal, Value
 from amaranth.sim import Simulator
 
-from apbbf.hdl.hash import HashUnit, block_bits_set, block_mask, hash_latency, segment_hash_layout
+from apbbf.hdl.hash import HashUnit, block_bits_set, block_mask, hash_latency, hash_stages, segment_hash_layout
 from apbbf.model import Config, HashSpec
 
+M64 = (1 << 64) - 1
+
 CONFIGS = [Config(2, 3), Config(2, 3, key_width=512, seed=3), Config(3, 8, block_bits=512, block_hashes=8, key_width=8),
-           Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=1)]
-IDS = ["k64", "k512", "k8-B512", "b1-S1"]
+           Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=1),
+           Config(2, 2, block_bits=16, block_hashes=2, segment_blocks=16, key_width=32, seed=0xC0FFEE),
+           Config(1, 2, key_width=33, seed=M64), Config(2, 2, segment_blocks=64, key_width=100, seed=7)]
+IDS = ["k64", "k512", "k8-B512", "b1-S1", "k32", "k33", "k100"]
+#: Latency for each config: fold stages (3 for keys wider than 64 bits) + 4 mixer stages + 2 segment-hash stages.
+LATENCY = {"k64": 6, "k512": 9, "k8-B512": 6, "b1-S1": 6, "k32": 6, "k33": 6, "k100": 9}
+SEED = 51
+
+
+def keys_for(config, rng, n):
+    width = config.key_width
+    return [0, (1 << width) - 1, 1, 1 << (width - 1)] + [rng.getrandbits(width) for _ in range(n)]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
-def test_hash_unit_matches_spec(config):
-    """The hash unit equals HashSpec.segment_hash bit for bit, after its latency, and holds its output while
-    ``en`` is low."""
+def test_hash_unit_matches_spec(config, request):
+    """The hash unit equals HashSpec.segment_hash bit for bit after its latency with ``en`` held high (as the
+    FSM scan drives it), and holds its output while ``en`` is low and the key changes."""
     dut = HashUnit(config)
     spec = HashSpec(config)
-    rng = random.Random(51)
-    keys = [rng.getrandbits(config.key_width) for _ in range(40)] + [0, (1 << config.key_width) - 1]
-    assert dut.latency == hash_latency(config) == (2 if config.key_width > 64 else 1)
+    print(f"seed {SEED}")
+    rng = random.Random(SEED)
+    keys = keys_for(config, rng, 40)
+    assert dut.latency == hash_latency(config) == LATENCY[request.node.callspec.id]
+    assert sum(hash_stages(config).values()) == dut.latency
 
     async def bench(ctx):
         for key in keys:
@@ -30,16 +44,62 @@ def test_hash_unit_matches_spec(config):
             ctx.set(dut.en, 1)
             await ctx.tick().repeat(dut.latency)
             ctx.set(dut.en, 0)
-            ctx.set(dut.key, key ^ 1)                   # a new key with en low changes nothing
-            await ctx.tick()
-            for j in range(config.physical_segments):
-                got = ctx.get(Value.cast(dut.hashes[j]))
-                assert got == spec.segment_hash(j, key), f"segment {j} key {key:#x}"
+            for _ in range(2):
+                ctx.set(dut.key, rng.getrandbits(config.key_width))    # a new key with en low changes nothing
+                await ctx.tick()
+                for j in range(config.physical_segments):
+                    got = ctx.get(Value.cast(dut.hashes[j]))
+                    assert got == spec.segment_hash(j, key), f"segment {j} key {key:#x}"
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=IDS)
+def test_hash_unit_pipelines_with_stalls(config):
+    """A new key every cycle, ``en`` high or low at random (high always, as the parallel scan drives it, in
+    the first half): after the n-th cycle with ``en`` high the output is the hash of the key presented in the
+    (n - latency + 1)-th, for every segment."""
+    dut = HashUnit(config)
+    spec = HashSpec(config)
+    print(f"seed {SEED + 1}")
+    rng = random.Random(SEED + 1)
+    cycles = 80
+
+    async def bench(ctx):
+        sampled = []
+        for cycle in range(cycles):
+            key = rng.getrandbits(config.key_width)
+            en = 1 if cycle < cycles // 2 else rng.random() < 0.6
+            ctx.set(dut.key, key)
+            ctx.set(dut.en, en)
+            await ctx.tick()
+            if en:
+                sampled.append(key)
+                if len(sampled) >= dut.latency:
+                    want = sampled[len(sampled) - dut.latency]
+                    for j in range(config.physical_segments):
+                        got = ctx.get(Value.cast(dut.hashes[j]))
+                        assert got == spec.segment_hash(j, want), f"cycle {cycle} segment {j} key {want:#x}"
+        assert len(sampled) > cycles // 2 + 5
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_hash_stages():
+    """Stages per width: the fold (4 inputs per parity, then 16) 3 for any key wider than 64 bits; the mixer 4;
+    the segment hashes 2."""
+    assert hash_stages(Config(2, 3, key_width=8)) == {"fold": 0, "mix": 4, "segment": 2}
+    assert hash_stages(Config(2, 3, key_width=64)) == {"fold": 0, "mix": 4, "segment": 2}
+    for width in (65, 256, 257, 512):
+        assert hash_stages(Config(2, 3, key_width=width)) == {"fold": 3, "mix": 4, "segment": 2}, width
+    with pytest.raises(TypeError, match="config must be a Config"):
+        hash_stages((2, 3))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)

@@ -3,15 +3,15 @@
 states it:
 
 1. after reset ``base = 0``; after s shifts logical segment i is at physical ``(i - s) mod (k + l + 1)``, and
-   physical position j is hashed with H3 stream ``j + 1``: the first key goes to physical ``k + l, 0, ..., k - 2``
-   with streams ``k + l + 1, 1, ..., k - 1``;
+   physical position j is hashed with H3 stream ``j + 1`` (behind the mixer): the first key goes to physical
+   ``k + l, 0, ..., k - 2`` with streams ``k + l + 1, 1, ..., k - 1``;
 2. the first insert (n = 0) is itself a shift: ``shifts == ceil(n / g)``;
 3. TEST_AND_INSERT answers from the filter before the shift its insert triggers.
 
-The key's bits are computed here from the hashing module's documentation alone (splitmix64 streams, H3
-parities, fields), not with :class:`~apbbf.model.hashing.HashSpec`. The exported core is checked for the same
-facts by the cocotb test ``first_insert_shifts`` (``shifts`` reads 1 after the first insert; the first key's
-bits in physical segments k+l, 0..k-2) and ``shift_on_test_and_insert``.
+The key's bits are computed here from the hashing module's documentation alone (splitmix64 streams, the
+fold, the mixer, H3 parities, fields), not with :class:`~apbbf.model.hashing.HashSpec`. The exported core is
+checked for the same facts by the cocotb test ``first_insert_shifts`` (``shifts`` reads 1 after the first
+insert; the first key's bits in physical segments k+l, 0..k-2) and ``shift_on_test_and_insert``.
 """
 
 import copy
@@ -68,13 +68,35 @@ def _parity(value):
     return bin(value).count("1") & 1
 
 
+_PRESENT_SBOX = [int(c, 16) for c in "C56B90AD3EF84712"]
+
+
+def _mix(config: Config, x: int) -> int:
+    """The mixer: W = 32 bits for keys of up to 32 bits, else 64; round keys K[0..R] from stream -1 truncated
+    to W bits; R rounds of (XOR K[r], PRESENT S-box on every nibble, bit i -> i*W/4 mod (W-1), the top bit
+    fixed); then XOR K[R]."""
+    from apbbf.model.hashing import MIX_ROUNDS
+    width = 32 if config.key_width <= 32 else 64
+    words = _splitmix64((config.seed - 0xD1B54A32D192ED03) & M64)
+    keys = [next(words) & ((1 << width) - 1) for _ in range(MIX_ROUNDS + 1)]
+    for r in range(MIX_ROUNDS):
+        x ^= keys[r]
+        x = sum(_PRESENT_SBOX[x >> (4 * i) & 15] << (4 * i) for i in range(width // 4))
+        x = sum((x >> i & 1) << (width - 1 if i == width - 1 else i * (width // 4) % (width - 1))
+                for i in range(width))
+    return x ^ keys[MIX_ROUNDS]
+
+
 def locate(config: Config, stream: int, key: int) -> tuple[int, int]:
-    """(block index, B-bit mask) of ``key`` hashed with H3 stream ``stream`` (>= 1)."""
+    """(block index, B-bit mask) of ``key`` hashed with H3 stream ``stream`` (>= 1), behind the fold and the
+    mixer."""
     c = config
     if c.key_width > 64:                                        # the fold: stream 0, 64 masks of key_width bits
         key = sum(_parity(key & mask) << r for r, mask in enumerate(_masks(c.seed, 0, 64, c.key_width)))
+    key = _mix(c, key)                                          # the keyed mixer, on W bits
+    width = 32 if c.key_width <= 32 else 64
     value = sum(_parity(key & mask) << r
-                for r, mask in enumerate(_masks(c.seed, stream, c.hash_bits, min(c.key_width, 64))))
+                for r, mask in enumerate(_masks(c.seed, stream, c.hash_bits, width)))
     block = value % c.segment_blocks
     value //= c.segment_blocks
     part = c.block_bits // c.block_hashes

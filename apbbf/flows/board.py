@@ -17,8 +17,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from .. import toolchain
+from ..export import draw_seed
 
-__all__ = ["parse_config", "filter_numbers", "build_board", "summary"]
+__all__ = ["parse_config", "config_fields", "board_config", "filter_numbers", "build_board", "summary"]
 
 
 def parse_config(text: str | None, default):
@@ -45,6 +46,40 @@ def parse_config(text: str | None, default):
         except ValueError:
             raise ValueError(f"config item {name} must be an integer, not {value!r}") from None
     return replace(default, **values)
+
+
+def config_fields(text: str | None) -> set[str]:
+    """The Config fields that ``text`` (as :func:`parse_config` takes it) names, e.g. to know whether it gives
+    a seed."""
+    if not text:
+        return set()
+    return {item.partition("=")[0].strip() for item in text.split(",")}
+
+
+def board_config(board: str, config=None, seed=None) -> tuple:
+    """The Config a build of ``board`` uses: ``config`` (default: the board's ``default_config``) with the hash
+    seed ``seed``, or a fresh one (:func:`apbbf.export.draw_seed`) when ``seed`` is None.
+
+    Returns
+    -------
+    (Config, bool)
+        The Config, and whether its seed was drawn.
+
+    Raises
+    ------
+    ValueError
+        If ``board`` is unknown or ``seed`` is not 0..2**64-1.
+    TypeError
+        If ``config`` is not a Config or ``seed`` not an integer.
+    """
+    from ..hdl.boards import BOARDS
+    from ..model.config import SEEDS, check_config, check_integer
+    if board not in BOARDS:
+        raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
+    config = BOARDS[board].default_config if config is None else check_config(config)
+    drawn = seed is None
+    seed = draw_seed() if drawn else check_integer("seed", seed, SEEDS)
+    return replace(config, seed=seed), drawn
 
 
 def filter_numbers(config) -> dict:
@@ -75,34 +110,43 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def build_board(board: str, config=None, *, build_dir) -> dict:
+def build_board(board: str, config=None, *, build_dir, seed=None) -> dict:
     """Build ``board``'s bitstream for ``config`` and write ``<build_dir>/report.json``.
+
+    The hash seed keys the filter's hash (:mod:`apbbf.model.hashing`): a board gets a fresh one unless ``seed``
+    is given, so that its hash is not the published default (``docs/trust.md``). The seed is recorded in the
+    report (``seed``, and in the filter's config) and in the bitstream, whose INFO reply carries it.
 
     Parameters
     ----------
     board : str
         A key of :data:`apbbf.hdl.boards.BOARDS`.
     config : Config, optional
-        The filter (default: the board top's ``default_config``).
+        The filter (default: the board top's ``default_config``); its ``seed`` is replaced by ``seed``.
     build_dir : str or os.PathLike
         Where Amaranth's build files, the bitstream and the report go.
+    seed : int, optional
+        The hash seed, 0..2**64-1; None (the default) draws a fresh one
+        (:func:`apbbf.export.draw_seed`).
 
     Returns
     -------
     dict
         The report: board, device, bitstream, clock, baud, Fmax per clock, cell counts, utilization, the filter's
-        numbers (:func:`filter_numbers`), build time.
+        numbers (:func:`filter_numbers`), the seed and whether it was drawn, build time.
 
     Raises
     ------
     ValueError
-        If ``board`` is unknown or the filter does not fit the board's device (the board top checks).
+        If ``board`` is unknown, ``seed`` is out of range, or the filter does not fit the board's device (the
+        board top checks).
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``seed`` not an integer.
     amaranth.build.run.BuildError or subprocess.CalledProcessError
         If a tool fails.
     """
     from ..hdl.boards import board_info
+    config, drawn = board_config(board, config, seed)
     toolchain.use_yowasp()
     top_class, platform = board_info(board)
     family = toolchain.family(platform)
@@ -137,6 +181,8 @@ def build_board(board: str, config=None, *, build_dir) -> dict:
         "utilization": {name: {"used": v["used"], "available": v["available"]}
                         for name, v in pnr.get("utilization", {}).items() if v.get("used")},
         "filter": filter_numbers(config),
+        "seed": config.seed,
+        "seed_drawn": drawn,
         "build_seconds": round(seconds, 1),
     }
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -166,4 +212,7 @@ def summary(report: dict) -> str:
     lines.append(f"  filter k={cfg['k']} l={cfg['l']} B={cfg['block_bits']} b={cfg['block_hashes']} "
                  f"blocks={cfg['segment_blocks']} key={cfg['key_width']}: {f['hardware_memory_bits']} bits, "
                  f"window {f['window']}, fp {fp}, {f['bits_per_element']:.1f} bits/element")
+    seed = report.get("seed", cfg["seed"])
+    how = " (drawn for this build; rebuild with --seed to repeat it)" if report.get("seed_drawn") else ""
+    lines.append(f"  hash seed {seed:#018x}{how}")
     return "\n".join(lines)
