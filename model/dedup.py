@@ -275,11 +275,12 @@ class TimedTestAndInsert:
         self._P, self._k, self._g = c.physical_segments, c.k, c.generation
         self._span, self._interval, self._S = c.span, c.shift_interval, c.segment_bits
         self._limit = 1 << (c.time_width - 1)
-        masks = np.array(HashSpec(config).segment_masks, dtype=np.uint64)           # (P, hash_bits)
+        self._hash = HashSpec(config)
+        masks = np.array(self._hash.segment_masks, dtype=np.uint64)                 # (P, hash_bits)
         values = np.arange(256, dtype=np.uint64)[:, None] << (8 * np.arange(8, dtype=np.uint64))[None, :]
         parities = np.bitwise_count(values[:, :, None, None] & masks[None, None, :, :]) & 1
         weights = np.uint64(1) << np.arange(c.hash_bits, dtype=np.uint64)
-        # _tab[p, q, v]: H3 hash in physical segment p of the key whose byte q is v and the others 0
+        # _tab[p, q, v]: H3 hash in physical segment p of the mixed key whose byte q is v and the others 0
         self._tab = np.ascontiguousarray((parities.astype(np.uint64) * weights).sum(axis=3, dtype=np.uint64)
                                          .transpose(2, 1, 0))
         self.n = self.shifts = self.overflows = self.expired = self.restarts = 0
@@ -385,6 +386,7 @@ class TimedTestAndInsert:
         """Bit positions of each key in each physical segment, (n, P, b) int64."""
         c = self._config
         hashes = np.zeros((len(keys), self._P), dtype=np.uint64)
+        keys = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
         for q in range(8):
             byte = ((keys >> np.uint64(8 * q)) & np.uint64(0xFF)).astype(np.intp)
             hashes ^= self._tab[:, q, :][:, byte].T
