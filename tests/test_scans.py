@@ -7,7 +7,7 @@ from amaranth.sim import Simulator
 from apbbf.hdl import APBBF
 from apbbf.hdl.hash import hash_latency
 from apbbf.hdl.scan_fsm import FSMScan
-from apbbf.hdl.scan_parallel import ParallelScan
+from apbbf.hdl.scan_parallel import ParallelScan, queue_depth
 from apbbf.model import APBBF as Model, Config, Op
 
 CONFIG = Config(2, 3, segment_blocks=4)
@@ -20,10 +20,10 @@ async def _wait_ready(ctx, dut):
 
 def test_parallel_fills_its_response_queue_and_loses_nothing():
     """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
-    (``latency + 8``) plus the one its A stage holds without a credit, then holds ``cmd.ready`` low; released,
-    it answers all of them, in order, as the model."""
+    (:func:`~apbbf.hdl.scan_parallel.queue_depth`) plus the one its A stage holds without a credit, then holds
+    ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
     dut = APBBF(CONFIG, scan="parallel")
-    depth = hash_latency(CONFIG) + 8 + 1
+    depth = queue_depth(CONFIG) + 1
     commands = [(Op.TEST_AND_INSERT, key % 5) for key in range(3 * depth)]
     want, _ = Model(CONFIG).run([op for op, _ in commands], [key for _, key in commands])
 
