@@ -47,8 +47,8 @@ class CircularBuffer(wiring.Component):
     A command *enters* (its op and time are registered) and is later *decided*: its stale flags, restart,
     shift, retirements and insert are applied. Between the two the outputs describe it: which segments its
     query may match (``fresh``), which its insert writes (``targets``), which it retires (``retire``). A scan
-    decides a command once its segments are known to be clean (``wait`` low); in a pipeline the next command
-    enters in the cycle the previous one is decided.
+    decides a command once its segments are known to be clean (``wait`` low); the next command enters in the
+    cycle the previous one is decided (in a pipeline), or later, never before.
 
     After reset ``base`` is 0, the k + l segments at positions 0..k+l-1 are live, and the first insert shifts
     (``shifts`` reads 1 after it), so the first key lands in logical segment 0 = physical position
@@ -116,7 +116,9 @@ class CircularBuffer(wiring.Component):
         # register per segment, and when the command enters, not when it is decided: so the carry chains
         # run from the command's time into registers, not around the decision loop. A command that enters
         # while the previous one is decided compares against the deadlines that one is about to write too,
-        # and takes whichever applies.
+        # and takes whichever applies. (A command only enters in the cycle its predecessor is decided, or
+        # later: so "the predecessor is decided now" is "it is still undecided", a register, and the choice
+        # does not wait for the decision.)
         #
         # The decision loop (state -> shift, wait -> decide -> state) runs once per command and cannot be
         # pipelined, so what it tests is kept ready in registers: "the generation is full" (fill == g) and "the
@@ -134,16 +136,19 @@ class CircularBuffer(wiring.Component):
         live = Signal(P, init=_run(P, 0, k + l))
         dirty = Signal(P)                                        # retired, not yet cleared
         fill = Signal(range(g + 1), init=g)                      # inserts since the last shift
+        undecided = Signal()                                     # a command entered and is not decided yet
         full = Signal(init=1)                                    # fill == g
         below_dirty = Signal()                                   # (dirty & below).any()
+        with m.If(self.decide):
+            m.d.sync += undecided.eq(0)
         with m.If(self.enter):
-            m.d.sync += op.eq(self.enter_op)
+            m.d.sync += [op.eq(self.enter_op), undecided.eq(1)]
 
         inserting = inserts(op)        # not QUERY, nor the reserved op 3
         below = base_one.rotate_right(1)                         # logical P-1: the next logical 0
         if c.timed:
             stale_now, shift_due, started, newest_stale = self._elaborate_time(m, op, live, newest, newest_next,
-                                                                               below)
+                                                                               below, undecided)
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
         m.d.comb += [self.restart.eq(inserting & started & newest_stale),
@@ -192,7 +197,7 @@ class CircularBuffer(wiring.Component):
                              newest_next.eq(newest_next.rotate_right(1)), arc.eq(arc.rotate_right(1))]
         return m
 
-    def _elaborate_time(self, m, op, live, newest, newest_next, below):
+    def _elaborate_time(self, m, op, live, newest, newest_next, below, undecided):
         """The per-segment deadlines and stale flags of a time-bounded window; returns (stale_now, shift_due,
         started, newest_stale) for the command that entered last, ``newest_stale`` being ``stale_now`` at base.
 
@@ -223,14 +228,15 @@ class CircularBuffer(wiring.Component):
             m.d.sync += [next_deadline.eq(self.enter_time + c.span + 1),
                          next_shift_deadline.eq(self.enter_time + c.shift_interval)]
 
-        # What the command being decided now writes (see the comment in elaborate).
-        writes = Mux(self.decide & inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
+        # What the command that entered last writes when it is decided; when another enters, it is decided now
+        # if it is still undecided (see the comment in elaborate).
+        writes = Mux(inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
         with m.If(self.enter):
-            m.d.sync += [expired[j].eq(Mux(writes[j], reached(self.enter_time, next_deadline),
+            m.d.sync += [expired[j].eq(Mux(undecided & writes[j], reached(self.enter_time, next_deadline),
                                            reached(self.enter_time, deadline[j]))) for j in range(P)]
-            m.d.sync += shift_due.eq(Mux(self.decide & self.shift, reached(self.enter_time, next_shift_deadline),
+            m.d.sync += shift_due.eq(Mux(undecided & self.shift, reached(self.enter_time, next_shift_deadline),
                                          reached(self.enter_time, shift_deadline)))
-            m.d.sync += base_expired.eq(Mux(self.decide & inserting, reached(self.enter_time, next_deadline),
+            m.d.sync += base_expired.eq(Mux(undecided & inserting, reached(self.enter_time, next_deadline),
                                             reached(self.enter_time, last_deadline)))
 
         stale_now = Signal(P)

@@ -12,14 +12,15 @@ from .types import Op, asks
 
 __all__ = ["ParallelScan", "response_latency", "queue_depth"]
 
-#: Stages from the first read-data stage M to the response: M (merge), W (write, pick), D (match), E (respond).
-_AFTER_READ = 4
+#: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
+#: F (respond).
+_AFTER_READ = 5
 
 
 def response_latency(config: Config) -> int:
     """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
     wait in A: A 1, hash ``latency`` (the last stage reads), the rest of the read ``READ_LATENCY - 1``, M, W, D,
-    E, then the response queue 2 (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
+    E, F, then the response queue 2 (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
     return 1 + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
 
 
@@ -35,9 +36,9 @@ class ParallelScan(wiring.Component):
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
     Stages: accept → A: key register, the circular buffer decides → hash (``latency``; its last stage R reads
-    all segments) → F: the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
+    all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
     now (read data and the writes the read missed) → W: write the blocks back, pick the key's bits → D: match
-    bits → E: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
+    bits → E: k consecutive matches → F: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
     does not wait in A) and waits in a :class:`~apbbf.hdl.response.ResponseQueue` of :func:`queue_depth` for
     ``rsp.ready``.
 
@@ -82,10 +83,11 @@ class ParallelScan(wiring.Component):
         # One LUT level or two per stage. The read in R misses the writes W makes in the cycles from R to the
         # command's own M (the read's address edge and the READ_LATENCY cycles after it), so M ORs the blocks
         # the commands ahead write (the one in W now, and READ_LATENCY cycles of history) into the read data,
-        # where the address matches (compared a stage earlier, in F). Writes only ever set bits and a written
+        # where the address matches (compared a stage earlier). Writes only ever set bits and a written
         # block holds everything earlier, so this is exact whatever the RAM returns on a read-during-write.
         # W writes the merged block with the key's bits back and, beside it, picks the key's b bits from the
-        # block as it was (one multiplexer per part, registered); D ANDs them into match bits, E finds the run.
+        # block as it was (one multiplexer per part, registered); D ANDs them into match bits, E finds the run,
+        # F hands the answer to the response queue.
         # Clearing is the exception; it never meets a command: a command that shifts is held in A until the
         # segment it shifts into is clean, and a retired segment is only cleared once the commands ahead of the
         # one that retired it are through W.
@@ -125,13 +127,14 @@ class ParallelScan(wiring.Component):
         key = Mux(took, key_in, key_held)
         m.d.sync += [key_in.eq(self.cmd.payload.key), key_held.eq(key), took.eq(self.cmd.valid & self.cmd.ready)]
         hashing = [stage(f"h{n}", targets=P, fresh=P, retire=P) for n in range(1, latency + 1)]
-        fetching = [stage(f"f{n}", targets=P, fresh=P, retire=P, hashes=hashes_layout)
+        fetching = [stage(f"rd{n}", targets=P, fresh=P, retire=P, hashes=hashes_layout)
                     for n in range(1, READ_LATENCY)]
         ms = stage("m", targets=P, fresh=P, retire=P, hashes=hashes_layout)
         ws = stage("w", targets=P, fresh=P, retire=P, hashes=hashes_layout, view=blocks_layout,
                    block=blocks_layout)
         ds = stage("d", fresh=P, picks=data.ArrayLayout(c.block_hashes, P))
         es = stage("e", match=P)
+        fs = stage("f", hit=1)
         writing = [*hashing, *fetching, ms, ws]
         ahead = Cat(*(s["valid"] for s in writing)).any()
         cleared = Signal()                                  # the restart's clearing has been started
@@ -183,9 +186,10 @@ class ParallelScan(wiring.Component):
         for age, entry in enumerate(history):
             source = current if age == 0 else history[age - 1]
             m.d.sync += [entry[n].eq(source[n]) for n in range(3)]
-        # The command n ahead of the one in F is, a cycle later, n ahead of it in M: the comparisons are made in F
-        # against where those commands are now (M, W, then the history one cycle younger than in M).
-        fs = fetching[-1]
+        # The command n ahead of the one in the last read stage is, a cycle later, n ahead of it in M: the
+        # comparisons are made there against where those commands are now (M, W, then the history one cycle
+        # younger than in M), and registered.
+        ft = fetching[-1]
         m_index = Cat(*(ms["hashes"][j].index for j in range(P)))
         ahead_now = [(ms["targets"], m_index), (ws["targets"], w_index)] + \
                     [(en, addr.as_value()) for en, addr, _ in history[:READ_LATENCY - 1]]
@@ -194,7 +198,7 @@ class ParallelScan(wiring.Component):
         for n, (enable, indices) in enumerate(ahead_now):
             for j in range(P):
                 index = indices[j * width:(j + 1) * width]
-                m.d.sync += same[n][j].eq(enable[j] & (fs["hashes"][j].index == index))
+                m.d.sync += same[n][j].eq(enable[j] & (ft["hashes"][j].index == index))
 
         # M: each block as it is now (read data | the writes it missed), and the block to write back (| the key's
         # bits).
@@ -224,6 +228,9 @@ class ParallelScan(wiring.Component):
         # E: k consecutive matches among the fresh segments (Algorithm 1's answer): the run cannot wrap
         # through the free positions below base, which are never fresh.
         runs = Cat(*(Cat(*(es["match"][(s + i) % P] for i in range(k))).all() for s in range(P)))
-        m.d.comb += [responses.i.valid.eq(es["valid"]), responses.i.payload.op.eq(es["op"]),
-                     responses.i.payload.hit.eq(runs.any() & asks(es["op"]))]
+        m.d.sync += [fs["valid"].eq(es["valid"]), fs["op"].eq(es["op"]), fs["hit"].eq(runs.any() & asks(es["op"]))]
+
+        # F: the answer goes to the response queue.
+        m.d.comb += [responses.i.valid.eq(fs["valid"]), responses.i.payload.op.eq(fs["op"]),
+                     responses.i.payload.hit.eq(fs["hit"])]
         return m

@@ -151,44 +151,57 @@ class Segments(wiring.Component):
         P = c.physical_segments
         access = self.access
         m = Module()
-        clear_addr = Signal(range(c.segment_blocks))
+        S = c.segment_blocks
         clear_all = Signal(init=1)                               # reset clears every memory first
         clearing = Signal(P)                                     # the pass running now
+        idle = Signal(init=1)                                    # clearing == 0
         pending = Signal(P)                                      # retired during the pass: the next one
         # Which memories are zeroed in this cycle: Mux(clear_all, every one, clearing), kept in one register per
         # memory, so that each memory's write multiplexers hang on their own flip-flop, near them.
         zeroing = Signal(P, init=(1 << P) - 1)
         clear_all_next, clearing_next = Signal(), Signal(P)
-        last = clear_addr == c.segment_blocks - 1
+        # A pass lasts S cycles (``count``, ``last``: the pass's final cycle, a register); each memory zeroes the
+        # block its own counter names, and the counter advances while the memory is zeroed: any S cycles in a row
+        # name every block once, wherever the counter starts.
+        count = Signal(range(S))
+        last = Signal(init=S == 1)
+        restart_count = Signal()
         m.d.comb += access.ready.eq(~clear_all)
         for j in range(P):
             m.submodules[f"segment{j}"] = ram = block_ram_for(platform, c.segment_blocks, c.block_bits)
+            position = Signal(range(S), name=f"zero_addr{j}")
+            with m.If(zeroing[j]):
+                m.d.sync += position.eq(position + 1)
             m.d.comb += [ram.read_addr.eq(access.read_addr[j]), ram.read_en.eq(access.read_en),
                          access.read_data[j].eq(ram.read_data)]
             with m.If(zeroing[j]):
-                m.d.comb += [ram.write_addr.eq(clear_addr), ram.write_data.eq(0), ram.write_en.eq(1)]
+                m.d.comb += [ram.write_addr.eq(position), ram.write_data.eq(0), ram.write_en.eq(1)]
             with m.Else():
                 m.d.comb += [ram.write_addr.eq(access.write_addr[j]), ram.write_data.eq(access.write_data[j]),
                              ram.write_en.eq(access.write_en[j])]
 
         m.d.sync += access.cleaned.eq(Mux(last, zeroing, 0))
         with m.If(zeroing.any()):
-            m.d.sync += clear_addr.eq(clear_addr + 1)
+            m.d.sync += count.eq(count + 1)
+            if S > 1:
+                m.d.sync += last.eq(count == S - 2)
         m.d.comb += [clear_all_next.eq(clear_all), clearing_next.eq(clearing)]
         with m.If(access.clear):
-            m.d.comb += [clear_all_next.eq(1), clearing_next.eq(0)]
-            m.d.sync += [clear_addr.eq(0), pending.eq(0)]
+            m.d.comb += [clear_all_next.eq(1), clearing_next.eq(0), restart_count.eq(1)]
+            m.d.sync += pending.eq(0)
         with m.Elif(clear_all):
             with m.If(last):
                 m.d.comb += clear_all_next.eq(0)
-        with m.Elif((clearing == 0) | last):
+        with m.Elif(idle | last):
             # Start a pass with everything retired so far (a segment retired in this cycle starts at once).
             m.d.comb += clearing_next.eq(pending | access.retire)
             m.d.sync += pending.eq(0)
-            with m.If((clearing == 0) & (pending == 0)):
-                m.d.sync += clear_addr.eq(0)
+            with m.If(idle & (pending == 0)):
+                m.d.comb += restart_count.eq(1)
         with m.Else():
             m.d.sync += pending.eq(pending | access.retire)
-        m.d.sync += [clear_all.eq(clear_all_next), clearing.eq(clearing_next),
+        with m.If(restart_count):
+            m.d.sync += [count.eq(0), last.eq(S == 1)]
+        m.d.sync += [clear_all.eq(clear_all_next), clearing.eq(clearing_next), idle.eq(clearing_next == 0),
                      zeroing.eq(Mux(clear_all_next, (1 << P) - 1, clearing_next))]
         return m
