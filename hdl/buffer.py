@@ -47,8 +47,8 @@ class CircularBuffer(wiring.Component):
     A command *enters* (its op and time are registered) and is later *decided*: its stale flags, restart,
     shift, retirements and insert are applied. Between the two the outputs describe it: which segments its
     query may match (``fresh``), which its insert writes (``targets``), which it retires (``retire``). A scan
-    decides a command once its segments are known to be clean (``wait`` low); in a pipeline the next command
-    enters in the cycle the previous one is decided.
+    decides a command once its segments are known to be clean (``wait`` low); the next command enters in the
+    cycle the previous one is decided (in a pipeline), or later, never before.
 
     After reset ``base`` is 0, the k + l segments at positions 0..k+l-1 are live (only k with a span), and the first insert shifts
     (``shifts`` reads 1 after it), so the first key lands in logical segment 0 = physical position
@@ -82,10 +82,10 @@ class CircularBuffer(wiring.Component):
     wait : Out(1)
         The command shifts into a segment that is not clean yet: it must not be decided.
     inserts, shifts : Out(32)
-        Inserts and shifts since reset (wrap).
+        Inserts and shifts since reset (wrap), counted the cycle after each decision.
     overflows, expired : Out(32)
         (Time-bounded window.) Segments retired early because the pool was full, and segments retired because
-        they expired (a restart counts every live segment).
+        they expired (a restart counts every live segment), counted the cycle after each decision.
     enter_time : In(time_width)
         (Time-bounded window.) The entering command's time.
 
@@ -116,7 +116,14 @@ class CircularBuffer(wiring.Component):
         # register per segment, and when the command enters, not when it is decided: so the carry chains
         # run from the command's time into registers, not around the decision loop. A command that enters
         # while the previous one is decided compares against the deadlines that one is about to write too,
-        # and takes whichever applies.
+        # and takes whichever applies. (A command only enters in the cycle its predecessor is decided, or
+        # later: so "the predecessor is decided now" is "it is still undecided", a register, and the choice
+        # does not wait for the decision.)
+        #
+        # The decision loop (state -> shift, wait -> decide -> state) runs once per command and cannot be
+        # pipelined, so what it tests is kept ready in registers: "the generation is full" (fill == g) and "the
+        # position the next shift takes is not clean" ((dirty & below).any()), each updated from the two
+        # candidates the decision picks between.
         c = self._config
         k, l, P, g = c.k, c.l, c.physical_segments, c.generation
         m = Module()
@@ -130,20 +137,26 @@ class CircularBuffer(wiring.Component):
         live = Signal(P, init=_run(P, 0, k if c.timed else k + l))
         dirty = Signal(P)                                        # retired, not yet cleared
         fill = Signal(range(g + 1), init=g)                      # inserts since the last shift
+        undecided = Signal()                                     # a command entered and is not decided yet
+        full = Signal(init=1)                                    # fill == g
+        below_dirty = Signal()                                   # (dirty & below).any()
+        with m.If(self.decide):
+            m.d.sync += undecided.eq(0)
         with m.If(self.enter):
-            m.d.sync += op.eq(self.enter_op)
+            m.d.sync += [op.eq(self.enter_op), undecided.eq(1)]
 
         inserting = inserts(op)        # not QUERY, nor the reserved op 3
         below = base_one.rotate_right(1)                         # logical P-1: the next logical 0
         if c.timed:
-            stale_now, shift_due, started = self._elaborate_time(m, op, live, newest, newest_next, below)
+            stale_now, shift_due, started, newest_stale = self._elaborate_time(m, op, live, newest, newest_next,
+                                                                               below, undecided)
         else:
-            stale_now, shift_due, started = Const(0, P), Const(0), Const(1)
-        m.d.comb += [self.restart.eq(inserting & started & (stale_now & base_one).any()),
-                     self.shift.eq(inserting & (self.restart | ~started | (fill == g) | shift_due)),
+            stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
+        m.d.comb += [self.restart.eq(inserting & started & newest_stale),
+                     self.shift.eq(inserting & (self.restart | ~started | full | shift_due)),
                      self.fresh.eq(live & ~stale_now),
                      self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0)),
-                     self.wait.eq(self.shift & ~self.restart & (dirty & below).any())]
+                     self.wait.eq(self.shift & ~self.restart & below_dirty)]
 
         # A shift: retire the stale segments; if only the position below base is then free, retire the
         # oldest too (in count mode always: the spare of paper 000's k + l segments); take the position below.
@@ -155,26 +168,43 @@ class CircularBuffer(wiring.Component):
         retire = retire_stale | Mux(overflow, oldest, 0)
         m.d.comb += self.retire.eq(Mux(self.shift & ~self.restart, retire, 0))   # a restart has cleared all
 
-        m.d.sync += dirty.eq(dirty & ~self.cleaned)
+        kept = dirty & ~self.cleaned
+        m.d.sync += [dirty.eq(kept), below_dirty.eq((kept & below).any())]
+        # The counters count a cycle after the decision, from registered pulses: off the decision loop.
+        counted_insert, counted_shift = Signal(), Signal()
+        m.d.sync += [counted_insert.eq(self.decide & inserting), counted_shift.eq(self.decide & self.shift)]
+        with m.If(counted_insert):
+            m.d.sync += self.inserts.eq(self.inserts + 1)
+        with m.If(counted_shift):
+            m.d.sync += self.shifts.eq(self.shifts + 1)
+        if c.timed:
+            counted_overflow, counted_restart = Signal(), Signal()
+            counted_live, counted_stale = Signal(P), Signal(P)
+            m.d.sync += [counted_overflow.eq(self.decide & self.shift & overflow),
+                         counted_restart.eq(self.restart), counted_live.eq(live), counted_stale.eq(retire_stale)]
+            m.d.sync += self.overflows.eq(self.overflows + counted_overflow)
+            with m.If(counted_shift):
+                m.d.sync += self.expired.eq(self.expired + Mux(counted_restart, _popcount(counted_live),
+                                                               _popcount(counted_stale)))
         with m.If(self.decide):
             with m.If(inserting):
-                m.d.sync += [fill.eq(Mux(self.shift, 1, fill + 1)), self.inserts.eq(self.inserts + 1)]
+                m.d.sync += [fill.eq(Mux(self.shift, 1, fill + 1)), full.eq(Mux(self.shift, g == 1, fill == g - 1))]
             with m.If(self.shift):
                 m.d.sync += [live.eq((live_kept & ~Mux(overflow, oldest, 0)) | below),
-                             dirty.eq(Mux(self.restart, 0, (dirty & ~self.cleaned) | retire)),
+                             dirty.eq(Mux(self.restart, 0, kept | retire)),
+                             below_dirty.eq(~self.restart & ((kept | retire) & below.rotate_right(1)).any()),
                              self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
                              base_one.eq(below), newest.eq(newest_next),
-                             newest_next.eq(newest_next.rotate_right(1)), arc.eq(arc.rotate_right(1)),
-                             self.shifts.eq(self.shifts + 1)]
-                if c.timed:
-                    m.d.sync += [self.overflows.eq(self.overflows + overflow),
-                                 self.expired.eq(self.expired + Mux(self.restart, _popcount(live),
-                                                                    _popcount(retire_stale)))]
+                             newest_next.eq(newest_next.rotate_right(1)), arc.eq(arc.rotate_right(1))]
         return m
 
-    def _elaborate_time(self, m, op, live, newest, newest_next, below):
+    def _elaborate_time(self, m, op, live, newest, newest_next, below, undecided):
         """The per-segment deadlines and stale flags of a time-bounded window; returns (stale_now, shift_due,
-        started) for the command that entered last."""
+        started, newest_stale) for the command that entered last, ``newest_stale`` being ``stale_now`` at base.
+
+        The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
+        insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
+        the one compare of the entering time with the last insert's deadline, and its stale flag."""
         c = self._config
         P, w = c.physical_segments, c.time_width
         inserting = inserts(op)        # not QUERY, nor the reserved op 3
@@ -192,31 +222,41 @@ class CircularBuffer(wiring.Component):
         next_shift_deadline = Signal(w)
         expired = Signal(P)                                               # now >= deadline_j
         shift_due = Signal()
+        last_deadline = Signal(w)                                         # the last insert's: deadline at base
+        base_expired = Signal()                                           # expired at base
+        base_stale = Signal()                                             # stale at base
         with m.If(self.enter):
             m.d.sync += [next_deadline.eq(self.enter_time + c.span + 1),
                          next_shift_deadline.eq(self.enter_time + c.shift_interval)]
 
-        # What the command being decided now writes (see the comment in elaborate).
-        writes = Mux(self.decide & inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
+        # What the command that entered last writes when it is decided; when another enters, it is decided now
+        # if it is still undecided (see the comment in elaborate).
+        writes = Mux(inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
         with m.If(self.enter):
-            m.d.sync += [expired[j].eq(Mux(writes[j], reached(self.enter_time, next_deadline),
+            m.d.sync += [expired[j].eq(Mux(undecided & writes[j], reached(self.enter_time, next_deadline),
                                            reached(self.enter_time, deadline[j]))) for j in range(P)]
-            m.d.sync += shift_due.eq(Mux(self.decide & self.shift, reached(self.enter_time, next_shift_deadline),
+            m.d.sync += shift_due.eq(Mux(undecided & self.shift, reached(self.enter_time, next_shift_deadline),
                                          reached(self.enter_time, shift_deadline)))
+            m.d.sync += base_expired.eq(Mux(undecided & inserting, reached(self.enter_time, next_deadline),
+                                            reached(self.enter_time, last_deadline)))
 
         stale_now = Signal(P)
-        m.d.comb += stale_now.eq(stale | (Mux(started, live & expired, 0)))
+        newest_stale = Signal()
+        m.d.comb += [stale_now.eq(stale | (Mux(started, live & expired, 0))),
+                     newest_stale.eq(base_stale | (started & base_expired))]
         with m.If(self.decide):
-            m.d.sync += stale.eq(stale_now)
+            # A position becomes stale only while live, and a retired one is no longer stale: the position a
+            # shift makes base (the free one below) is never stale.
+            m.d.sync += [stale.eq(stale_now), base_stale.eq(Mux(self.shift, 0, newest_stale))]
             with m.If(inserting):
-                m.d.sync += started.eq(1)
+                m.d.sync += [started.eq(1), last_deadline.eq(next_deadline)]
                 for j in range(P):
                     with m.If(writes[j]):
                         m.d.sync += deadline[j].eq(next_deadline)
             with m.If(self.shift):
                 m.d.sync += [shift_deadline.eq(next_shift_deadline),
                              stale.eq(Mux(self.restart, 0, stale_now & ~self.retire))]
-        return stale_now, shift_due, started
+        return stale_now, shift_due, started, newest_stale
 
 
 def _popcount(value):

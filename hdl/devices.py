@@ -3,9 +3,13 @@
 The table is keyed by the device string of an Amaranth platform (``platform.device``, e.g.
 ``ICEBreakerPlatform.device == "iCE40UP5K"``, ``ULX3S_85F_Platform.device == "LFE5U-85F"``), so that a flow that
 knows its platform finds its memory without naming the device again. Only block RAM the filter's segments can
-use is counted: a segment is ``segment_blocks`` words of ``block_bits`` bits, built from RAMs of 16 data bits
-per word, so the ECP5's ninth bit per byte (DP16KD 1024 x 18) and the iCE40UP5K's single-port SPRAM (which
-cannot read and write a segment in one cycle) do not count.
+use is counted: a segment is ``segment_blocks`` words of ``block_bits`` bits (a power of two), so the ECP5's
+ninth bit per byte (DP16KD 1024 x 18) and the iCE40UP5K's single-port SPRAM (which cannot read and write a
+segment in one cycle) do not count.
+
+Every segment is its own memory (its own addresses), so it takes whole block RAMs: a segment is tiled with the
+primitive's data widths and depths (:meth:`BlockRAM.tile`), and the device must hold ``k + l + 1`` such tilings.
+A segment smaller than one block RAM still takes one.
 
 The check belongs where a device is known (board tops, Fmax and benchmark runs), not to the core: a Verilog
 export for another vendor's FPGA may be as large as that FPGA allows.
@@ -17,7 +21,62 @@ from dataclasses import dataclass
 
 from ..model.config import check_config, check_integer
 
-__all__ = ["BlockRAM", "BLOCK_RAM", "block_ram", "check_memory"]
+__all__ = ["Tiling", "tile", "BlockRAM", "DP16KD_SHAPES", "SB_RAM40_4K_SHAPES", "BLOCK_RAM", "block_ram",
+           "check_memory"]
+
+#: The DP16KD's configurations as a segment uses them: (data bits per word, words). The 36-bit pseudo dual
+#: port mode (PDPW16KD) and the 18- and 9-bit modes hold 32, 16 and 8 power-of-two data bits per word; every
+#: mode holds 16 Kbit of data (Lattice TN1264, ECP5 and ECP5-5G Memory Usage Guide).
+DP16KD_SHAPES = ((32, 512), (16, 1024), (8, 2048), (4, 4096), (2, 8192), (1, 16384))
+#: The SB_RAM40_4K's configurations (READ_MODE/WRITE_MODE 0..3): 256 x 16, 512 x 8, 1024 x 4, 2048 x 2
+#: (Lattice iCE40 UltraPlus Family Data Sheet, FPGA-DS-02008, sysMEM Embedded Block RAM).
+SB_RAM40_4K_SHAPES = ((16, 256), (8, 512), (4, 1024), (2, 2048))
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How one memory of ``depth`` x ``width`` is built from block RAMs of one configuration.
+
+    Attributes
+    ----------
+    word_bits, words : int
+        The configuration of each block RAM: data bits per word, words.
+    columns : int
+        Block RAMs side by side (``width / word_bits``, rounded up).
+    rows : int
+        Block RAMs stacked in depth (``depth / words``, rounded up), selected by the high address bits.
+    """
+
+    word_bits: int
+    words: int
+    columns: int
+    rows: int
+
+    @property
+    def blocks(self) -> int:
+        """Block RAMs of the tiling, ``columns * rows``."""
+        return self.columns * self.rows
+
+
+def tile(shapes, depth: int, width: int) -> Tiling:
+    """The :class:`Tiling` of a memory of ``depth`` words of ``width`` bits with block RAMs of the given
+    ``shapes`` ((data bits per word, words) pairs) that takes the fewest block RAMs; of those, the one with the
+    fewest rows (no read multiplexer when one row will do), then the fewest unused bits per row, then the widest
+    words.
+
+    Raises
+    ------
+    TypeError
+        If ``depth`` or ``width`` is not an integer.
+    ValueError
+        If either is below 1, or ``shapes`` is empty.
+    """
+    check_integer("depth", depth, range(1, 1 << 40))
+    check_integer("width", width, range(1, 1 << 40))
+    if not shapes:
+        raise ValueError("shapes must name at least one block RAM configuration")
+    tilings = [Tiling(bits, words, -(-width // bits), -(-depth // words)) for bits, words in shapes]
+    return min(tilings, key=lambda t: (t.blocks, t.rows, t.columns * t.word_bits - width, -t.word_bits))
 
 
 @dataclass(frozen=True)
@@ -33,9 +92,16 @@ class BlockRAM:
     count : int
         Block RAMs on the device.
     data_bits : int
-        Bits of one block RAM that hold filter data (16-bit words).
+        Bits of one block RAM that hold filter data.
     source : str
         Where the numbers come from.
+    shapes : tuple of (int, int)
+        The configurations a segment can use, (data bits per word, words), each ``data_bits`` in all.
+    probe_configuration : str
+        How the benchmark's block RAM probe configures one block RAM (:class:`apbbf.flows.designs.BlockRAMProbe`).
+    rated : str
+        The vendor's rated maximum clock of the block RAM in that configuration at the device's speed grade, with
+        its source; empty where it is not recorded here.
     """
 
     device: str
@@ -43,6 +109,9 @@ class BlockRAM:
     count: int
     data_bits: int
     source: str
+    shapes: tuple = ()
+    probe_configuration: str = ""
+    rated: str = ""
 
     @property
     def capacity_bits(self) -> int:
@@ -62,15 +131,39 @@ class BlockRAM:
         check_integer("bits", bits, range(0, 1 << 63))
         return -(-bits // self.data_bits)
 
+    def tile(self, depth: int, width: int) -> Tiling:
+        """The :class:`Tiling` of a memory of ``depth`` x ``width`` with this device's block RAMs (:func:`tile`).
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :func:`tile`.
+        """
+        return tile(self.shapes, depth, width)
+
+    def blocks_for_config(self, config) -> int:
+        """Block RAMs the segments of ``config`` take: ``physical_segments`` tilings of
+        ``segment_blocks`` x ``block_bits`` (:meth:`tile`).
+
+        Raises
+        ------
+        TypeError
+            If ``config`` is not a Config.
+        """
+        check_config(config)
+        return config.physical_segments * self.tile(config.segment_blocks, config.block_bits).blocks
+
 
 #: Block RAM per device, keyed by the Amaranth platform's ``device`` string.
 BLOCK_RAM = {ram.device: ram for ram in (
     BlockRAM("iCE40UP5K", "SB_RAM40_4K", 30, 4096,
              "Lattice iCE40 UltraPlus Family Data Sheet (FPGA-DS-02008), Table 1.1: 30 sysMEM EBR of 4 kbit "
-             "(120 kbit), 256 x 16 at most 16 bits wide"),
+             "(120 kbit), 256 x 16 at most 16 bits wide", SB_RAM40_4K_SHAPES,
+             probe_configuration="SB_RAM40_4K instance, READ_MODE/WRITE_MODE 0, read data registered in the fabric"),
     BlockRAM("LFE5U-85F", "DP16KD", 208, 16 * 1024,
              "Lattice ECP5 and ECP5-5G Family Data Sheet (FPGA-DS-02012), Table 1.1: 208 sysMEM EBR of 18 kbit "
-             "(3744 kbit); DP16KD 1024 x 18, of which the filter's 16-bit words use 16 x 1024"),
+             "(3744 kbit); DP16KD 1024 x 18 or 512 x 36, of which the filter's power-of-two words use 16 kbit",
+             DP16KD_SHAPES, probe_configuration="DP16KD instance, 18-bit ports, REGMODE OUTREG"),
 )}
 
 
@@ -92,7 +185,8 @@ def block_ram(device: str) -> BlockRAM:
 
 
 def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for: str = "other logic") -> BlockRAM:
-    """Check that ``config``'s segments (spare included) fit ``device``'s block RAM.
+    """Check that ``config``'s segments (spare included) fit ``device``'s block RAM, each segment in whole block
+    RAMs (:meth:`BlockRAM.blocks_for_config`).
 
     Parameters
     ----------
@@ -120,13 +214,15 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
     check_config(config)
     ram = block_ram(device)
     check_integer("reserved_blocks", reserved_blocks, range(0, ram.count + 1))
-    available = (ram.count - reserved_blocks) * ram.data_bits
-    needed = config.hardware_memory_bits
+    available = ram.count - reserved_blocks
+    needed = ram.blocks_for_config(config)
     if needed > available:
         reserved = f", less {reserved_blocks} for {reserved_for}" if reserved_blocks else ""
+        tiling = ram.tile(config.segment_blocks, config.block_bits)
         raise ValueError(
-            f"config needs {needed} bits of block RAM ({config.physical_segments} segments, spare included, of "
-            f"{config.segment_blocks} blocks x {config.block_bits} bits), more than the {ram.device} has for it: "
-            f"{available} bits ({ram.count} {ram.cell} x {ram.data_bits} bits = {ram.capacity_bits}{reserved}); "
+            f"config needs {needed} {ram.cell} ({config.physical_segments} segments, spare included, of "
+            f"{config.segment_blocks} blocks x {config.block_bits} bits, {tiling.blocks} {ram.cell} of "
+            f"{tiling.words} x {tiling.word_bits} each), more than the {ram.device} has for it: {available} "
+            f"({ram.count} {ram.cell} x {ram.data_bits} bits = {ram.capacity_bits}{reserved}); "
             f"reduce segment_blocks, block_bits, k or l")
     return ram

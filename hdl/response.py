@@ -1,7 +1,7 @@
 """The response queue of a pipelined scan: responses wait here for ``rsp.ready``, and a command is only
 accepted when its response is sure to find room."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -59,11 +59,19 @@ class ResponseQueue(wiring.Component):
         return self._depth
 
     def elaborate(self, platform):
+        # ``available`` is a register (whether the next credit count is above zero), not a compare of the
+        # count, and ``reserve`` only picks between the next counts computed without it: ``reserve`` comes from
+        # the scan's decision to let a command go, the one loop that cannot be pipelined.
         m = Module()
         m.submodules.fifo = queue = fifo.SyncFIFOBuffered(width=response_layout().size, depth=self._depth)
         wiring.connect(m, wiring.flipped(self.i), queue.w_stream)
         wiring.connect(m, queue.r_stream, wiring.flipped(self.o))
         credits = Signal(range(self._depth + 1), init=self._depth)
-        m.d.comb += self.available.eq(credits != 0)
-        m.d.sync += credits.eq(credits - self.reserve + (self.o.valid & self.o.ready))
+        available = Signal(init=1)
+        returned = credits + (self.o.valid & self.o.ready)
+        taken = Signal.like(credits)
+        m.d.comb += taken.eq(returned - 1)
+        m.d.sync += [credits.eq(Mux(self.reserve, taken, returned)),
+                     available.eq(Mux(self.reserve, taken != 0, returned != 0))]
+        m.d.comb += self.available.eq(available)
         return m

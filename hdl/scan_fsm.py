@@ -6,6 +6,7 @@ from amaranth.lib import wiring
 from ..model.config import Config, check_config
 from .hash import block_bits_set, block_mask, hash_latency
 from .scan import scan_signature
+from .segments import READ_LATENCY
 from .types import Op, asks, inserts
 
 __all__ = ["FSMScan"]
@@ -17,8 +18,8 @@ class FSMScan(wiring.Component):
     respond.
 
     Cycles per command with ``rsp.ready`` high (:func:`apbbf.sim.cycles.command_cycles`): accept 1, hash
-    ``latency``, read 1, match 1, then the scan's accesses (QUERY, TEST_AND_INSERT), the write 1 (INSERT,
-    TEST_AND_INSERT) and the response 1.
+    ``latency``, read :data:`~apbbf.hdl.segments.READ_LATENCY` (2), match 1, then the scan's accesses (QUERY,
+    TEST_AND_INSERT), the write 1 (INSERT, TEST_AND_INSERT) and the response 1.
 
     Parameters
     ----------
@@ -87,6 +88,7 @@ class FSMScan(wiring.Component):
         hit = Signal()
         m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
         hash_wait = Signal(range(hash_latency(c) + 1))
+        read_wait = Signal(range(READ_LATENCY))
 
         with m.FSM():
             with m.State("IDLE"):
@@ -111,7 +113,14 @@ class FSMScan(wiring.Component):
                     m.next = "READ"
             with m.State("READ"):
                 m.d.comb += segments.read_en.eq(1)
-                m.next = "MATCH"
+                m.d.sync += read_wait.eq(READ_LATENCY - 2)
+                m.next = "FETCH"
+            with m.State("FETCH"):
+                # The block RAMs' output registers take the data.
+                with m.If(read_wait != 0):
+                    m.d.sync += read_wait.eq(read_wait - 1)
+                with m.Else():
+                    m.next = "MATCH"
             with m.State("MATCH"):
                 # match[] registers at the end of this cycle.
                 m.d.comb += match_en.eq(1)

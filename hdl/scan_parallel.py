@@ -4,22 +4,43 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
 from ..model.config import Config, check_config
-from .hash import block_bits_set, block_mask, hash_latency, segment_hash_layout
+from .hash import block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
-from .types import Op, asks, inserts
+from .segments import READ_LATENCY
+from .types import Op, asks
 
-__all__ = ["ParallelScan"]
+__all__ = ["ParallelScan", "response_latency", "queue_depth"]
+
+#: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
+#: F (respond).
+_AFTER_READ = 5
+
+
+def response_latency(config: Config) -> int:
+    """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
+    wait in A: A 1, hash ``latency`` (the last stage reads), the rest of the read ``READ_LATENCY - 1``, M, W, D,
+    E, F, then the response queue 2 (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
+    return 1 + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
+
+
+def queue_depth(config: Config) -> int:
+    """Responses the parallel scan's :class:`~apbbf.hdl.response.ResponseQueue` holds: a command holds its credit
+    from A to the cycle its response is taken, :func:`response_latency` cycles at one command per clock; and two
+    of slack."""
+    return response_latency(config) + 2
 
 
 class ParallelScan(wiring.Component):
     """A pipeline, one command per stage, a new one every clock; its answer is Algorithm 1's: "k consecutive
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
-    Stages: accept → A: key register, the circular buffer decides → hash (``latency``) → R: read all segments
-    → Q: read data registered → M: match bits and new blocks → D: answer, write, respond. A response leaves D
-    ``latency + 6`` cycles after its command was accepted (when it does not wait in A) and waits in a
-    :class:`~apbbf.hdl.response.ResponseQueue` for ``rsp.ready``.
+    Stages: accept → A: key register, the circular buffer decides → hash (``latency``; its last stage R reads
+    all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
+    now (read data and the writes the read missed) → W: write the blocks back, pick the key's bits → D: match
+    bits → E: k consecutive matches → F: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
+    does not wait in A) and waits in a :class:`~apbbf.hdl.response.ResponseQueue` of :func:`queue_depth` for
+    ``rsp.ready``.
 
     Parameters
     ----------
@@ -48,35 +69,74 @@ class ParallelScan(wiring.Component):
     def config(self) -> Config:
         return self._config
 
+    @property
+    def response_latency(self) -> int:
+        """:func:`response_latency` of the Config."""
+        return response_latency(self._config)
+
+    @property
+    def queue_depth(self) -> int:
+        """:func:`queue_depth` of the Config."""
+        return queue_depth(self._config)
+
     def elaborate(self, platform):
-        # A read in cycle r misses the writes that D makes in cycles r, r+1 and r+2, so M ORs in the blocks
-        # written then (D now, and two cycles of history) where the address matches. Writes only ever set bits,
-        # and a written block holds everything earlier, so this is exact whatever the RAM returns on a
-        # read-during-write. Clearing is the exception; it never meets a command: a command that shifts is
-        # held in A until the segment it shifts into is clean, and a retired segment is only cleared once the
-        # commands ahead of the one that retired it are through D.
+        # One LUT level or two per stage. The read in R misses the writes W makes in the cycles from R to the
+        # command's own M (the read's address edge and the READ_LATENCY cycles after it), so M ORs the blocks
+        # the commands ahead write (the one in W now, and READ_LATENCY cycles of history) into the read data,
+        # where the address matches (compared a stage earlier). Writes only ever set bits and a written
+        # block holds everything earlier, so this is exact whatever the RAM returns on a read-during-write.
+        # W writes the merged block with the key's bits back and, beside it, picks the key's b bits from the
+        # block as it was (one multiplexer per part, registered); D ANDs them into match bits, E finds the run,
+        # F hands the answer to the response queue.
+        # Clearing is the exception; it never meets a command: a command that shifts is held in A until the
+        # segment it shifts into is clean, and a retired segment is only cleared once the commands ahead of the
+        # one that retired it are through W.
         c = self._config
         k, P = c.k, c.physical_segments
         latency = hash_latency(c)
+        if READ_LATENCY < 2:
+            raise ValueError("the parallel scan compares addresses while the block RAMs read: READ_LATENCY >= 2")
         hash, segments, buffer = self.hash, self.segments, self.buffer
         m = Module()
 
         # Responses wait in a queue; a command leaves A only with a credit (room for its response).
-        m.submodules.responses = responses = ResponseQueue(latency + 8)
+        m.submodules.responses = responses = ResponseQueue(self.queue_depth)
         wiring.connect(m, responses.o, wiring.flipped(self.rsp))
+
+        hashes_layout = data.ArrayLayout(segment_hash_layout(c), P)
+        blocks_layout = data.ArrayLayout(c.block_bits, P)
+        indices_layout = data.ArrayLayout(c.block_index_bits, P)
+
+        def stage(name, **fields):
+            """The registers of one pipeline stage: valid, op and the named fields (name -> shape)."""
+            record = {"valid": Signal(name=f"{name}_valid"), "op": Signal(Op, name=f"{name}_op")}
+            record.update({field: Signal(shape, name=f"{name}_{field}") for field, shape in fields.items()})
+            return record
+
+        def follow(m, later, earlier):
+            m.d.sync += [later[field].eq(earlier[field]) for field in later]
 
         # A: the command just accepted, with its key in front of the hash unit. The circular buffer decides it
         # here (what it may match, what it writes and retires), unless it must wait: for the segment its shift
         # takes to be clean, or, to restart a time-bounded window, for the pipeline to drain and every memory
-        # to be cleared.
-        a_valid, a_op, key = Signal(), Signal(Op), Signal(c.key_width)
-        valid = [Signal(name=f"valid{stage}") for stage in range(latency + 1)]
-        ops = [Signal(Op, name=f"op{stage}") for stage in range(latency + 1)]
-        targets = [Signal(P, name=f"targets{stage}") for stage in range(latency + 1)]
-        fresh = [Signal(P, name=f"fresh{stage}") for stage in range(latency + 1)]
-        retire = [Signal(P, name=f"retire{stage}") for stage in range(latency + 1)]
-        q_valid, m_valid, d_valid = Signal(), Signal(), Signal()
-        ahead = Cat(*valid[1:], q_valid, m_valid, d_valid).any()
+        # to be cleared. The decision is the one loop that cannot be pipelined, so it drives as few and as near
+        # loads as possible: the key is captured every cycle and a registered "accepted" picks it or the held
+        # one (the key register has no enable from the loop, and sits by the hash unit).
+        a_valid, a_op = Signal(), Signal(Op)
+        key_in, key_held, took = Signal(c.key_width), Signal(c.key_width), Signal()
+        key = Mux(took, key_in, key_held)
+        m.d.sync += [key_in.eq(self.cmd.payload.key), key_held.eq(key), took.eq(self.cmd.valid & self.cmd.ready)]
+        hashing = [stage(f"h{n}", targets=P, fresh=P, retire=P) for n in range(1, latency + 1)]
+        fetching = [stage(f"rd{n}", targets=P, fresh=P, retire=P, hashes=hashes_layout)
+                    for n in range(1, READ_LATENCY)]
+        ms = stage("m", targets=P, fresh=P, retire=P, hashes=hashes_layout)
+        ws = stage("w", targets=P, fresh=P, retire=P, hashes=hashes_layout, view=blocks_layout,
+                   block=blocks_layout)
+        ds = stage("d", fresh=P, picks=data.ArrayLayout(c.block_hashes, P))
+        es = stage("e", match=P)
+        fs = stage("f", hit=1)
+        writing = [*hashing, *fetching, ms, ws]
+        ahead = Cat(*(s["valid"] for s in writing)).any()
         cleared = Signal()                                  # the restart's clearing has been started
         advance = Signal()
         m.d.comb += [
@@ -96,67 +156,81 @@ class ParallelScan(wiring.Component):
         with m.If(advance):
             m.d.sync += [a_valid.eq(0), cleared.eq(0)]
         with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += [a_valid.eq(1), a_op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key)]
+            m.d.sync += [a_valid.eq(1), a_op.eq(self.cmd.payload.op)]
 
-        # The hash pipeline, with what the buffer decided alongside.
-        m.d.sync += [valid[1].eq(advance), ops[1].eq(a_op), targets[1].eq(Mux(advance, buffer.targets, 0)),
-                     fresh[1].eq(buffer.fresh), retire[1].eq(Mux(advance, buffer.retire, 0))]
-        for stage in range(2, latency + 1):
-            m.d.sync += [valid[stage].eq(valid[stage - 1]), ops[stage].eq(ops[stage - 1]),
-                         targets[stage].eq(targets[stage - 1]), fresh[stage].eq(fresh[stage - 1]),
-                         retire[stage].eq(retire[stage - 1])]
+        # The hash pipeline, with what the buffer decided alongside (targets and retirements only for a command
+        # that left A: a bubble writes nothing, and its forwarding enables stay low).
+        first = hashing[0]
+        m.d.sync += [first["valid"].eq(advance), first["op"].eq(a_op),
+                     first["targets"].eq(Mux(advance, buffer.targets, 0)), first["fresh"].eq(buffer.fresh),
+                     first["retire"].eq(Mux(advance, buffer.retire, 0))]
+        for later, earlier in zip(hashing[1:], hashing):
+            follow(m, later, earlier)
 
-        hashes_layout = data.ArrayLayout(segment_hash_layout(c), P)
-        blocks_layout = data.ArrayLayout(c.block_bits, P)
-        indices_layout = data.ArrayLayout(c.block_index_bits, P)
-
-        # D's writes now and in the two cycles before: the writes a read may have missed.
-        current = (segments.write_en, segments.write_addr, segments.write_data)
-        history = [(Signal(P, name=f"fwd_en{age}"), Signal(indices_layout, name=f"fwd_addr{age}"),
-                    Signal(blocks_layout, name=f"fwd_data{age}")) for age in (1, 2)]
-        m.d.sync += [history[0][n].eq(current[n]) for n in range(3)]
-        m.d.sync += [history[1][n].eq(history[0][n]) for n in range(3)]
-
-        # R: read every segment at the key's block.
-        q_op, q_hashes = Signal(Op), Signal(hashes_layout)
-        q_targets, q_fresh, q_retire = Signal(P), Signal(P), Signal(P)
+        # R (the last hash stage): read every segment at the key's block.
+        rs = hashing[-1]
         m.d.comb += segments.read_en.eq(1)
         for j in range(P):
             m.d.comb += segments.read_addr[j].eq(hash.hashes[j].index)
-        m.d.sync += [q_valid.eq(valid[latency]), q_op.eq(ops[latency]), q_hashes.eq(hash.hashes),
-                     q_targets.eq(targets[latency]), q_fresh.eq(fresh[latency]), q_retire.eq(retire[latency])]
+        m.d.sync += [fetching[0][field].eq(rs[field]) for field in rs]
+        m.d.sync += fetching[0]["hashes"].eq(hash.hashes)
+        for later, earlier in zip(fetching[1:], fetching):
+            follow(m, later, earlier)
+        follow(m, ms, fetching[-1])
 
-        # Q: register the read data, and compare this command's blocks with those the three commands ahead
-        # write (they are now in M, in D, and done with D one cycle ago; in the next cycle they are the
-        # current write and the two of history), so M only has to gate and OR.
-        m_op, m_hashes, m_data = Signal(Op), Signal(hashes_layout), Signal(blocks_layout)
-        m_targets, m_fresh, m_retire = Signal(P), Signal(P), Signal(P)
-        m_same = [Signal(P, name=f"same{n}") for n in range(3)]
-        d_op, d_targets, d_fresh, d_retire = Signal(Op), Signal(P), Signal(P), Signal(P)
-        d_match, d_indices, d_blocks = Signal(P), Signal(indices_layout), Signal(blocks_layout)
-        m.d.sync += [m_valid.eq(q_valid), m_op.eq(q_op), m_hashes.eq(q_hashes), m_data.eq(segments.read_data),
-                     m_targets.eq(q_targets), m_fresh.eq(q_fresh), m_retire.eq(q_retire)]
+        # The writes a read misses: W's now (the command one ahead of M) and READ_LATENCY cycles of history.
+        history = [(Signal(P, name=f"fwd_en{age}"), Signal(indices_layout, name=f"fwd_addr{age}"),
+                    Signal(blocks_layout, name=f"fwd_data{age}")) for age in range(1, READ_LATENCY + 1)]
+        w_index = Cat(*(ws["hashes"][j].index for j in range(P)))
+        current = (ws["targets"], w_index, ws["block"])
+        for age, entry in enumerate(history):
+            source = current if age == 0 else history[age - 1]
+            m.d.sync += [entry[n].eq(source[n]) for n in range(3)]
+        # The command n ahead of the one in the last read stage is, a cycle later, n ahead of it in M: the
+        # comparisons are made there against where those commands are now (M, W, then the history one cycle
+        # younger than in M), and registered.
+        ft = fetching[-1]
+        m_index = Cat(*(ms["hashes"][j].index for j in range(P)))
+        ahead_now = [(ms["targets"], m_index), (ws["targets"], w_index)] + \
+                    [(en, addr.as_value()) for en, addr, _ in history[:READ_LATENCY - 1]]
+        same = [Signal(P, name=f"same{n}") for n in range(1, READ_LATENCY + 2)]
+        width = c.block_index_bits
+        for n, (enable, indices) in enumerate(ahead_now):
+            for j in range(P):
+                index = indices[j * width:(j + 1) * width]
+                m.d.sync += same[n][j].eq(enable[j] & (ft["hashes"][j].index == index))
+
+        # M: each block as it is now (read data | the writes it missed), and the block to write back (| the key's
+        # bits).
+        follow(m, {f: ws[f] for f in ("valid", "op", "targets", "fresh", "retire", "hashes")}, ms)
+        sources = [ws["block"]] + [written for _, _, written in history]
         for j in range(P):
-            ahead_index = (m_hashes[j].index, d_indices[j], history[0][1][j])
-            m.d.sync += [m_same[n][j].eq(q_hashes[j].index == ahead_index[n]) for n in range(3)]
+            view = segments.read_data[j]
+            for n, source in enumerate(sources):
+                view = view | (source[j] & same[n][j].replicate(c.block_bits))
+            m.d.sync += [ws["view"][j].eq(view), ws["block"][j].eq(view | block_mask(c, ms["hashes"][j]))]
 
-        # M: the blocks as they are now (read data plus forwarded writes), their match bits, the blocks to write.
-        m.d.sync += [d_valid.eq(m_valid), d_op.eq(m_op), d_targets.eq(m_targets), d_fresh.eq(m_fresh),
-                     d_retire.eq(m_retire)]
+        # W: write the blocks back; pick the key's bit of each part from the block as it was.
+        m.d.comb += [segments.write_en.eq(ws["targets"]), segments.retire.eq(ws["retire"])]
         for j in range(P):
-            sources = [(m_data[j], 1)] + [(written[j], m_same[n][j] & enable[j])
-                                          for n, (enable, _, written) in enumerate((current, *history))]
-            block = m_data[j]
-            for source, enable in sources[1:]:
-                block = block | (source & enable.replicate(c.block_bits))
-            m.d.sync += [d_match[j].eq(block_bits_set(c, m_hashes[j], sources) & m_fresh[j]),
-                         d_indices[j].eq(m_hashes[j].index), d_blocks[j].eq(block | block_mask(c, m_hashes[j]))]
+            m.d.comb += [segments.write_addr[j].eq(ws["hashes"][j].index), segments.write_data[j].eq(ws["block"][j])]
+        m.d.sync += [ds["valid"].eq(ws["valid"]), ds["op"].eq(ws["op"]), ds["fresh"].eq(ws["fresh"])]
+        for j in range(P):
+            for part in range(c.block_hashes):
+                bits = ws["view"][j][part * c.part_bits:(part + 1) * c.part_bits]
+                m.d.sync += ds["picks"][j][part].eq(bits.bit_select(ws["hashes"][j].offsets[part], 1))
 
-        # D: k consecutive matches among the fresh segments (Algorithm 1's answer): the run cannot wrap
+        # D: the match bits of the fresh segments.
+        m.d.sync += [es["valid"].eq(ds["valid"]), es["op"].eq(ds["op"])]
+        for j in range(P):
+            m.d.sync += es["match"][j].eq(ds["picks"][j].all() & ds["fresh"][j])
+
+        # E: k consecutive matches among the fresh segments (Algorithm 1's answer): the run cannot wrap
         # through the free positions below base, which are never fresh.
-        runs = Cat(*(Cat(*(d_match[(s + i) % P] for i in range(k))).all() for s in range(P)))
-        m.d.comb += [segments.write_en.eq(d_targets), segments.write_addr.eq(d_indices),
-                     segments.write_data.eq(d_blocks), segments.retire.eq(d_retire)]
-        m.d.comb += [responses.i.valid.eq(d_valid), responses.i.payload.op.eq(d_op),
-                     responses.i.payload.hit.eq(runs.any() & asks(d_op))]
+        runs = Cat(*(Cat(*(es["match"][(s + i) % P] for i in range(k))).all() for s in range(P)))
+        m.d.sync += [fs["valid"].eq(es["valid"]), fs["op"].eq(es["op"]), fs["hit"].eq(runs.any() & asks(es["op"]))]
+
+        # F: the answer goes to the response queue.
+        m.d.comb += [responses.i.valid.eq(fs["valid"]), responses.i.payload.op.eq(fs["op"]),
+                     responses.i.payload.hit.eq(fs["hit"])]
         return m

@@ -2,10 +2,10 @@
 """Line-rate benchmark (``make bench``): ops per cycle measured on Verilator, post-route Fmax from nextpnr and
 Mops/s = Fmax x ops/cycle for both scans, against 10/40/100 GbE minimum-frame rates and the block RAM's own Fmax.
 
-Writes ``build/reports/bench.json`` and ``build/reports/bench.png`` and prints a markdown table; works in
-``build/bench/``. It measures; it asserts no speed. What is measured and how: :mod:`apbbf.flows.bench`. The full
-run takes 20 minutes or more (each ECP5-85F place-and-route takes ~5-6 min); ``--quick`` takes about a minute
-when the P&R results are already kept.
+Writes ``build/reports/bench.json`` and ``build/reports/bench.png`` and prints markdown tables; works in
+``build/bench/``. It measures; it asserts no speed. What is measured and how: :mod:`apbbf.flows.bench`. Every
+Fmax is the median of three nextpnr seeds; the full run takes an hour or more (each ECP5-85F place-and-route
+takes ~5-6 min per seed); ``--quick`` takes a few minutes when the P&R results are already kept.
 """
 
 import argparse
@@ -13,15 +13,33 @@ import sys
 from pathlib import Path
 
 from apbbf.flows.bench import BENCH, run, summary
+from apbbf.flows.pnr import SEEDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _families(text: str) -> list[str]:
-    families = [f for f in text.split(",") if f]
-    if not families or any(f not in BENCH for f in families):
-        raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(BENCH)}, not {text!r}")
-    return families
+def _cases(text: str) -> list[str]:
+    """Case names, or family names standing for all their cases."""
+    cases = []
+    for item in (i for i in text.split(",") if i):
+        found = [item] if item in BENCH else [c for c, b in BENCH.items() if b.family == item]
+        if not found:
+            raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(BENCH)} (or a family), "
+                                             f"not {text!r}")
+        cases += [c for c in found if c not in cases]
+    if not cases:
+        raise argparse.ArgumentTypeError("names no case")
+    return cases
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(item, 0) for item in text.split(",") if item]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of integers, not {text!r}") from None
+    if not seeds or any(seed < 0 for seed in seeds):
+        raise argparse.ArgumentTypeError(f"must name at least one seed, none negative, not {text!r}")
+    return seeds
 
 
 def _positive(text: str) -> int:
@@ -37,13 +55,16 @@ def main(argv=None) -> int:
                         help="2·10^4 commands per mix, and reuse kept P&R results of the same designs")
     parser.add_argument("--commands", type=_positive, help="commands per op mix (default 10^5, --quick 2·10^4)")
     parser.add_argument("--seed", type=int, default=6, help="seed of the command streams (default 6)")
-    parser.add_argument("--jobs", type=_positive, default=2, help="parallel place-and-route processes (default 2)")
-    parser.add_argument("--families", type=_families, default=list(BENCH), metavar="FAMILY,...",
-                        help=f"FPGA families to measure (default {','.join(BENCH)})")
+    parser.add_argument("--jobs", type=_positive, default=2,
+                        help="parallel place-and-route processes, each running its seeds in turn (default 2)")
+    parser.add_argument("--cases", type=_cases, default=list(BENCH), metavar="CASE,...",
+                        help=f"cases to measure, or families (default {','.join(BENCH)})")
+    parser.add_argument("--seeds", type=_seeds, default=list(SEEDS), metavar="SEED,...",
+                        help=f"nextpnr seeds; each Fmax is their median (default {','.join(map(str, SEEDS))})")
     parser.add_argument("--no-pnr", action="store_true", help="only the simulations (no Fmax, no Mops/s)")
     args = parser.parse_args(argv)
-    results = run(families=args.families, commands=args.commands or (20_000 if args.quick else 100_000),
-                  seed=args.seed, jobs=args.jobs, reuse=args.quick, pnr=not args.no_pnr,
+    results = run(cases=args.cases, commands=args.commands or (20_000 if args.quick else 100_000),
+                  seed=args.seed, jobs=args.jobs, reuse=args.quick, pnr=not args.no_pnr, seeds=args.seeds,
                   work_root=ROOT / "build" / "bench", out_dir=ROOT / "build" / "reports",
                   log=lambda line: print(line, flush=True))
     print(summary(results))

@@ -1,16 +1,18 @@
 """Cycle model of the core (``apbbf.hdl.APBBF``) for a window bounded by count: in which cycle each command
 is accepted.
 
-FSM scan: a command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles (1, or 2 when the key is
-folded), its blocks read (1) and matched (1); a query then scans one segment per cycle for as many cycles as
-Algorithm 1 counts accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
+FSM scan: a command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles
+(:func:`~apbbf.hdl.hash.hash_latency`), its blocks read (``READ_LATENCY`` = 2: the block RAM's address and output
+registers) and matched (1); a query then scans one segment per cycle for as many cycles as Algorithm 1 counts
+accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
 and ``cmd.valid`` always high the next command is accepted in the following cycle. An insert that shifts waits
 at the end of its hashing until the segment it shifts into (the one the previous shift retired) is clear:
-``segment_blocks`` cycles after the previous shift's write. After reset every memory is cleared first.
+``segment_blocks + 2`` cycles after the previous shift's write. After reset every memory is cleared first.
 
 The parallel scan (``scan="parallel"``) takes a command every cycle: accept, A (the circular buffer decides),
-hash, read, read data, match, answer and write; an insert that shifts is held in A until the segment it shifts
-into is clear (the command behind it is accepted when it leaves A).
+hash (its last stage reads), the block RAMs' output registers, merge, write, match, answer; an insert that shifts
+is held in A until the segment it shifts into is clear (the command behind it is accepted when it leaves A). Its
+write comes ``latency + READ_LATENCY + 1`` cycles after A.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hdl.hash import hash_latency
+from ..hdl.segments import READ_LATENCY
 from ..model.config import Config
 from ..model.filters import Op
 
@@ -27,15 +30,16 @@ __all__ = ["hash_latency", "command_cycles", "accept_schedule"]
 def command_cycles(config: Config, op, accesses: int) -> int:
     """Cycles a command occupies the core when nothing stalls it.
 
-    INSERT: ``latency + 5``; QUERY: ``latency + 4 + accesses``; TEST_AND_INSERT: ``latency + 5 + accesses``.
+    INSERT: ``latency + R + 4``; QUERY: ``latency + R + 3 + accesses``; TEST_AND_INSERT:
+    ``latency + R + 4 + accesses``, R the read latency (``READ_LATENCY`` = 2).
     """
-    latency = hash_latency(config)
+    latency = hash_latency(config) + READ_LATENCY
     op = Op(op)
     if op == Op.INSERT:
-        return latency + 5
+        return latency + 4
     if op == Op.QUERY:
-        return latency + 4 + accesses
-    return latency + 5 + accesses
+        return latency + 3 + accesses
+    return latency + 4 + accesses
 
 
 def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndarray:
@@ -72,14 +76,16 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
         shifting = op != Op.QUERY and fill == g
         if scan == "parallel":
             decide = max(t + 1, clean) if shifting else t + 1     # A
-            write = decide + latency + 3                          # D
+            write = decide + latency + READ_LATENCY + 1           # W
             t = decide
         else:
             delay = max(0, clean - (t + latency)) if shifting else 0
-            write = t + latency + 3 + delay + (count if op == Op.TEST_AND_INSERT else 0)
+            write = t + latency + READ_LATENCY + 2 + delay + (count if op == Op.TEST_AND_INSERT else 0)
             t += command_cycles(config, op, count) + delay
         if op != Op.QUERY:
             if shifting:
-                clean = write + S + 1      # the retired segment is cleared after the shift's write
+                # the retired segment is cleared in the S cycles after the shift's write; the buffer learns it
+                # a cycle later (a registered ``cleaned``), and the shift that takes it is decided in the next
+                clean = write + S + 2
             fill = 1 if shifting else fill + 1
     return accept

@@ -23,7 +23,8 @@ def test_every_board_is_tested():
 @pytest.mark.parametrize("board", list(BOARDS))
 def test_board_top_elaborates_for_its_platform(board):
     """Amaranth's build plan for the board (RTLIL and pin constraints): the top requests only pins its platform
-    has, with the default config."""
+    has, with the default config; the segments are inferred memories on iCE40 and DP16KD instances with their
+    output registers on ECP5 (as many as the device table says)."""
     top_class, platform = board_info(board)
     assert isinstance(platform, EXPECTED[board][0])
     top = top_class()
@@ -31,9 +32,16 @@ def test_board_top_elaborates_for_its_platform(board):
     assert "top.il" in plan.files and "build_top.sh" in plan.files
     constraints = plan.files["top.pcf" if board == "icebreaker" else "top.lpf"]
     assert "uart_0__rx" in constraints and "uart_0__tx" in constraints
-    memories = re.findall(r"^\s*memory width (\d+) .*size (\d+)", plan.files["top.il"], re.M)
+    rtlil = plan.files["top.il"]
+    memories = re.findall(r"^\s*memory width (\d+) .*size (\d+)", rtlil, re.M)
     segment = (str(top.config.block_bits), str(top.config.segment_blocks))
-    assert memories.count(segment) == top.config.physical_segments, memories
+    if board == "icebreaker":
+        assert memories.count(segment) == top.config.physical_segments, memories
+    else:
+        assert segment not in memories, memories
+        assert len(re.findall(r"^\s*cell \\DP16KD ", rtlil, re.M)) == \
+            block_ram(platform.device).blocks_for_config(top.config)
+        assert rtlil.count('parameter \\REGMODE_B "OUTREG"') == block_ram(platform.device).blocks_for_config(top.config)
 
 
 @pytest.mark.parametrize("board", list(BOARDS))

@@ -131,7 +131,10 @@ def test_buffer_follows_the_model(name, pipelined):
             ctx.set(dut.enter, enter)
             ctx.set(dut.decide, decide)
             ctx.set(dut.cleaned, _bits(p for p, left in dirty.items() if left == 0))
+            counted = reference.counters()             # the counters count a cycle after each decision
             await ctx.tick()
+            got = {field: ctx.get(getattr(dut, field)) for field in counted}
+            assert got == counted, f"before command {index}: counters {got}, model {counted}"
             dirty = {p: left - 1 for p, left in dirty.items() if left > 0}
             if decide:
                 if want["restart"]:
@@ -141,8 +144,6 @@ def test_buffer_follows_the_model(name, pipelined):
                         dirty[p] = rng.randrange(1, 8 * config.generation + 4)
                 reference.decide(*entered)
                 entered = None
-                counters = {field: ctx.get(getattr(dut, field)) for field in reference.counters()}
-                assert counters == reference.counters()
             if enter:
                 entered = commands[index]
                 index += 1

@@ -25,7 +25,7 @@ CONFIGS = {
     "key128": Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=2, key_width=128, seed=7),
 }
 # g·(cycles per insert) < segment_blocks: the spare cannot be cleared within a generation, so the core stalls.
-TINY = Config(8, 2, block_bits=8, block_hashes=4, segment_blocks=64)
+TINY = Config(12, 2, block_bits=8, block_hashes=4, segment_blocks=64)
 
 OPS = (Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT)
 

@@ -16,8 +16,8 @@ import pytest
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from apbbf.flows.bench import build_sim, run_mix
-from apbbf.flows.pnr import bram_pnr, core_pnr
+from apbbf.flows.bench import BENCH, build_sim, run_mix, sim_platform
+from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
 from apbbf.toolchain import critical_path, fmax_from_report, group_cells, nextpnr_device_args, yosys_cells
@@ -67,8 +67,8 @@ def test_fmax_from_report():
 
 
 def test_block_ram_place_and_route():
-    """One SB_RAM40_4K through yosys and nextpnr with the iCEBreaker's device options; the report, the critical
-    path and the cached result are read back."""
+    """One SB_RAM40_4K instance through yosys and nextpnr with the iCEBreaker's device options, placed with each
+    seed: the median Fmax and the spread, each seed's critical path and the cached result are read back."""
     work = BUILD / "bram-ice40"
     shutil.rmtree(work, ignore_errors=True)
     result = bram_pnr("ice40", work)
@@ -76,7 +76,12 @@ def test_block_ram_place_and_route():
     assert result["bram_cells"] == {"SB_RAM40_4K": 1} and result["bram_used"] == "1/30"
     assert result["bram_shape"] == {"width": 16, "depth": 256}
     assert result["fmax_mhz"] > 20 and result["cells"]["luts"] > 0
+    fmaxes = sorted(result["seeds"][str(seed)] for seed in SEEDS)
+    assert result["fmax_mhz"] == fmaxes[len(fmaxes) // 2]                  # three seeds: the middle one
+    assert (result["fmax_min_mhz"], result["fmax_max_mhz"]) == (fmaxes[0], fmaxes[-1])
+    assert set(result["critical_paths"]) == {str(seed) for seed in SEEDS}
     path = result["critical_path"]
+    assert path == result["critical_paths"][str(result["critical_path_seed"])]
     assert path["delay_ns"] > 0 and path["source"] and path["sink"] and path["nets"] >= 1
     again = bram_pnr("ice40", work, reuse=True)
     assert again["cached"] is True and again["fmax_mhz"] == result["fmax_mhz"]
@@ -134,6 +139,37 @@ def test_benchmark_testbench():
     result = run_mix(config, "parallel", binary, "MIX", 300, seed=1)
     assert result["mismatches"] == 0 and result["schedule_mismatches"] == 0
     assert result["commands"] == 300 and result["hits"] > 0
+
+
+@pytest.mark.parametrize("scan", ["fsm", "parallel"])
+@pytest.mark.parametrize("config", [
+    # every key in the same two blocks: each read misses the writes ahead of it, which forwarding supplies
+    Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=2, key_width=32),
+    # a time-bounded window with a pool, shifts by time and by count
+    Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=4, span=500, time_width=16, extra_segments=1),
+], ids=["count-S2", "timed-S4"])
+def test_core_on_simulated_ecp5(config, scan):
+    """The core as it is placed on an ECP5 (DP16KD instances with their output registers, each simulated by the
+    DP16KD model) answers every command of a long stream as the golden model, on the cycle model's schedule
+    (a window bounded by count) and at one command per clock (the parallel scan)."""
+    binary = build_sim(config, scan, BUILD / f"ecp5-{scan}-{'timed' if config.timed else 'count'}",
+                       platform=sim_platform("ecp5"))
+    assert "segment0.ebr_r0_c0 " in (binary.parent.parent / "core.v").read_text()   # the DP16KD tiling
+    result = run_mix(config, scan, binary, "MIX", 4000, seed=2)
+    assert result["mismatches"] == 0, result
+    assert result["schedule_mismatches"] == (None if config.timed else 0)
+    assert result["hits"] > 0
+    if scan == "parallel":
+        assert result["accept_rate"] == 1.0
+
+
+def test_bench_cases_fit_and_name_their_family():
+    for case, bench in BENCH.items():
+        assert bench.family in ("ecp5", "ice40") and "parallel" in bench.scans, case
+    assert BENCH["ecp5-timed"].config.timed and not BENCH["ecp5"].config.timed
+    assert sim_platform("ice40") is None and sim_platform("ecp5").family == "ecp5"
+    with pytest.raises(ValueError, match="family must be one of"):
+        sim_platform("xc7")
 
 
 SCRIPTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py"))

@@ -7,8 +7,9 @@ from amaranth.sim import Simulator
 from apbbf.hdl import APBBF
 from apbbf.hdl.hash import hash_latency
 from apbbf.hdl.scan_fsm import FSMScan
-from apbbf.hdl.scan_parallel import ParallelScan
+from apbbf.hdl.scan_parallel import ParallelScan, queue_depth, response_latency
 from apbbf.model import APBBF as Model, Config, Op
+from apbbf.sim.harness import random_commands, simulate
 
 CONFIG = Config(2, 3, segment_blocks=4)
 
@@ -20,10 +21,10 @@ async def _wait_ready(ctx, dut):
 
 def test_parallel_fills_its_response_queue_and_loses_nothing():
     """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
-    (``latency + 8``) plus the one its A stage holds without a credit, then holds ``cmd.ready`` low; released,
-    it answers all of them, in order, as the model."""
+    (:func:`~apbbf.hdl.scan_parallel.queue_depth`) plus the one its A stage holds without a credit, then holds
+    ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
     dut = APBBF(CONFIG, scan="parallel")
-    depth = hash_latency(CONFIG) + 8 + 1
+    depth = queue_depth(CONFIG) + 1
     commands = [(Op.TEST_AND_INSERT, key % 5) for key in range(3 * depth)]
     want, _ = Model(CONFIG).run([op for op, _ in commands], [key for _, key in commands])
 
@@ -51,6 +52,19 @@ def test_parallel_fills_its_response_queue_and_loses_nothing():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+@pytest.mark.parametrize("config", [CONFIG, Config(2, 3, segment_blocks=4, key_width=100)], ids=["key64", "key100"])
+def test_parallel_response_latency(config):
+    """With ``cmd.valid`` and ``rsp.ready`` high, every response comes exactly
+    :func:`~apbbf.hdl.scan_parallel.response_latency` cycles after its command was accepted (commands that do not
+    wait in A), and the queue's depth lets a command in every clock."""
+    commands = random_commands(config, 300, seed=8)
+    run = simulate(config, commands, seed=8, scan="parallel", name="latency")
+    latencies = {run.respond[i] - run.accept[i] for i in range(len(commands))}
+    assert latencies == {response_latency(config)}, latencies
+    assert response_latency(config) == hash_latency(config) + 9   # A, hash (reads), read, M, W, D, E, F, queue 2
+    assert max(run.accept[i + 1] - run.accept[i] for i in range(len(commands) - 1)) == 1
 
 
 def test_fsm_takes_one_command_at_a_time():

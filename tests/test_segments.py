@@ -5,7 +5,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.segments import Segments
+from apbbf.hdl.segments import READ_LATENCY, Segments
 from apbbf.model import Config
 
 CONFIG = Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=8)
@@ -17,6 +17,7 @@ async def _read(ctx, dut, addresses):
     ctx.set(dut.access.read_en, 1)
     await ctx.tick()
     ctx.set(dut.access.read_en, 0)
+    await ctx.tick().repeat(READ_LATENCY - 1)
     return [ctx.get(dut.access.read_data[j]) for j in range(len(addresses))]
 
 
@@ -70,8 +71,8 @@ def test_reset_clear_write_read():
 
 def test_retired_segments_are_cleared_in_passes():
     """Retired segments are cleared in the background, all those of a pass at once, in segment_blocks cycles,
-    winning over writes to them; one retired during a pass waits for the next; ``cleaned`` names each when
-    its last block is written; the others keep their contents."""
+    winning over writes to them; one retired during a pass waits for the next; ``cleaned`` names each the cycle
+    after its last block is written; the others keep their contents."""
     dut = Segments(CONFIG)
     rng = random.Random(2)
     S = CONFIG.segment_blocks
@@ -98,8 +99,9 @@ def test_retired_segments_are_cleared_in_passes():
                     cleaned[j] = cycle
             contents[(0, 2)] = 0x1234
         assert ctx.get(dut.access.ready)
-        # (sampled after each tick: the pass's S-th cycle, which writes its last block, is seen after S - 1)
-        assert cleaned == {1: S - 1, 2: S - 1, 4: 2 * S - 1}, cleaned
+        # (sampled after each tick: the pass's S-th cycle, which writes its last block, is seen after S - 1, and
+        # ``cleaned`` is registered: one tick later)
+        assert cleaned == {1: S, 2: S, 4: 2 * S}, cleaned
         await _check(ctx, dut, contents, zero=(1, 2, 4))
 
     sim = Simulator(dut)
@@ -129,10 +131,9 @@ def test_clear_every_memory():
         ctx.set(dut.access.clear, 0)
         low = 0
         while not ctx.get(dut.access.ready):
-            cleaned = ctx.get(dut.access.cleaned)
             await ctx.tick()
             low += 1
-        assert low == S and cleaned == (1 << P) - 1
+        assert low == S and ctx.get(dut.access.cleaned) == (1 << P) - 1
         await _check(ctx, dut, contents, zero=range(P))
 
     sim = Simulator(dut)

@@ -6,21 +6,22 @@ pins of an iCE40UP5K's sg48 package and no pin delay enters the Fmax.
 """
 
 # (no "from __future__ import annotations": wiring.Component reads the port annotations as objects)
-from amaranth import Cat, Module, Signal
+from amaranth import Cat, ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..hdl.core import APBBF
 from ..hdl.devices import BlockRAM
+from ..hdl.ecp5_ram import ECP5BlockRAM, is_ecp5
 from ..model.config import check_config
 
 __all__ = ["RegisteredCore", "BlockRAMProbe"]
 
 
 class RegisteredCore(wiring.Component):
-    """The bare core for timing: the key is shifted in serially, the op and ``cmd.valid`` are registered, and
-    ``rsp.valid & hit`` and ``cmd.ready`` are registered out; ``rsp.ready`` is high.
+    """The bare core for timing: the key (and, for a Config with a span, the time) is shifted in serially, the
+    op and ``cmd.valid`` are registered, and ``rsp.valid & hit`` and ``cmd.ready`` are registered out;
+    ``rsp.ready`` is high.
 
     Parameters
     ----------
@@ -55,21 +56,27 @@ class RegisteredCore(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.core = core = self._core
-        key = Signal(self._config.key_width)
+        c = self._config
+        chain = Signal(c.key_width + (c.time_width if c.timed else 0))
         valid = Signal()
         op = Signal(2)
-        m.d.sync += [key.eq(Cat(self.serial_in, key[:-1])), valid.eq(self.valid_in), op.eq(self.op_in),
+        m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), valid.eq(self.valid_in), op.eq(self.op_in),
                      self.hit_out.eq(core.rsp.valid & core.rsp.payload.hit), self.ready_out.eq(core.cmd.ready)]
-        m.d.comb += [core.cmd.valid.eq(valid), core.cmd.payload.key.eq(key),
+        m.d.comb += [core.cmd.valid.eq(valid), core.cmd.payload.key.eq(chain[:c.key_width]),
                      core.cmd.payload.op.as_value().eq(op), core.rsp.ready.eq(1)]
+        if c.timed:
+            m.d.comb += core.cmd.payload.time.eq(chain[c.key_width:])
         return m
 
 
 class BlockRAMProbe(wiring.Component):
-    """One block RAM of a device, 16 bits wide and as deep as one block holds (1024 x 16 for a DP16KD, 256 x 16
-    for an SB_RAM40_4K), as the filter's segments use it: write and read address, write data and write enable
-    from a serial shift register, read data registered in the fabric and folded to one pin behind another
-    register. One access per port per cycle.
+    """One block RAM primitive of a device, 16 bits wide and as deep as one block holds (1024 x 16 for a DP16KD,
+    256 x 16 for an SB_RAM40_4K), configured as the filter's segments use it: on an ECP5 a DP16KD with its output
+    register (:class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`), on an iCE40 an SB_RAM40_4K instance (not an inferred
+    memory: Yosys would add read-during-write logic in front of the RAM's output, and that logic, not the RAM,
+    would set the clock). Write and read address, write data and write enable come from a serial shift register;
+    the read data is registered in the fabric and folded to one pin behind another register. One access per port
+    per cycle.
 
     Parameters
     ----------
@@ -101,17 +108,27 @@ class BlockRAMProbe(wiring.Component):
         return self._ram.data_bits // self.WIDTH
 
     def elaborate(self, platform):
+        # The primitive the segments use on this platform, instantiated directly.
         m = Module()
         depth, width = self.depth, self.WIDTH
-        m.submodules.mem = mem = Memory(shape=width, depth=depth, init=[])
-        wr = mem.write_port()
-        rd = mem.read_port(domain="sync", transparent_for=())
         abits = (depth - 1).bit_length()
         chain = Signal(2 * abits + width)
         we = Signal()
         data = Signal(width)
+        waddr, raddr, wdata = chain[:abits], chain[abits:2 * abits], chain[2 * abits:]
+        rdata = Signal(width)
+        if is_ecp5(platform):
+            m.submodules.ram = ram = ECP5BlockRAM(depth, width)
+            m.d.comb += [ram.write_addr.eq(waddr), ram.read_addr.eq(raddr), ram.write_data.eq(wdata),
+                         ram.write_en.eq(we), ram.read_en.eq(1), rdata.eq(ram.read_data)]
+        elif self._ram.cell == "SB_RAM40_4K":
+            m.submodules.ram = Instance(
+                "SB_RAM40_4K", p_READ_MODE=0, p_WRITE_MODE=0,
+                i_RCLK=ClockSignal("sync"), i_RCLKE=Const(1), i_RE=Const(1), i_RADDR=Cat(raddr, Const(0, 3)),
+                i_WCLK=ClockSignal("sync"), i_WCLKE=Const(1), i_WE=we, i_WADDR=Cat(waddr, Const(0, 3)),
+                i_MASK=Const(0, 16), i_WDATA=wdata, o_RDATA=rdata)
+        else:
+            raise ValueError(f"platform must be an ECP5 or iCE40 platform, not {platform!r}")
         m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), we.eq(self.we_in),
-                     data.eq(rd.data), self.out.eq(data.xor())]
-        m.d.comb += [wr.addr.eq(chain[:abits]), rd.addr.eq(chain[abits:2 * abits]),
-                     wr.data.eq(chain[2 * abits:]), wr.en.eq(we), rd.en.eq(1)]
+                     data.eq(rdata), self.out.eq(data.xor())]
         return m

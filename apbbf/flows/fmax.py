@@ -6,7 +6,8 @@ Why this way: a board top measures the core *and* its pins and UART; here the co
 serial-in shift register and its response is registered (:class:`~apbbf.flows.designs.RegisteredCore`), so only
 the core's own paths limit the clock and the design fits the 39 I/O pins of an sg48 package. Each run is
 ``synth_<family>`` and nextpnr with a deliberately high target (``--freq``) and ``--timing-allow-fail``
-(:func:`apbbf.flows.pnr.core_pnr`). A Config larger than a device's block RAM is reported, not run.
+(:func:`apbbf.flows.pnr.core_pnr`), placed with each of the seeds :data:`apbbf.flows.pnr.SEEDS`: the Fmax is their
+median, with their range. A Config larger than a device's block RAM is reported, not run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..model.config import Config
-from .pnr import TARGETS, core_pnr
+from .pnr import SEEDS, TARGETS, core_pnr
 
 __all__ = ["CONFIGS", "label", "sweep", "plot"]
 
@@ -35,7 +36,7 @@ def label(config) -> str:
             f"key{config.key_width}")
 
 
-def sweep(configs, families, work_root, *, scan: str = "fsm", progress=print) -> list[dict]:
+def sweep(configs, families, work_root, *, scan: str = "fsm", seeds=SEEDS, progress=print) -> list[dict]:
     """Place and route the core for every Config on every family's target device.
 
     Parameters
@@ -46,6 +47,8 @@ def sweep(configs, families, work_root, *, scan: str = "fsm", progress=print) ->
     work_root : str or os.PathLike
         Each run works in ``<work_root>/<family>-<label>``.
     scan : {"fsm", "parallel"}
+    seeds : iterable of int
+        nextpnr seeds of each run (the Fmax is their median).
     progress : callable
         Called with one line per finished run.
 
@@ -73,12 +76,13 @@ def sweep(configs, families, work_root, *, scan: str = "fsm", progress=print) ->
         for family in families:
             work = Path(work_root) / f"{family}-{name.replace(' ', '_')}"
             try:
-                entry[family] = core_pnr(config, family, work, scan=scan)
+                entry[family] = core_pnr(config, family, work, scan=scan, seeds=seeds)
             except (ValueError, subprocess.CalledProcessError) as error:
                 entry[family] = {"error": str(error), "fmax_mhz": None, "cells": {}}
             r = entry[family]
-            progress(f"{family:5} {name:40} Fmax {r['fmax_mhz']} MHz  LUT {r['cells'].get('luts')}  "
-                     f"BRAM {r['cells'].get('brams')}" + (f"  ({r['error']})" if "error" in r else ""))
+            progress(f"{family:5} {name:40} Fmax {r['fmax_mhz']} MHz (seeds {r.get('seeds')})  "
+                     f"LUT {r['cells'].get('luts')}  BRAM {r['cells'].get('brams')}"
+                     + (f"  ({r['error']})" if "error" in r else ""))
         results.append(entry)
     return results
 
@@ -94,9 +98,14 @@ def plot(results, path) -> None:
     width = 0.38
     for i, family in enumerate(families):
         xs = [j + (i - 0.5) * width for j in range(len(results))]
-        ax1.bar(xs, [(r.get(family, {}).get("fmax_mhz") or 0) for r in results], width, label=family)
+        runs = [r.get(family, {}) for r in results]
+        medians = [run.get("fmax_mhz") or 0 for run in runs]
+        low = [m - (run.get("fmax_min_mhz") or m) for m, run in zip(medians, runs)]
+        high = [(run.get("fmax_max_mhz") or m) - m for m, run in zip(medians, runs)]
+        ax1.bar(xs, medians, width, yerr=[low, high], capsize=3, label=family)
         ax2.bar(xs, [r.get(family, {}).get("cells", {}).get("brams", 0) for r in results], width, label=family)
-    for ax, title in ((ax1, "post-route Fmax (MHz)"), (ax2, "block RAMs (SB_RAM40_4K / DP16KD)")):
+    for ax, title in ((ax1, "post-route Fmax (MHz), median and range of seeds"),
+                      (ax2, "block RAMs (SB_RAM40_4K / DP16KD)")):
         ax.set_xticks(range(len(results)), labels, rotation=20, ha="right", fontsize=7)
         ax.set_title(title)
         ax.legend()
