@@ -1,0 +1,169 @@
+"""The streaming key extractor (hdl/key_extractor.py): every key, length and class equal to the model's
+(:func:`apbbf.model.packet.frame_key`, :func:`~apbbf.model.packet.parse`), in order, one key per frame, within the
+stated latency, at one beat per cycle.
+
+Frames: scapy-built IPv4/IPv6 TCP/UDP with 0 to 2 VLAN tags (0x8100, 0x88A8), IPv4 options, IP lengths shorter
+and longer than the frame, ARP, runts of 1..13 bytes, random bytes, 60-byte minimum frames back to back, a jumbo
+frame, and lengths covering every residue mod W/8 (every keep pattern of the last beat). A frame is at least one
+byte on the stream (no beat carries keep 0). Set ``APBBF_VCD=1`` to write a VCD of each run under
+``build/vcd/``.
+"""
+
+import os
+import random
+import zlib
+
+import pytest
+from amaranth.sim import Simulator
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Dot1Q, Ether
+
+from apbbf.hdl.key_extractor import KINDS, KeyExtractor
+from apbbf.model.packet import KeySpec, Range, frame_key, parse
+
+SPECS = {
+    "frame": KeySpec.frame(),
+    "l3l4": KeySpec.l3l4(),
+    "user": KeySpec.parse("l3:12+8/ffff00"),            # IPv4 addresses (first 3 bytes masked to 2); other: frame
+    "user2": KeySpec((Range("frame", 6, 8, b"\xf0\x0f"),), (Range("l3", 3, None, b"\x0f"),),
+                     (Range("frame", 6, 8),)),
+}
+
+
+def _ether(tags, rng):
+    frame = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+    for tpid in tags:
+        frame = frame / Dot1Q(vlan=rng.randrange(4096))
+        frame.getlayer(Dot1Q, len(frame.layers()) - 1)  # noqa: B018 (scapy builds lazily)
+    return frame
+
+
+def _tagged(payload, tags, rng):
+    """``payload`` (an IP/IPv6/ARP layer) behind an Ethernet header with the given TPIDs, as bytes."""
+    raw = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / payload)
+    head, rest = raw[:12], raw[12:]
+    for tpid in reversed(tags):
+        rest = tpid.to_bytes(2, "big") + rng.randrange(4096).to_bytes(2, "big") + rest
+    return head + rest
+
+
+def frames_mixed(rng, count, width):
+    """A mix of every kind of frame the module documentation names."""
+    out = []
+    for _ in range(count):
+        tags = rng.choice([(), (), (0x8100,), (0x88A8,), (0x88A8, 0x8100), (0x8100, 0x8100),
+                           (0x8100, 0x8100, 0x8100)])
+        body = bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 120)))
+        choice = rng.randrange(12)
+        l4 = (TCP(sport=rng.randrange(65536), dport=80) if rng.random() < 0.5
+              else UDP(sport=rng.randrange(65536), dport=53)) / body
+        if choice < 3:
+            frame = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", ttl=rng.randrange(256), tos=rng.randrange(256)) / l4,
+                            tags, rng)
+        elif choice < 5:
+            frame = _tagged(IPv6(src="2001:db8::1", dst="2001:db8::2", hlim=rng.randrange(256),
+                                 tc=rng.randrange(256), fl=rng.randrange(1 << 20)) / l4, tags, rng)
+        elif choice == 5:                                   # IPv4 with options
+            frame = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", options=b"\x01" * (4 * rng.randrange(1, 11))) / l4,
+                            tags, rng)
+        elif choice == 6:                                   # padding after the IP packet, or truncated
+            frame = _tagged(IP(src="10.0.0.3", dst="10.0.0.4") / l4, tags, rng)
+            frame = frame + bytes(rng.randrange(1, 30)) if rng.random() < 0.5 else \
+                frame[:rng.randrange(14, len(frame))]
+        elif choice == 7:
+            frame = _tagged(IPv6(src="2001:db8::3", dst="2001:db8::4") / l4, tags, rng)
+            frame = frame + bytes(rng.randrange(1, 30)) if rng.random() < 0.5 else \
+                frame[:rng.randrange(14, len(frame))]
+        elif choice == 8:
+            frame = _tagged(ARP(pdst="10.0.0.9"), tags, rng)
+        elif choice == 9:                                   # runts
+            frame = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 14)))
+        elif choice == 10:                                  # broken IP headers
+            frame = bytearray(_tagged(IP(src="10.0.0.1", dst="10.0.0.2") / l4, tags, rng))
+            p = 14 + 4 * min(len(tags), 2)
+            field = rng.randrange(3)
+            if p + 4 <= len(frame):
+                if field == 0:
+                    frame[p] = rng.getrandbits(8)
+                elif field == 1:
+                    frame[p + 2:p + 4] = rng.randrange(0, 40).to_bytes(2, "big")
+                else:
+                    frame[p] = 0x60 | (frame[p] & 15)
+            frame = bytes(frame)
+        else:
+            frame = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 200)))
+        out.append(frame)
+    # lengths covering every residue mod W/8, and 1-byte frames
+    step = width // 8
+    for residue in range(step):
+        out.append(bytes(rng.getrandbits(8) for _ in range(64 + residue)))
+    out += [b"\x42", bytes([rng.getrandbits(8)])]
+    rng.shuffle(out)
+    return out
+
+
+def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
+    """Send ``frames`` (without FCS; with ``fcs``, 4 random bytes are appended), idle with probability ``gap``
+    before each beat; check every output against the model. Returns (latencies, key cycles)."""
+    dut = KeyExtractor(spec, width, fcs=fcs)
+    step = width // 8
+    rng = random.Random(seed)
+    wire = [f + (zlib.crc32(f).to_bytes(4, "little") if fcs else b"") for f in frames]
+    last_cycles = []
+    got = []
+    state = {"cycle": 0, "done": False}
+    errors = []
+
+    async def producer(ctx):
+        cycle = 0
+        for frame in wire:
+            beats = [frame[a:a + step] for a in range(0, len(frame), step)]
+            for k, beat in enumerate(beats):
+                while gap and rng.random() < gap:
+                    ctx.set(dut.i.valid, 0)
+                    await ctx.tick()
+                    cycle += 1
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload.data, int.from_bytes(beat, "little"))
+                ctx.set(dut.i.payload.keep, (1 << len(beat)) - 1)
+                ctx.set(dut.i.payload.last, k == len(beats) - 1)
+                if k == len(beats) - 1:
+                    last_cycles.append(cycle)
+                await ctx.tick()
+                cycle += 1
+                if not ctx.get(dut._beats.w_rdy):
+                    errors.append(f"beat FIFO full at cycle {cycle}")
+        ctx.set(dut.i.valid, 0)
+        state["done"] = True
+
+    async def consumer(ctx):
+        cycle = 0
+        idle = 0
+        while idle < dut.latency + 10 or not state["done"]:
+            if ctx.get(dut.o.valid):
+                payload = ctx.get(dut.o.payload)
+                got.append((cycle, payload.key, payload.length, payload.kind))
+            await ctx.tick()
+            cycle += 1
+            idle = idle + 1 if state["done"] else 0
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer)
+    if os.environ.get("APBBF_VCD"):
+        os.makedirs("build/vcd", exist_ok=True)
+        with sim.write_vcd(f"build/vcd/key_extractor_{name}.vcd"):
+            sim.run()
+    else:
+        sim.run()
+    assert not errors, errors[0]
+    assert len(got) == len(frames), f"{len(got)} keys for {len(frames)} frames"
+    for index, (frame, (_, key, length, kind)) in enumerate(zip(frames, got)):
+        want = (frame_key(frame, spec), min(len(frame), 65535), parse(frame).kind)
+        assert (key, length, KINDS[kind]) == want, \
+            f"frame {index} ({len(frame)} bytes, {frame[:64].hex()}): got {(hex(key), length, KINDS[kind])}, " \
+            f"want {(hex(want[0]),) + want[1:]}"
+    latencies = [c - last for (c, *_), last in zip(got, last_cycles)]
+    return latencies, [c for c, *_ in got]
