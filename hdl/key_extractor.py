@@ -206,11 +206,12 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # A frame's first beat is processed once its class is known: 3 cycles after the beat that decides it
-        # (at most head_beats - 1 beats after the first), so beats wait at most head_beats + 3 cycles in the FIFO
-        # (a later frame's too: the backlog grows only while a frame waits for its class). Then the beat
-        # register, P0, P1, P2, the shift stage, q_bits stages and the output register.
-        return self._head_beats + 3 + 1 + 3 + 1 + self._q_bits + 1
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 3, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 3 cycles later); with the FCS a beat
+        # also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by a_x + 2 + head_beats
+        # (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats after that frame's
+        # first; beats arrive one per cycle at most). Then P1, P2, F0, q_bits stages, the output register.
+        return self._head_beats + 2 + 4 + self._q_bits + 1
 
     def elaborate(self, platform):
         # Why this shape: no backpressure anywhere, so every stage takes one beat per cycle and nothing ever

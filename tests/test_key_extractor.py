@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The streaming key extractor (hdl/key_extractor.py): every key, length and class equal to the model's
 (:func:`apbbf.model.packet.frame_key`, :func:`~apbbf.model.packet.parse`), in order, one key per frame, within the
 stated latency, at one beat per cycle.
@@ -29,14 +30,6 @@ SPECS = {
     "user2": KeySpec((Range("frame", 6, 8, b"\xf0\x0f"),), (Range("l3", 3, None, b"\x0f"),),
                      (Range("frame", 6, 8),)),
 }
-
-
-def _ether(tags, rng):
-    frame = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-    for tpid in tags:
-        frame = frame / Dot1Q(vlan=rng.randrange(4096))
-        frame.getlayer(Dot1Q, len(frame.layers()) - 1)  # noqa: B018 (scapy builds lazily)
-    return frame
 
 
 def _tagged(payload, tags, rng):
@@ -166,4 +159,123 @@ def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
             f"frame {index} ({len(frame)} bytes, {frame[:64].hex()}): got {(hex(key), length, KINDS[kind])}, " \
             f"want {(hex(want[0]),) + want[1:]}"
     latencies = [c - last for (c, *_), last in zip(got, last_cycles)]
+    print(f"{name}: W={width} fcs={fcs} gap={gap} seed={seed}: {len(frames)} frames, latency "
+          f"{min(latencies)}..{max(latencies)} (bound {dut.latency})")
+    assert max(latencies) <= dut.latency, f"latency {max(latencies)} above the bound {dut.latency}"
+    assert min(latencies) >= 2, f"latency {min(latencies)} below 2"
     return latencies, [c for c, *_ in got]
+
+
+WIDTHS = (64, 512)
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.3], ids=["nogap", "gap30"])
+@pytest.mark.parametrize("fcs", [False, True], ids=["nofcs", "fcs"])
+@pytest.mark.parametrize("spec", ["frame", "l3l4", "user"])
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_mixed(width, spec, fcs, gap):
+    """Every kind of frame, random idle gaps (seeded) or back to back."""
+    seed = 11 + width + 2 * fcs + int(10 * gap) + list(SPECS).index(spec)
+    frames = frames_mixed(random.Random(seed), 40, width)
+    run(frames, SPECS[spec], width, fcs=fcs, gap=gap, seed=seed, name=f"mixed_{width}_{spec}_{fcs}_{gap}")
+
+
+USER3 = KeySpec((Range("l3", 40, 16, b"\xff\x00\xff"),), (Range("frame", 0, 30),), (Range("frame", 70, None),))
+
+
+@pytest.mark.parametrize("spec", ["user2", "user3"])
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_widths(width, spec):
+    """Every beat width, user ranges (offsets that shift the segment, masks, ranges past the header), FCS."""
+    frames = frames_mixed(random.Random(width), 25, width)
+    run(frames, SPECS.get(spec, USER3), width, fcs=True, gap=0.2, seed=width, name=f"widths_{width}_{spec}")
+
+
+@pytest.mark.parametrize("fcs", [False, True], ids=["nofcs", "fcs"])
+@pytest.mark.parametrize("spec", ["frame", "l3l4"])
+def test_minimum_frames_one_key_per_clock(spec, fcs):
+    """W=512, every beat a whole 60..64-byte frame (FCS included), back to back: one key per clock."""
+    rng = random.Random(5)
+    frames = []
+    for _ in range(40):
+        size = rng.randrange(60, 65) - 4 * fcs
+        if rng.random() < 0.5:
+            frame = _tagged(IP(src="10.1.0.1", dst="10.1.0.2") / UDP() / bytes(8), rng.choice([(), (0x8100,)]), rng)
+            frame = (frame + bytes(size))[:size]
+        else:
+            frame = bytes(rng.getrandbits(8) for _ in range(size))
+        frames.append(frame)
+    _, cycles = run(frames, SPECS[spec], 512, fcs=fcs, name=f"minimum_{spec}_{fcs}")
+    assert all(b - a == 1 for a, b in zip(cycles, cycles[1:])), f"keys not on consecutive cycles: {cycles}"
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_every_length(width):
+    """Every length 1..150 (runts, every keep pattern, the classification boundaries), IPv4 and IPv6 frames
+    cut there, back to back; the l3l4 key."""
+    rng = random.Random(width + 1)
+    v4 = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", options=b"\x01" * 8) / TCP() / bytes(range(120)), (0x8100,), rng)
+    v6 = _tagged(IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP() / bytes(range(100)), (), rng)
+    frames = [v4[:n] for n in range(1, 151)] + [v6[:n] for n in range(1, 151, 3)]
+    run(frames, SPECS["l3l4"], width, name=f"every_length_{width}")
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_jumbo(width):
+    """A 9000-byte IPv4 frame and a 9003-byte raw one (FCS on), among short frames."""
+    rng = random.Random(9)
+    jumbo = _tagged(IP(src="10.0.0.1", dst="10.0.0.2") / UDP() / bytes(rng.getrandbits(8) for _ in range(8950)),
+                    (0x88A8, 0x8100), rng)
+    assert len(jumbo) == 9000
+    frames = [b"\x01" * 20, jumbo, bytes(rng.getrandbits(8) for _ in range(9003)), b"\x02" * 60]
+    for spec in ("l3l4", "frame"):
+        run(frames, SPECS[spec], width, fcs=True, gap=0.05, seed=3, name=f"jumbo_{width}_{spec}")
+
+
+def test_worst_latency():
+    """Long frames each followed by short ones, back to back (the beats of a short frame wait behind a long
+    frame's first 62 bytes): the bound is reached and not exceeded."""
+    for width in (64, 512):
+        for fcs in (False, True):
+            rng = random.Random(width)
+            frames = []
+            for _ in range(6):
+                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(64, 300)))]
+                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 70)))
+                           for _ in range(rng.randrange(1, 4))]
+            latencies, _ = run(frames, SPECS["frame"], width, fcs=fcs, name=f"worst_{width}_{fcs}")
+            assert max(latencies) == KeyExtractor(SPECS["frame"], width, fcs=fcs).latency
+
+
+def test_properties():
+    dut = KeyExtractor(SPECS["l3l4"], 256, fcs=True)
+    assert (dut.spec, dut.data_width, dut.fcs) == (SPECS["l3l4"], 256, True)
+    assert dut.latency >= 2
+    assert dut.i.payload.shape().size == 256 + 32 + 1
+
+
+def test_init_wrong_spec_type():
+    with pytest.raises(TypeError, match="spec"):
+        KeyExtractor("frame", 64)
+
+
+def test_init_wrong_spec_ranges():
+    spec = KeySpec.parse("l3:12+8,l3:20+4")
+    with pytest.raises(ValueError, match="spec.*one range per class"):
+        KeyExtractor(spec, 64)
+
+
+def test_init_wrong_data_width_type():
+    with pytest.raises(TypeError, match="data_width"):
+        KeyExtractor(SPECS["frame"], 64.0)
+
+
+def test_init_wrong_data_width_value():
+    for width in (8, 32, 96, 1024):
+        with pytest.raises(ValueError, match="data_width"):
+            KeyExtractor(SPECS["frame"], width)
+
+
+def test_init_wrong_fcs():
+    with pytest.raises(TypeError, match="fcs"):
+        KeyExtractor(SPECS["frame"], 64, fcs=1)
