@@ -18,7 +18,7 @@ import pytest
 from amaranth.sim import Simulator
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import ARP, Dot1Q, Ether
+from scapy.layers.l2 import ARP, Ether
 
 from apbbf.hdl.key_extractor import KINDS, KeyExtractor
 from apbbf.model.packet import KeySpec, Range, frame_key, parse
@@ -125,8 +125,8 @@ def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
                     last_cycles.append(cycle)
                 await ctx.tick()
                 cycle += 1
-                if not ctx.get(dut._beats.w_rdy):
-                    errors.append(f"beat FIFO full at cycle {cycle}")
+                if not (ctx.get(dut._beats.w_rdy) and ctx.get(dut._infos.w_rdy)):
+                    errors.append(f"a FIFO is full at cycle {cycle}")
         ctx.set(dut.i.valid, 0)
         state["done"] = True
 
