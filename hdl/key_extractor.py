@@ -210,8 +210,8 @@ class KeyExtractor(wiring.Component):
         # of the beat that decided its frame's class (info FIFO readable 3 cycles later); with the FCS a beat
         # also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by a_x + 2 + head_beats
         # (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats after that frame's
-        # first; beats arrive one per cycle at most). Then P1, P2, F0, q_bits stages, the output register.
-        return self._head_beats + 2 + 4 + self._q_bits + 1
+        # first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the output register.
+        return self._head_beats + 2 + 5 + self._q_bits + 1
 
     def elaborate(self, platform):
         # Why this shape: no backpressure anywhere, so every stage takes one beat per cycle and nothing ever
@@ -341,34 +341,30 @@ class KeyExtractor(wiring.Component):
         with m.Elif(take):
             m.d.sync += cur_valid.eq(0)
 
-        # P0: where the segment lies in this beat (lanes lo..hi-1), the spec's mask word, per-frame counts.
+        # P0: where the segment lies in this beat (lanes lo..hi-1, clamped without comparators), the spec's mask
+        # word.
         pos = Signal(_POS)                  # the beat's first byte in the frame
-        started = Signal()
-        seg_len = Signal(_POS)
-        fed_beats = Signal(_POS)
-        shift = Signal(range(B))
-        n_bytes = Signal(_POS)
         valid_bytes = Signal(cw)
         if fcs:
             m.d.comb += valid_bytes.eq(Mux(cur.last, Mux(cur.count > 4, cur.count - 4, 0),
                                            Mux(head.last & (head.count < 4), B - 4 + head.count, B)))
         else:
             m.d.comb += valid_bytes.eq(Mux(cur.last, cur.count, B))
+        log_b = B.bit_length() - 1
         to_start = Signal(signed(_POS + 1))
         to_end = Signal(signed(_POS + 1))
-        lo, hi = Signal(cw), Signal(cw)
+        lo, end_lanes, hi = Signal(cw), Signal(cw), Signal(cw)
         m.d.comb += [
             to_start.eq(info.start - pos),
             to_end.eq(info.end - pos),
-            lo.eq(Mux(to_start < 0, 0, Mux(to_start > B, B, to_start))),
-            hi.eq(Mux(to_end < 0, 0, Mux(to_end > valid_bytes, valid_bytes, to_end))),
+            lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
+            end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
+            hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
         ]
-        fed = lo < hi
-        first_fed = fed & ~started
         mask_word = Signal(W)
         m.d.comb += mask_word.eq(Const((1 << W) - 1, W))
-        kbits = _POS - (B.bit_length() - 1)
-        with m.Switch(Cat(pos[B.bit_length() - 1:], info.variant)):
+        kbits = _POS - log_b
+        with m.Switch(Cat(pos[log_b:], info.variant)):
             for (k, t), (r, start, _) in self._variants.items():
                 for beat in range(start // B, (start + len(r.mask) - 1) // B + 1) if r.mask else ():
                     word = 0
@@ -377,25 +373,41 @@ class KeyExtractor(wiring.Component):
                         word |= (r.mask[j] if 0 <= j < len(r.mask) else 0xFF) << (8 * lane)
                     with m.Case(beat | (t | k << 2) << kbits):
                         m.d.comb += mask_word.eq(word)
-        new_len = seg_len + Mux(fed, hi - lo, 0)
+        q = dict(take=Signal(), last=Signal(), data=Signal(W), mask=Signal(W), lo=Signal(cw), hi=Signal(cw),
+                 count=Signal(cw), kind=Signal(2))
+        m.d.sync += [q["take"].eq(take), q["last"].eq(take & cur.last)]
+        with m.If(take):
+            m.d.sync += [q["data"].eq(cur.data), q["mask"].eq(mask_word), q["lo"].eq(lo), q["hi"].eq(hi),
+                         q["count"].eq(valid_bytes), q["kind"].eq(info.kind)]
+            m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
+
+        # Q: per-frame counts (segment bytes, beats fed, frame bytes) and the shift of the segment's first beat.
+        started = Signal()
+        seg_len = Signal(_POS)
+        fed_beats = Signal(_POS)
+        shift = Signal(range(B))
+        n_bytes = Signal(_POS)
+        fed = q["lo"] < q["hi"]
+        first_fed = fed & ~started
+        new_len = seg_len + Mux(fed, q["hi"] - q["lo"], 0)
         new_fed = fed_beats + fed
-        new_n = n_bytes + valid_bytes
-        new_shift = Mux(first_fed, lo, shift)
+        new_n = n_bytes + q["count"]
+        new_shift = Mux(first_fed, q["lo"], shift)
         p1 = dict(valid=Signal(), data=Signal(W), mask=Signal(W), lo=Signal(cw), hi=Signal(cw), first=Signal(),
                   end=Signal(), started=Signal(), len=Signal(_POS), fed=Signal(_POS), shift=Signal(range(B)),
                   n=Signal(_POS), kind=Signal(2))
-        m.d.sync += [p1["valid"].eq(take & fed), p1["end"].eq(take & cur.last)]
-        with m.If(take):
+        m.d.sync += [p1["valid"].eq(q["take"] & fed), p1["end"].eq(q["last"])]
+        with m.If(q["take"]):
             m.d.sync += [
-                p1["data"].eq(cur.data), p1["mask"].eq(mask_word), p1["lo"].eq(lo), p1["hi"].eq(hi),
+                p1["data"].eq(q["data"]), p1["mask"].eq(q["mask"]), p1["lo"].eq(q["lo"]), p1["hi"].eq(q["hi"]),
                 p1["first"].eq(first_fed), p1["started"].eq(started | fed), p1["len"].eq(new_len),
-                p1["fed"].eq(new_fed), p1["shift"].eq(new_shift), p1["n"].eq(new_n), p1["kind"].eq(info.kind),
+                p1["fed"].eq(new_fed), p1["shift"].eq(new_shift), p1["n"].eq(new_n), p1["kind"].eq(q["kind"]),
             ]
-            with m.If(cur.last):
-                m.d.sync += [pos.eq(0), started.eq(0), seg_len.eq(0), fed_beats.eq(0), n_bytes.eq(0), shift.eq(0)]
+            with m.If(q["last"]):
+                m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), n_bytes.eq(0), shift.eq(0)]
             with m.Else():
-                m.d.sync += [pos.eq(Mux(pos > _INF - 2 * B, pos, pos + B)), started.eq(started | fed),
-                             seg_len.eq(new_len), fed_beats.eq(new_fed), n_bytes.eq(new_n), shift.eq(new_shift)]
+                m.d.sync += [started.eq(started | fed), seg_len.eq(new_len), fed_beats.eq(new_fed),
+                             n_bytes.eq(new_n), shift.eq(new_shift)]
 
         # P1: bytes outside the segment zeroed, the mask applied; the start state if the segment starts here:
         # init moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out.
