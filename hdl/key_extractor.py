@@ -284,19 +284,22 @@ class KeyExtractor(wiring.Component):
         bad2 = tag2 & (n < 22)
         tags = Signal(2)
         m.d.comb += tags.eq(Mux(tag2, 2, Mux(tag1, 1, 0)))
-        ethertype, first, total, payload = Signal(16), Signal(8), Signal(16), Signal(16)
+        # the checks for each tag count in parallel (constant offsets: no adders), then the tag count picks
+        usable = (n >= 14) & ~bad1 & ~bad2
+        ipv4, ipv6, total = Signal(), Signal(), Signal(16)
+        payload = Signal(16)
         with m.Switch(tags):
             for t in (0, 1, 2):
                 with m.Case(t):
                     p = 14 + 4 * t
-                    m.d.comb += [ethertype.eq(be16(p - 2)), first.eq(byte(p)), total.eq(be16(p + 2)),
-                                 payload.eq(be16(p + 4))]
-        p = 14 + 4 * tags
-        usable = (n >= 14) & ~bad1 & ~bad2
-        ihl = first[:4]
-        ipv4 = usable & (ethertype == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) & (ihl >= 5) & \
-            (total >= 4 * ihl)
-        ipv6 = usable & (ethertype == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)
+                    first, ihl = byte(p), byte(p)[:4]
+                    m.d.comb += [
+                        ipv4.eq(usable & (be16(p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
+                                (ihl >= 5) & (be16(p + 2) >= 4 * ihl)),
+                        ipv6.eq(usable & (be16(p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
+                        total.eq(be16(p + 2)),
+                        payload.eq(be16(p + 4)),
+                    ]
         c_go, c_kind, c_tags, c_field = Signal(), Signal(2), Signal(2), Signal(17)
         m.d.sync += [
             c_go.eq(go),
