@@ -1,0 +1,280 @@
+# amaranth: UnusedElaboratable=no
+"""The streaming key extractor (hdl/key_extractor.py): every key, length and class equal to the model's
+(:func:`apbbf.model.packet.frame_key`, :func:`~apbbf.model.packet.parse`), in order, one key per frame, within the
+stated latency, at one beat per cycle.
+
+Frames: scapy-built IPv4/IPv6 TCP/UDP with 0 to 2 VLAN tags (0x8100, 0x88A8), IPv4 options, IP lengths shorter
+and longer than the frame, ARP, runts of 1..13 bytes, random bytes, 60-byte minimum frames back to back, a jumbo
+frame, and lengths covering every residue mod W/8 (every keep pattern of the last beat). A frame is at least one
+byte on the stream (no beat carries keep 0). Set ``APBBF_VCD=1`` to write a VCD of each run under
+``build/vcd/``.
+"""
+
+import os
+import random
+import zlib
+
+import pytest
+from amaranth.sim import Simulator
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
+
+from apbbf.hdl.key_extractor import KINDS, KeyExtractor
+from apbbf.model.packet import KeySpec, Range, frame_key, parse
+
+SPECS = {
+    "frame": KeySpec.frame(),
+    "l3l4": KeySpec.l3l4(),
+    "user": KeySpec.parse("l3:12+8/ffff00"),            # IPv4 addresses (first 3 bytes masked to 2); other: frame
+    "user2": KeySpec((Range("frame", 6, 8, b"\xf0\x0f"),), (Range("l3", 3, None, b"\x0f"),),
+                     (Range("frame", 6, 8),)),
+}
+
+
+def _tagged(payload, tags, rng):
+    """``payload`` (an IP/IPv6/ARP layer) behind an Ethernet header with the given TPIDs, as bytes."""
+    raw = bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / payload)
+    head, rest = raw[:12], raw[12:]
+    for tpid in reversed(tags):
+        rest = tpid.to_bytes(2, "big") + rng.randrange(4096).to_bytes(2, "big") + rest
+    return head + rest
+
+
+def frames_mixed(rng, count, width):
+    """A mix of every kind of frame the module documentation names."""
+    out = []
+    for _ in range(count):
+        tags = rng.choice([(), (), (0x8100,), (0x88A8,), (0x88A8, 0x8100), (0x8100, 0x8100),
+                           (0x8100, 0x8100, 0x8100)])
+        body = bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 120)))
+        choice = rng.randrange(12)
+        l4 = (TCP(sport=rng.randrange(65536), dport=80) if rng.random() < 0.5
+              else UDP(sport=rng.randrange(65536), dport=53)) / body
+        if choice < 3:
+            frame = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", ttl=rng.randrange(256), tos=rng.randrange(256)) / l4,
+                            tags, rng)
+        elif choice < 5:
+            frame = _tagged(IPv6(src="2001:db8::1", dst="2001:db8::2", hlim=rng.randrange(256),
+                                 tc=rng.randrange(256), fl=rng.randrange(1 << 20)) / l4, tags, rng)
+        elif choice == 5:                                   # IPv4 with options
+            frame = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", options=b"\x01" * (4 * rng.randrange(1, 11))) / l4,
+                            tags, rng)
+        elif choice == 6:                                   # padding after the IP packet, or truncated
+            frame = _tagged(IP(src="10.0.0.3", dst="10.0.0.4") / l4, tags, rng)
+            frame = frame + bytes(rng.randrange(1, 30)) if rng.random() < 0.5 else \
+                frame[:rng.randrange(14, len(frame))]
+        elif choice == 7:
+            frame = _tagged(IPv6(src="2001:db8::3", dst="2001:db8::4") / l4, tags, rng)
+            frame = frame + bytes(rng.randrange(1, 30)) if rng.random() < 0.5 else \
+                frame[:rng.randrange(14, len(frame))]
+        elif choice == 8:
+            frame = _tagged(ARP(pdst="10.0.0.9"), tags, rng)
+        elif choice == 9:                                   # runts
+            frame = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 14)))
+        elif choice == 10:                                  # broken IP headers
+            frame = bytearray(_tagged(IP(src="10.0.0.1", dst="10.0.0.2") / l4, tags, rng))
+            p = 14 + 4 * min(len(tags), 2)
+            field = rng.randrange(3)
+            if p + 4 <= len(frame):
+                if field == 0:
+                    frame[p] = rng.getrandbits(8)
+                elif field == 1:
+                    frame[p + 2:p + 4] = rng.randrange(0, 40).to_bytes(2, "big")
+                else:
+                    frame[p] = 0x60 | (frame[p] & 15)
+            frame = bytes(frame)
+        else:
+            frame = bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 200)))
+        out.append(frame)
+    # lengths covering every residue mod W/8, and 1-byte frames
+    step = width // 8
+    for residue in range(step):
+        out.append(bytes(rng.getrandbits(8) for _ in range(64 + residue)))
+    out += [b"\x42", bytes([rng.getrandbits(8)])]
+    rng.shuffle(out)
+    return out
+
+
+def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
+    """Send ``frames`` (without FCS; with ``fcs``, 4 random bytes are appended), idle with probability ``gap``
+    before each beat; check every output against the model. Returns (latencies, key cycles)."""
+    dut = KeyExtractor(spec, width, fcs=fcs)
+    step = width // 8
+    rng = random.Random(seed)
+    wire = [f + (zlib.crc32(f).to_bytes(4, "little") if fcs else b"") for f in frames]
+    last_cycles = []
+    got = []
+    state = {"cycle": 0, "done": False}
+    errors = []
+
+    async def producer(ctx):
+        cycle = 0
+        for frame in wire:
+            beats = [frame[a:a + step] for a in range(0, len(frame), step)]
+            for k, beat in enumerate(beats):
+                while gap and rng.random() < gap:
+                    ctx.set(dut.i.valid, 0)
+                    await ctx.tick()
+                    cycle += 1
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload.data, int.from_bytes(beat, "little"))
+                ctx.set(dut.i.payload.keep, (1 << len(beat)) - 1)
+                ctx.set(dut.i.payload.last, k == len(beats) - 1)
+                if k == len(beats) - 1:
+                    last_cycles.append(cycle)
+                await ctx.tick()
+                cycle += 1
+                if not (ctx.get(dut._beats.w_rdy) and ctx.get(dut._infos.w_rdy)):
+                    errors.append(f"a FIFO is full at cycle {cycle}")
+        ctx.set(dut.i.valid, 0)
+        state["done"] = True
+
+    async def consumer(ctx):
+        cycle = 0
+        idle = 0
+        while idle < dut.latency + 10 or not state["done"]:
+            if ctx.get(dut.o.valid):
+                payload = ctx.get(dut.o.payload)
+                got.append((cycle, payload.key, payload.length, payload.kind))
+            await ctx.tick()
+            cycle += 1
+            idle = idle + 1 if state["done"] else 0
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer)
+    if os.environ.get("APBBF_VCD"):
+        os.makedirs("build/vcd", exist_ok=True)
+        with sim.write_vcd(f"build/vcd/key_extractor_{name}.vcd"):
+            sim.run()
+    else:
+        sim.run()
+    assert not errors, errors[0]
+    assert len(got) == len(frames), f"{len(got)} keys for {len(frames)} frames"
+    for index, (frame, (_, key, length, kind)) in enumerate(zip(frames, got)):
+        want = (frame_key(frame, spec), min(len(frame), 65535), parse(frame).kind)
+        assert (key, length, KINDS[kind]) == want, \
+            f"frame {index} ({len(frame)} bytes, {frame[:64].hex()}): got {(hex(key), length, KINDS[kind])}, " \
+            f"want {(hex(want[0]),) + want[1:]}"
+    latencies = [c - last for (c, *_), last in zip(got, last_cycles)]
+    print(f"{name}: W={width} fcs={fcs} gap={gap} seed={seed}: {len(frames)} frames, latency "
+          f"{min(latencies)}..{max(latencies)} (bound {dut.latency})")
+    assert max(latencies) <= dut.latency, f"latency {max(latencies)} above the bound {dut.latency}"
+    assert min(latencies) >= 2, f"latency {min(latencies)} below 2"
+    return latencies, [c for c, *_ in got]
+
+
+WIDTHS = (64, 512)
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.3], ids=["nogap", "gap30"])
+@pytest.mark.parametrize("fcs", [False, True], ids=["nofcs", "fcs"])
+@pytest.mark.parametrize("spec", ["frame", "l3l4", "user"])
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_mixed(width, spec, fcs, gap):
+    """Every kind of frame, random idle gaps (seeded) or back to back."""
+    seed = 11 + width + 2 * fcs + int(10 * gap) + list(SPECS).index(spec)
+    frames = frames_mixed(random.Random(seed), 40, width)
+    run(frames, SPECS[spec], width, fcs=fcs, gap=gap, seed=seed, name=f"mixed_{width}_{spec}_{fcs}_{gap}")
+
+
+USER3 = KeySpec((Range("l3", 40, 16, b"\xff\x00\xff"),), (Range("frame", 0, 30),), (Range("frame", 70, None),))
+
+
+@pytest.mark.parametrize("spec", ["user2", "user3"])
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_widths(width, spec):
+    """Every beat width, user ranges (offsets that shift the segment, masks, ranges past the header), FCS."""
+    frames = frames_mixed(random.Random(width), 25, width)
+    run(frames, SPECS.get(spec, USER3), width, fcs=True, gap=0.2, seed=width, name=f"widths_{width}_{spec}")
+
+
+@pytest.mark.parametrize("fcs", [False, True], ids=["nofcs", "fcs"])
+@pytest.mark.parametrize("spec", ["frame", "l3l4"])
+def test_minimum_frames_one_key_per_clock(spec, fcs):
+    """W=512, every beat a whole 60..64-byte frame (FCS included), back to back: one key per clock."""
+    rng = random.Random(5)
+    frames = []
+    for _ in range(40):
+        size = rng.randrange(60, 65) - 4 * fcs
+        if rng.random() < 0.5:
+            frame = _tagged(IP(src="10.1.0.1", dst="10.1.0.2") / UDP() / bytes(8), rng.choice([(), (0x8100,)]), rng)
+            frame = (frame + bytes(size))[:size]
+        else:
+            frame = bytes(rng.getrandbits(8) for _ in range(size))
+        frames.append(frame)
+    _, cycles = run(frames, SPECS[spec], 512, fcs=fcs, name=f"minimum_{spec}_{fcs}")
+    assert all(b - a == 1 for a, b in zip(cycles, cycles[1:])), f"keys not on consecutive cycles: {cycles}"
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_every_length(width):
+    """Every length 1..150 (runts, every keep pattern, the classification boundaries), IPv4 and IPv6 frames
+    cut there, back to back; the l3l4 key."""
+    rng = random.Random(width + 1)
+    v4 = _tagged(IP(src="10.0.0.1", dst="10.0.0.2", options=b"\x01" * 8) / TCP() / bytes(range(120)), (0x8100,), rng)
+    v6 = _tagged(IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP() / bytes(range(100)), (), rng)
+    frames = [v4[:n] for n in range(1, 151)] + [v6[:n] for n in range(1, 151, 3)]
+    run(frames, SPECS["l3l4"], width, name=f"every_length_{width}")
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+def test_jumbo(width):
+    """A 9000-byte IPv4 frame and a 9003-byte raw one (FCS on), among short frames."""
+    rng = random.Random(9)
+    jumbo = _tagged(IP(src="10.0.0.1", dst="10.0.0.2") / UDP() / bytes(rng.getrandbits(8) for _ in range(8950)),
+                    (0x88A8, 0x8100), rng)
+    assert len(jumbo) == 9000
+    frames = [b"\x01" * 20, jumbo, bytes(rng.getrandbits(8) for _ in range(9003)), b"\x02" * 60]
+    run(frames, SPECS["l3l4"], width, fcs=True, gap=0.05, seed=3, name=f"jumbo_{width}")      # raw: keyed whole
+
+
+def test_worst_latency():
+    """Long frames each followed by short ones, back to back (the beats of a short frame wait behind a long
+    frame's first 62 bytes): the bound is reached and not exceeded."""
+    for width in (64, 512):
+        for fcs in (False, True):
+            rng = random.Random(width)
+            frames = []
+            for _ in range(6):
+                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(64, 300)))]
+                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 70)))
+                           for _ in range(rng.randrange(1, 4))]
+            latencies, _ = run(frames, SPECS["frame"], width, fcs=fcs, name=f"worst_{width}_{fcs}")
+            assert max(latencies) == KeyExtractor(SPECS["frame"], width, fcs=fcs).latency
+
+
+def test_properties():
+    dut = KeyExtractor(SPECS["l3l4"], 256, fcs=True)
+    assert (dut.spec, dut.data_width, dut.fcs) == (SPECS["l3l4"], 256, True)
+    assert dut.latency >= 2
+    assert dut.i.payload.shape().size == 256 + 32 + 1
+
+
+def test_init_wrong_spec_type():
+    with pytest.raises(TypeError, match="spec"):
+        KeyExtractor("frame", 64)
+
+
+def test_init_wrong_spec_ranges():
+    spec = KeySpec.parse("l3:12+8,l3:20+4")
+    with pytest.raises(ValueError, match="spec.*one range per class"):
+        KeyExtractor(spec, 64)
+
+
+def test_init_wrong_data_width_type():
+    with pytest.raises(TypeError, match="data_width"):
+        KeyExtractor(SPECS["frame"], 64.0)
+
+
+def test_init_wrong_data_width_value():
+    for width in (8, 32, 96, 1024):
+        with pytest.raises(ValueError, match="data_width"):
+            KeyExtractor(SPECS["frame"], width)
+
+
+def test_init_wrong_fcs():
+    with pytest.raises(TypeError, match="fcs"):
+        KeyExtractor(SPECS["frame"], 64, fcs=1)
