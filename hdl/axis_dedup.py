@@ -1,0 +1,120 @@
+"""AXI4-Stream wrapper of the packet de-duplicator, for Verilog, Vivado and Quartus designs.
+
+The ports are plain signals named as AXI4-Stream has them, so that cocotbext-axi's
+``AxiStreamBus.from_prefix(dut, "s_axis")`` and vendor tools' interface inference bind to them:
+
+======================  =====  ===================  ===========================================================
+Port                    Dir    Width                Meaning
+======================  =====  ===================  ===========================================================
+``aclk``                in     1                    Clock.
+``aresetn``             in     1                    Synchronous reset, active low: frames held in the packet
+                                                    buffer are lost, the filter is emptied and clears its
+                                                    memory (frames arriving meanwhile pass unchecked).
+``s_axis_tvalid``       in     1                    Frames in.
+``s_axis_tready``       out    1                    Low only while the packet buffer is full (the consumer
+                                                    holds ``m_axis_tready`` low) or during reset.
+``s_axis_tdata``        in     W                    Byte i in bits 8i+7..8i.
+``s_axis_tkeep``        in     W/8                  Bytes present, packed from lane 0 (only the last beat may
+                                                    be partial).
+``s_axis_tlast``        in     1                    Last beat of a frame.
+``s_axis_tuser``        in     1 (+ time_width)     ``[0]`` (last beat): the MAC marks the frame bad;
+                                                    ``[time_width:1]`` (first beat, with
+                                                    ``timestamps="tuser"``): the frame's time in ticks.
+``m_axis_tvalid``       out    1                    Frames out, in order.
+``m_axis_tready``       in     1
+``m_axis_tdata``        out    W
+``m_axis_tkeep``        out    W/8
+``m_axis_tlast``        out    1
+``m_axis_tuser``        out    3                    On the last beat (0 elsewhere): ``[0]`` duplicate (the mark
+                                                    with ``action="mark"``), ``[1]`` unchecked, ``[2]`` errored.
+``frames``              out    32                   Frames out or dropped (wrap), as
+``duplicates``          out    32                   :class:`apbbf.model.dedup.Counters`.
+``dropped``             out    32
+``unchecked``           out    32
+``errored``             out    32
+======================  =====  ===================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from amaranth import ClockDomain, Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..model.config import Config, check_config
+from ..model.packet import KeySpec
+from .packet_dedup import PacketDedup
+
+__all__ = ["AXIStreamPacketDedup", "COUNTERS"]
+
+#: The counter ports, in the order of :class:`apbbf.model.dedup.Counters`.
+COUNTERS = ("frames", "duplicates", "dropped", "unchecked", "errored")
+
+
+class AXIStreamPacketDedup(wiring.Component):
+    """:class:`~apbbf.hdl.packet_dedup.PacketDedup` behind AXI4-Stream ports named as Verilog designs expect.
+
+    The wrapper defines its own ``sync`` domain clocked by ``aclk`` and reset by ``~aresetn``;
+    ``s_axis_tready`` and ``m_axis_tvalid`` are held low during reset. It adds no registers.
+
+    Parameters
+    ----------
+    config : Config
+    spec : KeySpec
+    **options
+        As :class:`~apbbf.hdl.packet_dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...).
+
+    Attributes
+    ----------
+    dedup : PacketDedup
+        The wrapped design (its parameters as properties).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`.
+    """
+
+    def __new__(cls, config, *args, **kwargs):
+        check_config(config)
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, spec: KeySpec, **options):
+        self._dedup = dedup = PacketDedup(config, spec, **options)
+        W = dedup.data_width
+        user_in = 1 + (config.time_width if dedup.timestamps == "tuser" else 0)
+        members = {
+            "aclk": In(1), "aresetn": In(1),
+            "s_axis_tvalid": In(1), "s_axis_tready": Out(1), "s_axis_tdata": In(W), "s_axis_tkeep": In(W // 8),
+            "s_axis_tlast": In(1), "s_axis_tuser": In(user_in),
+            "m_axis_tvalid": Out(1), "m_axis_tready": In(1), "m_axis_tdata": Out(W), "m_axis_tkeep": Out(W // 8),
+            "m_axis_tlast": Out(1), "m_axis_tuser": Out(3),
+            **{name: Out(32) for name in COUNTERS},
+        }
+        super().__init__(members)
+
+    @property
+    def dedup(self) -> PacketDedup:
+        return self._dedup
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = sync = ClockDomain("sync", local=True)
+        m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
+        m.submodules.dedup = dedup = self._dedup
+        i, o = dedup.i, dedup.o
+        m.d.comb += [
+            i.valid.eq(self.s_axis_tvalid & self.aresetn),
+            self.s_axis_tready.eq(i.ready & self.aresetn),
+            i.payload.data.eq(self.s_axis_tdata), i.payload.keep.eq(self.s_axis_tkeep),
+            i.payload.last.eq(self.s_axis_tlast), i.payload.user.error.eq(self.s_axis_tuser[0]),
+            self.m_axis_tvalid.eq(o.valid & self.aresetn),
+            o.ready.eq(self.m_axis_tready & self.aresetn),
+            self.m_axis_tdata.eq(o.payload.data), self.m_axis_tkeep.eq(o.payload.keep),
+            self.m_axis_tlast.eq(o.payload.last), self.m_axis_tuser.eq(o.payload.user),
+        ]
+        if dedup.timestamps == "tuser":
+            m.d.comb += i.payload.user.time.eq(self.s_axis_tuser[1:])
+        for name in COUNTERS:
+            m.d.comb += getattr(self, name).eq(getattr(dedup, name))
+        return m

@@ -1,0 +1,337 @@
+"""Packet de-duplication at line rate: frames in, each frame's key tested and inserted in the time-bounded window,
+duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
+
+from amaranth import Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..model.config import Config, check_config, check_integer
+from ..model.dedup import Action, Status
+from ..model.packet import KeySpec
+from .core import SCANS, APBBF
+from .key_extractor import KeyExtractor
+from .types import Op
+
+__all__ = ["DATA_WIDTHS", "in_beat_layout", "out_beat_layout", "PacketDedup"]
+
+#: ``tdata`` widths the de-duplicator takes, bits.
+DATA_WIDTHS = (64, 128, 256, 512)
+
+
+def in_beat_layout(data_width: int, time_width: int) -> data.StructLayout:
+    """One beat of an incoming frame: ``data``, ``keep`` (byte lanes, packed from lane 0; only the last beat may be
+    partial), ``last``, and ``user``: ``error`` (on the last beat: the MAC marks the frame bad) and ``time`` (on the
+    first beat: the frame's time in ticks, when the design takes its times from ``tuser``)."""
+    return data.StructLayout({
+        "data": data_width, "keep": data_width // 8, "last": 1,
+        "user": data.StructLayout({"error": 1, "time": time_width}),
+    })
+
+
+def out_beat_layout(data_width: int) -> data.StructLayout:
+    """One beat of an outgoing frame: ``data``, ``keep``, ``last``, and ``user`` (on the last beat, 0 elsewhere):
+    ``duplicate`` (the frame is a copy of one seen within the window: with ``action="mark"`` the mark),
+    ``unchecked`` (its answer could not be had: passed on untested, fail open) and
+    ``errored`` (the MAC marked it bad: passed on untested)."""
+    return data.StructLayout({
+        "data": data_width, "keep": data_width // 8, "last": 1,
+        "user": data.StructLayout({"duplicate": 1, "unchecked": 1, "errored": 1}),
+    })
+
+
+def _status_layout():
+    return data.StructLayout({"status": 2})
+
+
+class PacketDedup(wiring.Component):
+    """Frames in and out as AXI4-Stream; every frame's key (:class:`~apbbf.hdl.key_extractor.KeyExtractor`) sent
+    to the time-windowed core (:class:`~apbbf.hdl.core.APBBF`) as TEST_AND_INSERT with the frame's time; the
+    answers decide what happens to each frame, as :class:`apbbf.model.dedup.Dedup` says.
+
+    The filter never stalls the link. A key that cannot be queued for the core (the core clearing after reset or
+    a restart, a full key queue) leaves its frame *unchecked*: passed on unmarked, not inserted, counted. Frames
+    wait in a packet buffer for their answer: with ``drop`` the whole frame (store and forward), with ``mark``
+    its last beat, with ``count`` not at all. The buffer holds the longest the core can keep an answer back (a
+    restart clears every memory: ``segment_blocks`` cycles) and, with ``drop``, the longest frame, so only a
+    consumer that stops taking frames (``o.ready`` low) holds back ``i.ready``. With ``count`` frames pass
+    straight through (``o.payload.user`` is 0) and ``i.ready`` is ``o.ready``. With ``drop``, a frame longer than
+    ``max_frame`` bytes is passed on unchecked as soon as it is (its key, when it comes, is dropped).
+
+    Parameters
+    ----------
+    config : Config
+        The filter: with a span (the window, in ticks) and 64-bit keys.
+    spec : KeySpec
+        Which bytes of a frame make its key (:mod:`apbbf.model.packet`).
+    data_width : int
+        ``tdata`` bits: 64, 128, 256 or 512.
+    action : {"drop", "mark", "count"}
+    timestamps : {"tuser", "counter"}
+        Where a frame's time comes from: ``tuser`` of its first beat (a MAC timestamp, in ticks), or a
+        free-running counter of ``tick_cycles`` clock cycles per tick.
+    tick_cycles : int
+        Cycles per tick of the counter, 1..2**16.
+    fcs : bool
+        The frames end with their FCS (not part of the key).
+    max_frame : int
+        Longest frame, bytes, 64..65535 (with ``drop``: the buffer's size follows, longer frames pass unchecked,
+        and it must exceed the key extractor's latency in beats).
+    key_queue : int
+        Keys that may wait for the core, 2..256.
+    scan : {"fsm", "parallel"}
+        The core's scan: ``parallel`` keeps one key per clock.
+
+    Attributes
+    ----------
+    i : In(stream.Signature(in_beat_layout(data_width, time_width)))
+    o : Out(stream.Signature(out_beat_layout(data_width)))
+    frames, duplicates, dropped, unchecked, errored : Out(32)
+        As :class:`apbbf.model.dedup.Counters`, counted as frames leave (wrap).
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a parameter is of the wrong type or out of range (the message names it).
+    """
+
+    def __new__(cls, config, spec, *args, data_width=512, action="drop", timestamps="tuser", tick_cycles=1,
+                fcs=False, max_frame=9600, key_queue=16, scan="parallel", **kwargs):
+        check_config(config)
+        if not config.timed:
+            raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
+        if config.key_width != 64:
+            raise ValueError(f"config.key_width must be 64 (the keys are CRC-64), not {config.key_width}")
+        if not isinstance(spec, KeySpec):
+            raise TypeError(f"spec must be a KeySpec, not {spec!r}")
+        if data_width not in DATA_WIDTHS:
+            raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+        if action not in [a.value for a in Action]:
+            raise ValueError(f"action must be 'drop', 'mark' or 'count', not {action!r}")
+        if timestamps not in ("tuser", "counter"):
+            raise ValueError(f"timestamps must be 'tuser' or 'counter', not {timestamps!r}")
+        check_integer("tick_cycles", tick_cycles, range(1, (1 << 16) + 1))
+        if not isinstance(fcs, bool):
+            raise TypeError(f"fcs must be a bool, not {fcs!r}")
+        check_integer("max_frame", max_frame, range(64, 65536))
+        check_integer("key_queue", key_queue, range(2, 257))
+        if scan not in SCANS:
+            raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
+        probe = KeyExtractor(spec, data_width, fcs=fcs)          # checks the spec; only its latency is used
+        probe._MustUse__used = True
+        lanes = data_width // 8
+        if action == "drop" and -(-(max_frame + 4 * fcs) // lanes) <= probe.latency + 2:
+            # A frame released early puts its decision in the queue at its beat ``limit``: the key of the frame
+            # before it must be out of the extractor by then, or the decisions would leave frame order.
+            raise ValueError(f"max_frame must be more than {(probe.latency + 2) * lanes - 4 * fcs} bytes with "
+                             f"data_width {data_width} and action 'drop', not {max_frame}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
+                 timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
+                 key_queue: int = 16, scan: str = "parallel"):
+        self._config, self._spec, self._width = config, spec, data_width
+        self._action, self._timestamps, self._tick_cycles = Action(action), timestamps, tick_cycles
+        self._fcs, self._max_frame, self._key_queue, self._scan = fcs, max_frame, key_queue, scan
+        self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
+        super().__init__({
+            "i": In(stream.Signature(in_beat_layout(data_width, config.time_width))),
+            "o": Out(stream.Signature(out_beat_layout(data_width))),
+            "frames": Out(32), "duplicates": Out(32), "dropped": Out(32), "unchecked": Out(32),
+            "errored": Out(32),
+        })
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def spec(self) -> KeySpec:
+        return self._spec
+
+    @property
+    def data_width(self) -> int:
+        return self._width
+
+    @property
+    def action(self) -> str:
+        return self._action.value
+
+    @property
+    def timestamps(self) -> str:
+        return self._timestamps
+
+    @property
+    def tick_cycles(self) -> int:
+        return self._tick_cycles
+
+    @property
+    def fcs(self) -> bool:
+        return self._fcs
+
+    @property
+    def max_frame(self) -> int:
+        return self._max_frame
+
+    @property
+    def key_queue(self) -> int:
+        return self._key_queue
+
+    @property
+    def scan(self) -> str:
+        return self._scan
+
+    @property
+    def extractor_latency(self) -> int:
+        """The key extractor's latency bound, cycles (:attr:`KeyExtractor.latency
+        <apbbf.hdl.key_extractor.KeyExtractor.latency>`)."""
+        return self._extractor.latency
+
+    @property
+    def buffer_beats(self) -> int:
+        """Beats the packet buffer holds (0 with ``count``): the longest frame (and its FCS), the longest an
+        answer can be held back (a restart: ``segment_blocks`` cycles, and the commands queued before it), and the
+        pipeline's own latency, rounded up to a power of two."""
+        if self._action == Action.COUNT:
+            return 0
+        hold = self._config.segment_blocks + 2 * self._key_queue + 64
+        frame = self._limit if self._action == Action.DROP else 0
+        return 1 << (frame + hold - 1).bit_length()
+
+    @property
+    def _limit(self) -> int:
+        """Beats of the longest frame (with its FCS)."""
+        return -(-(self._max_frame + 4 * self._fcs) // (self._width // 8))
+
+    def elaborate(self, platform):
+        # Keys flow forward only: extractor -> key queue -> core; a decision per frame, in frame order, enters the
+        # decision queue when its key does (checked, unchecked or errored), and the core's answers, in the order
+        # of the checked frames, enter the answer queue. The output stage takes a frame's decision (and, if
+        # checked, its answer) when its first beat (drop) or its last beat (mark) is due, and counts it.
+        c, W = self._config, self._width
+        lanes = W // 8
+        m = Module()
+        m.submodules.extractor = extractor = self._extractor
+        m.submodules.core = core = APBBF(c, scan=self._scan)
+
+        accept = self.i.valid & self.i.ready
+        beat = self.i.payload
+
+        # The frame's time (first beat) and its length so far (for the oversize rule).
+        first = Signal(init=1)
+        with m.If(accept):
+            m.d.sync += first.eq(beat.last)
+        now = Signal(c.time_width)
+        if self._timestamps == "counter":
+            prescaler = Signal(range(self._tick_cycles))
+            with m.If(prescaler == self._tick_cycles - 1):
+                m.d.sync += [prescaler.eq(0), now.eq(now + 1)]
+            with m.Else():
+                m.d.sync += prescaler.eq(prescaler + 1)
+        frame_time = Signal(c.time_width)
+        stamp = Mux(first, beat.user.time if self._timestamps == "tuser" else now, frame_time)
+        with m.If(accept & first):
+            m.d.sync += frame_time.eq(stamp)
+
+        limit = self._limit
+        drop = self._action == Action.DROP
+        beats_in = Signal(range(limit + 2))
+        oversize = Signal()                                 # this frame passed the limit (drop: released)
+        release = Signal()                                  # it does so in this cycle
+        with m.If(accept):
+            m.d.sync += beats_in.eq(Mux(beat.last, 0, Mux(beats_in == limit + 1, beats_in, beats_in + 1)))
+            with m.If(beat.last):
+                m.d.sync += oversize.eq(0)
+        if drop:
+            m.d.comb += release.eq(accept & ~oversize & (beats_in == limit) & ~beat.last)
+            with m.If(release):
+                m.d.sync += oversize.eq(1)
+
+        # The extractor sees every accepted beat; per frame, (time, errored, released) waits for its key.
+        m.d.comb += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
+                     extractor.i.payload.keep.eq(beat.keep), extractor.i.payload.last.eq(beat.last)]
+        info_layout = data.StructLayout({"time": c.time_width, "errored": 1, "released": 1})
+        m.submodules.info = info = fifo.SyncFIFO(width=info_layout.size, depth=extractor.latency + 4)
+        info_in = data.View(info_layout, info.w_data)
+        info_out = data.View(info_layout, info.r_data)
+        m.d.comb += [info.w_en.eq(accept & beat.last), info_in.time.eq(stamp), info_in.errored.eq(beat.user.error),
+                     info_in.released.eq(oversize | release)]
+
+        # Keys to the core through a short queue; every frame's status into the decision queue, in order.
+        m.submodules.keys = keys = fifo.SyncFIFOBuffered(width=64 + c.time_width, depth=self._key_queue)
+        decisions_depth = max(self.buffer_beats, 4 * self._key_queue, 16)
+        m.submodules.decisions = decisions = fifo.SyncFIFOBuffered(width=2, depth=decisions_depth)
+        m.submodules.answers = answers = fifo.SyncFIFOBuffered(width=1, depth=decisions_depth)
+        key_arrives = extractor.o.valid
+        m.d.comb += info.r_en.eq(key_arrives)
+        checked = key_arrives & ~info_out.errored & ~info_out.released & keys.w_rdy
+        m.d.comb += [keys.w_en.eq(checked), keys.w_data.eq(Cat(extractor.o.payload.key, info_out.time))]
+        status = Signal(2)
+        m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,
+                                  Mux(keys.w_rdy & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
+        # A released frame's decision went in when it was released; an errored one's key is not inserted.
+        m.d.comb += [decisions.w_en.eq((key_arrives & ~info_out.released) | release),
+                     decisions.w_data.eq(Mux(release, Status.UNCHECKED, status))]
+        m.d.comb += [core.cmd.valid.eq(keys.r_rdy), core.cmd.payload.op.eq(Op.TEST_AND_INSERT),
+                     core.cmd.payload.key.eq(keys.r_data[:64]), core.cmd.payload.time.eq(keys.r_data[64:]),
+                     keys.r_en.eq(core.cmd.ready),
+                     answers.w_en.eq(core.rsp.valid), answers.w_data.eq(core.rsp.payload.hit),
+                     core.rsp.ready.eq(answers.w_rdy)]
+
+        # The decision of the frame at the head of the output, once known.
+        known = decisions.r_rdy & ((decisions.r_data != Status.CHECKED) | answers.r_rdy)
+        duplicate = (decisions.r_data == Status.CHECKED) & answers.r_data
+        take = Signal()                                     # the head frame's decision is taken now
+        m.d.comb += [decisions.r_en.eq(take), answers.r_en.eq(take & (decisions.r_data == Status.CHECKED))]
+        with m.If(take):
+            m.d.sync += [
+                self.frames.eq(self.frames + 1),
+                self.duplicates.eq(self.duplicates + duplicate),
+                self.dropped.eq(self.dropped + (duplicate & drop)),
+                self.unchecked.eq(self.unchecked + (decisions.r_data == Status.UNCHECKED)),
+                self.errored.eq(self.errored + (decisions.r_data == Status.ERRORED)),
+            ]
+        flags = Cat(duplicate, decisions.r_data == Status.UNCHECKED, decisions.r_data == Status.ERRORED)
+
+        if self._action == Action.COUNT:
+            # Frames pass as they come; decisions are only counted.
+            m.d.comb += [self.o.valid.eq(self.i.valid), self.i.ready.eq(self.o.ready),
+                         self.o.payload.data.eq(beat.data), self.o.payload.keep.eq(beat.keep),
+                         self.o.payload.last.eq(beat.last), take.eq(known)]
+            return m
+
+        # The packet buffer, and the output stage.
+        beat_layout = data.StructLayout({"data": W, "keep": lanes, "last": 1})
+        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(width=beat_layout.size, depth=self.buffer_beats)
+        m.d.comb += [buffer.w_en.eq(self.i.valid), self.i.ready.eq(buffer.w_rdy),
+                     buffer.w_data.eq(Cat(beat.data, beat.keep, beat.last))]
+        head = data.View(beat_layout, buffer.r_data)
+        out_first = Signal(init=1)                          # the head beat is its frame's first
+        decided = Signal()                                  # drop: the head frame's decision is taken
+        keep_frame = Signal()                               # drop: and the frame is forwarded
+        with m.If(buffer.r_en & buffer.r_rdy):
+            m.d.sync += out_first.eq(head.last)
+        m.d.comb += [self.o.payload.data.eq(head.data), self.o.payload.keep.eq(head.keep),
+                     self.o.payload.last.eq(head.last)]
+        if drop:
+            deciding = out_first & ~decided & buffer.r_rdy & known
+            m.d.comb += take.eq(deciding)
+            with m.If(deciding):
+                m.d.sync += [decided.eq(1), keep_frame.eq(~duplicate)]
+            verdict = Mux(deciding, ~duplicate, keep_frame)
+            ready_beat = buffer.r_rdy & (decided | deciding)
+            m.d.comb += [self.o.valid.eq(ready_beat & verdict),
+                         buffer.r_en.eq(ready_beat & (self.o.ready | ~verdict))]
+            last_flags = Signal(3)
+            with m.If(deciding):
+                m.d.sync += last_flags.eq(flags)
+            with m.If(head.last):
+                m.d.comb += self.o.payload.user.as_value().eq(Mux(deciding, flags, last_flags))
+            with m.If(buffer.r_en & buffer.r_rdy & head.last):
+                m.d.sync += decided.eq(0)
+        else:                                               # mark: only the last beat waits
+            ready_beat = buffer.r_rdy & (~head.last | known)
+            m.d.comb += [self.o.valid.eq(ready_beat), buffer.r_en.eq(ready_beat & self.o.ready),
+                         take.eq(buffer.r_rdy & head.last & known & self.o.ready)]
+            with m.If(head.last):
+                m.d.comb += self.o.payload.user.as_value().eq(flags)
+        return m

@@ -1,0 +1,256 @@
+"""Amaranth-simulator harness of the packet de-duplicator: frames through
+:class:`~apbbf.hdl.packet_dedup.PacketDedup`, scored frame by frame against :class:`apbbf.model.dedup.Dedup`.
+
+A producer testbench offers each frame beat by beat (random idle gaps between beats with ``gap`` above 0; the
+frame's time in ``tuser`` of its first beat, its error flag on its last), holding a beat while ``i.ready`` is low;
+a consumer takes the output with random backpressure (``stall``) and collects frames and their flags. A
+:data:`RESET` in the frame list pulses the reset once the frame before it has been offered up to its middle
+beat, so a reset lands mid-frame: everything in flight is lost, the model starts empty again.
+
+The score: the frames out (bytes, in order) and their ``tuser`` flags must be exactly the model's forwarded
+frames and marks, and the counters must be the model's. A frame the DUT reports *unchecked* (fail open: no
+answer in time) is given to the model as unchecked; with ``action="drop"`` a dropped frame shows no flags, so
+runs that drop must have none unchecked (the harness checks that the model found the frame a duplicate). On a
+mismatch the run is repeated with a VCD under ``build/vcd/``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass, field
+
+from amaranth import ClockDomain, Module
+from amaranth.sim import Simulator
+
+from ..hdl.packet_dedup import PacketDedup
+from ..model.dedup import Dedup
+
+__all__ = ["RESET", "Mismatch", "DedupRun", "simulate_dedup", "score_frames", "beats"]
+
+#: Marker in a frame list: pulse the reset in the middle of the next frame.
+RESET = None
+
+
+class Mismatch(AssertionError):
+    """The de-duplicator's output differs from the model's."""
+
+
+@dataclass
+class DedupRun:
+    """What a simulation observed."""
+    out: list = field(default_factory=list)            #: (frame bytes, (duplicate, unchecked, errored)) in order
+    first_beat: list = field(default_factory=list)     #: cycle of each frame's first beat into ``i``
+    taken: list = field(default_factory=list)          #: cycle of each output frame's last beat
+    counters: dict = field(default_factory=dict)
+    resets: list = field(default_factory=list)        #: cycle of each reset pulse
+    cycles: int = 0
+
+
+def beats(frame: bytes, lanes: int) -> list[tuple[int, int, bool]]:
+    """A frame as ``(data, keep, last)`` beats of ``lanes`` bytes (a frame of 0 bytes is one empty beat)."""
+    chunks = [frame[i:i + lanes] for i in range(0, len(frame), lanes)] or [b""]
+    return [(int.from_bytes(chunk, "little"), (1 << len(chunk)) - 1, n == len(chunks) - 1)
+            for n, chunk in enumerate(chunks)]
+
+
+def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle):
+    lanes = dut.data_width // 8
+    run = DedupRun()
+    sent = [False]
+    rng_in, rng_out = random.Random(seed), random.Random(seed + 1)
+    reset_at = [None]                                   # (frame index, beat index) at which to reset
+
+    async def producer(ctx):
+        for _ in range(settle):                         # the core clears its memory after reset
+            await ctx.tick()
+        cycle = settle
+        for index, item in enumerate(items):
+            if item is RESET:
+                continue
+            frame, time, errored = item
+            frame_beats = beats(frame, lanes)
+            cut = index + 1 < len(items) and items[index + 1] is RESET
+            for n, (value, keep, last) in enumerate(frame_beats):
+                while gap and rng_in.random() < gap:
+                    await ctx.tick()
+                    cycle += 1
+                if cut and n == len(frame_beats) // 2:
+                    ctx.set(dut.i.valid, 0)
+                    ctx.set(dut.i.payload.user.error, 0)
+                    for _ in range(2):
+                        await ctx.tick()
+                    ctx.set(dut_reset, 1)
+                    run.resets.append(cycle + 2)
+                    await ctx.tick()
+                    ctx.set(dut_reset, 0)
+                    for _ in range(settle):
+                        await ctx.tick()
+                    cycle += 3 + settle
+                    break
+                ctx.set(dut.i.payload.data, value)
+                ctx.set(dut.i.payload.keep, keep)
+                ctx.set(dut.i.payload.last, last)
+                ctx.set(dut.i.payload.user.error, errored if last else 0)
+                # the time counts on the first beat only: other beats carry noise
+                ctx.set(dut.i.payload.user.time, time if n == 0 else rng_in.getrandbits(8))
+                ctx.set(dut.i.valid, 1)
+                if n == 0:
+                    run.first_beat.append(cycle)
+                while True:
+                    _, _, ready = await ctx.tick().sample(dut.i.ready)
+                    cycle += 1
+                    if ready:
+                        break
+                ctx.set(dut.i.valid, 0)
+        sent[0] = True
+
+    async def consumer(ctx):
+        frame, cycle = bytearray(), 0
+        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
+            cycle += 1
+            if valid and ctx.get(dut.o.ready):
+                data, keep = payload.data, payload.keep
+                if keep & (keep + 1):
+                    raise Mismatch(f"output keep {keep:#x} is not packed from lane 0")
+                frame += int(data).to_bytes(lanes, "little")[:bin(keep).count("1")]
+                user = (int(payload.user.duplicate), int(payload.user.unchecked), int(payload.user.errored))
+                if payload.last:
+                    run.out.append((bytes(frame), user))
+                    run.taken.append(cycle)
+                    frame = bytearray()
+                elif any(user):
+                    raise Mismatch(f"output frame {len(run.out)}: tuser {user} on a beat that is not the last")
+            ctx.set(dut.o.ready, not (stall and rng_out.random() < stall))
+            if cycle >= max_cycles:
+                break
+
+    async def watchdog(ctx):
+        cycle = 0
+        while not sent[0] and cycle < max_cycles:
+            await ctx.tick()
+            cycle += 1
+        quiet = 0                                       # then until the output has been idle a while
+        while quiet < settle + 200 and cycle < max_cycles:
+            _, _, valid = await ctx.tick().sample(dut.o.valid)
+            cycle += 1
+            quiet = 0 if valid else quiet + 1
+        run.cycles = cycle
+        run.counters = {name: ctx.get(getattr(dut, name))
+                        for name in ("frames", "duplicates", "dropped", "unchecked", "errored")}
+
+    top = Module()
+    top.domains.sync = domain = ClockDomain("sync")
+    top.submodules.dut = dut
+    sim = Simulator(top)
+    dut_reset = domain.rst
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer, background=True)
+    sim.add_testbench(watchdog)
+    if vcd_path:
+        os.makedirs(os.path.dirname(vcd_path), exist_ok=True)
+        with sim.write_vcd(vcd_path):
+            sim.run()
+    else:
+        sim.run()
+    return run
+
+
+def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
+    """Score ``frames`` (``(index, (frame, time, errored))`` sent after a reset) against ``out`` (``(frame,
+    (duplicate, unchecked, errored))`` taken after it), frame by frame; ``dut`` needs ``config``, ``spec``,
+    ``action`` and ``fcs``. With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
+    the model's. Returns the model, for its counters.
+
+    Raises
+    ------
+    Mismatch
+        On the first difference.
+    """
+    model = Dedup(dut.config, dut.spec, dut.action)
+    position = 0
+    for index, (frame, time, errored) in frames:
+        keyed = frame[:-4] if dut.fcs else frame
+        # fail open is the DUT's to decide: a frame it flags unchecked goes to the model as unchecked
+        unchecked = position < len(out) and out[position][0] == frame and bool(out[position][1][1])
+        duplicate, forward, mark = model.frame(keyed, time, errored=errored, unchecked=unchecked)
+        if not forward:
+            continue
+        flags = (0, 0, 0) if dut.action == "count" else (int(mark), int(unchecked and not errored), int(errored))
+        if position >= len(out):
+            if whole:
+                raise Mismatch(f"frame {index} ({len(frame)} bytes) never came out ({len(out)} frames did)")
+            return model
+        got = out[position]
+        if got[0] != frame:
+            raise Mismatch(f"output frame {position}: expected frame {index} ({len(frame)} bytes: "
+                           f"{frame[:16].hex()}...), got {len(got[0])} bytes {got[0][:16].hex()}...")
+        if got[1] != flags:
+            raise Mismatch(f"frame {index}: flags (duplicate, unchecked, errored) {got[1]}, model {flags}")
+        position += 1
+    if position != len(out):
+        raise Mismatch(f"{len(out) - position} frames more than the model forwards")
+    return model
+
+
+def _score(dut, items, run):
+    """Compare the run with the model, part by part between resets; raise :class:`Mismatch` on the first
+    difference."""
+    parts, frames = [], []
+    for index, item in enumerate(items):
+        if item is RESET:
+            parts.append(frames[:-1])                   # the frame before a reset is cut by it
+            frames = []
+        else:
+            frames.append((index, item))
+    parts.append(frames)
+    bounds = [0, *run.resets, float("inf")]
+    model = None
+    for n, part in enumerate(parts):
+        out = [o for o, taken in zip(run.out, run.taken) if bounds[n] <= taken < bounds[n + 1]]
+        model = score_frames(dut, part, out, whole=n == len(parts) - 1)
+    counters = model.counters.as_dict()
+    if run.counters != counters:
+        raise Mismatch(f"counters {run.counters}, model {counters}")
+
+
+def simulate_dedup(make_dut, items, *, seed: int = 0, gap: float = 0.0, stall: float = 0.0,
+                   name: str = "dedup", max_cycles: int | None = None) -> DedupRun:
+    """Run ``items`` (``(frame, time, errored)`` triples and :data:`RESET` markers) through a fresh
+    ``make_dut()``, score the output against the model and return what was observed.
+
+    Parameters
+    ----------
+    make_dut : callable
+        Returns a new :class:`~apbbf.hdl.packet_dedup.PacketDedup` (a failing run is repeated on a new one).
+    gap : float
+        Probability of an idle cycle before each input beat.
+    stall : float
+        Probability that ``o.ready`` is low in a cycle.
+
+    Raises
+    ------
+    Mismatch
+        On the first difference; the message names the frame, the seed and the VCD.
+    """
+    dut = make_dut()
+    if not isinstance(dut, PacketDedup):
+        raise TypeError(f"make_dut must return a PacketDedup, not {dut!r}")
+    lanes = dut.data_width // 8
+    total_beats = sum(len(beats(item[0], lanes)) for item in items if item is not RESET)
+    settle = dut.config.segment_blocks + 8
+    if max_cycles is None:
+        max_cycles = int((total_beats + 40 * len(items)) / max(0.05, (1 - gap) * (1 - stall)) * 2) + 4000
+    kwargs = dict(seed=seed, gap=gap, stall=stall, max_cycles=max_cycles, settle=settle)
+    try:
+        run = _simulate_once(dut, items, vcd_path=None, **kwargs)
+        _score(dut, items, run)
+        return run
+    except Mismatch as error:
+        vcd_path = os.path.join("build", "vcd", f"{name}.vcd")
+        try:
+            _simulate_once(make_dut(), items, vcd_path=vcd_path, **kwargs)
+        except Mismatch:
+            pass
+        raise Mismatch(f"{error} (seed {seed}; waveform in {vcd_path})") from None

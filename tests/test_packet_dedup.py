@@ -1,0 +1,214 @@
+"""PacketDedup in the Amaranth simulator, scored frame by frame against :class:`apbbf.model.dedup.Dedup`
+(:mod:`apbbf.sim.dedup`): frames built with scapy (Ethernet, IPv4/IPv6, TCP/UDP, 0-2 VLAN tags, ARP) and copies
+that differ only in masked fields, runts, jumbo frames, every ``keep`` pattern, back-to-back minimum frames,
+idle gaps, output backpressure, reset mid-frame and fail open."""
+
+import random
+
+import pytest
+
+from apbbf.hdl.packet_dedup import PacketDedup
+from apbbf.model import Config
+from apbbf.model.packet import KeySpec, Range
+from apbbf.sim.dedup import RESET, Mismatch, simulate_dedup
+from apbbf.sim.frames import copy_of, pad, packet, traffic
+
+CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
+SPECS = {"l3l4": KeySpec.l3l4(), "frame": KeySpec.frame(),
+         "ports": KeySpec((Range("l3", 12, 8),), (Range("l3", 8, 32, b"\xff" * 4),), (Range("frame", 0, 14),))}
+
+
+def make(spec="l3l4", **kwargs):
+    kwargs.setdefault("max_frame", 9600)
+    return lambda: PacketDedup(CONFIG, SPECS[spec], **kwargs)
+
+
+def summary(run):
+    return {"frames out": len(run.out), **run.counters}
+
+
+# Against the model -------------------------------------------------------------------------------------------------
+
+#: (data_width, action, spec): each action and each preset at both ends of the widths.
+MODEL_CASES = [(64, "drop", "l3l4"), (512, "mark", "frame"), (64, "count", "frame"), (512, "drop", "l3l4"),
+               (64, "mark", "ports")]
+
+
+@pytest.mark.parametrize("width,action,spec", MODEL_CASES, ids=["-".join(map(str, case)) for case in MODEL_CASES])
+def test_matches_model(width, action, spec):
+    seed = 11
+    print(f"seed {seed}")
+    items = traffic(90, seed)
+    run = simulate_dedup(make(spec, data_width=width, action=action), items, seed=seed,
+                         name=f"dedup-{width}-{action}-{spec}")
+    assert run.counters["frames"] == len(items)
+    assert run.counters["duplicates"] > 10 and run.counters["unchecked"] == 0, summary(run)
+
+
+@pytest.mark.parametrize("width", [128, 256])
+def test_every_width(width):
+    items = traffic(40, 5)
+    run = simulate_dedup(make("ports", data_width=width, action="mark"), items, seed=5, name=f"dedup-w{width}")
+    assert run.counters["duplicates"] > 5, summary(run)
+
+
+@pytest.mark.parametrize("gap,stall,action", [(0.3, 0.0, "drop"), (0.0, 0.5, "mark"), (0.3, 0.5, "drop")],
+                         ids=["idle-drop", "backpressure-mark", "both-drop"])
+def test_gaps_and_backpressure(gap, stall, action):
+    items = traffic(50, 21)
+    run = simulate_dedup(make(data_width=64, action=action), items, seed=21, gap=gap, stall=stall,
+                         name=f"dedup-stall-{action}")
+    assert run.counters["unchecked"] == 0 and run.counters["duplicates"] > 5, summary(run)
+
+
+@pytest.mark.parametrize("fcs", [False, True])
+def test_fcs(fcs):
+    """With ``fcs`` the last 4 bytes are not keyed: copies with different FCS bytes are duplicates."""
+    rng = random.Random(3)
+    items = []
+    for time in range(0, 40, 2):
+        frame = pad(bytes(packet(rng))) if time % 4 == 0 else items[-1][0][:-4 if fcs else None]
+        items.append((frame + (rng.randbytes(4) if fcs else b""), time, False))
+    run = simulate_dedup(make(data_width=64, action="mark", fcs=fcs), items, seed=3, name=f"dedup-fcs-{fcs}")
+    assert run.counters["duplicates"] >= 9, summary(run)
+
+
+# Directed ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spec,duplicates", [("l3l4", 4), ("frame", 1)])
+def test_masked_fields(spec, duplicates):
+    """Copies that differ in TTL, DSCP or a VLAN tag are duplicates under ``l3l4``, not under ``frame`` (only
+    the exact copy is)."""
+    rng = random.Random(1)
+    p = packet(rng, tags=1, v6=False, size=40)
+    frames = [pad(bytes(p)), *(copy_of(p, kind, rng) for kind in ("exact", "ttl", "dscp", "vlan"))]
+    assert len(set(frames)) == 4
+    items = [(frame, 10 + t, False) for t, frame in enumerate(frames)]
+    run = simulate_dedup(make(spec, data_width=64, action="mark"), items, name=f"dedup-masked-{spec}")
+    assert [flags[0] for _, flags in run.out] == [0] + [1] * duplicates + [0] * (4 - duplicates)
+
+
+def test_window_edge():
+    """A copy ``span`` ticks after its last insert is a duplicate; one long after is not."""
+    frame = pad(bytes(packet(random.Random(2), tags=0, v6=True, size=10)))
+    span = CONFIG.span
+    times = [0, span, 2 * span, 2 * span + 4 * span + 100]
+    run = simulate_dedup(make(data_width=64, action="mark"), [(frame, t, False) for t in times],
+                         name="dedup-window")
+    assert [flags[0] for _, flags in run.out] == [0, 1, 1, 0]
+
+
+def test_errored_frames_pass_uninserted():
+    """A frame the MAC marks bad passes flagged and is not inserted: its copy is not a duplicate."""
+    frame = pad(bytes(packet(random.Random(4), tags=0, size=40)))
+    items = [(frame, 0, True), (frame, 1, False), (frame, 2, True), (frame, 3, False)]
+    run = simulate_dedup(make(data_width=64, action="drop"), items, name="dedup-errored")
+    assert [flags for _, flags in run.out] == [(0, 0, 1), (0, 0, 0), (0, 0, 1)]
+    assert run.counters["errored"] == 2 and run.counters["dropped"] == 1
+
+
+@pytest.mark.parametrize("width", [64, 512])
+def test_every_keep_pattern(width):
+    """Frame lengths covering every residue modulo the beat, runts (1 to 13 bytes) among them."""
+    rng = random.Random(width)
+    lanes = width // 8
+    items, time = [], 0
+    for length in [*range(1, 14), *range(60, 60 + lanes + 1)]:
+        frame = pad(bytes(packet(rng, tags=0, size=200)))[:length] if length >= 60 else rng.randbytes(length)
+        items += [(frame, time, False), (frame, time + 1, False)]
+        time += 3
+    run = simulate_dedup(make(data_width=width, action="mark"), items, seed=width, name=f"dedup-keep-{width}")
+    assert run.counters["duplicates"] == len(items) // 2, summary(run)
+
+
+def test_jumbo_frames():
+    rng = random.Random(6)
+    jumbo = pad(bytes(packet(rng, tags=1, size=8950)))
+    items = [(jumbo, 0, False), (pad(bytes(packet(rng))), 1, False), (jumbo, 2, False)]
+    run = simulate_dedup(make(data_width=512, action="drop"), items, name="dedup-jumbo")
+    assert run.counters["dropped"] == 1 and len(run.out) == 2
+
+
+def test_oversize_frames_pass_unchecked():
+    """With ``drop``, a frame longer than ``max_frame`` is released before its key is known: unchecked."""
+    rng = random.Random(8)
+    long = pad(bytes(packet(rng, size=1400)))
+    short = pad(bytes(packet(rng, size=10)))
+    items = [(short, 0, False), (long, 1, False), (long, 2, False), (short, 3, False)]
+    run = simulate_dedup(make(data_width=64, action="drop", max_frame=1000), items, name="dedup-oversize")
+    assert [flags for _, flags in run.out] == [(0, 0, 0), (0, 1, 0), (0, 1, 0)]
+
+
+def test_back_to_back_minimum_frames():
+    """At 512 bits, 60-byte frames back to back: one frame per clock in and out, none unchecked."""
+    rng = random.Random(9)
+    originals = [pad(bytes(packet(rng, tags=0, v6=False, size=0))) for _ in range(150)]
+    items = [(rng.choice(originals[:n + 1]), n // 4, False) for n in range(300)]
+    run = simulate_dedup(make(data_width=512, action="mark"), items, name="dedup-line-rate")
+    assert run.counters["unchecked"] == 0, summary(run)
+    assert run.first_beat == list(range(run.first_beat[0], run.first_beat[0] + len(items)))
+    assert run.taken == list(range(run.taken[0], run.taken[0] + len(items)))
+
+
+def test_fail_open_when_the_core_falls_behind():
+    """With the FSM scan the core takes a key every few cycles: back-to-back minimum frames overflow the key
+    queue, and the frames that found it full pass unchecked, flagged and counted; the link never stalls."""
+    rng = random.Random(10)
+    originals = [pad(bytes(packet(rng, tags=0, v6=False, size=0))) for _ in range(8)]
+    items = [(rng.choice(originals), n // 4, False) for n in range(200)]
+    run = simulate_dedup(make(data_width=512, action="mark", scan="fsm", key_queue=4), items, name="dedup-fail-open")
+    assert run.counters["unchecked"] > 50 and run.counters["duplicates"] > 5, summary(run)
+    assert run.first_beat == list(range(run.first_beat[0], run.first_beat[0] + len(items)))
+
+
+def test_reset_mid_frame():
+    items = traffic(40, 12)
+    items = items[:20] + [RESET] + items[20:]
+    run = simulate_dedup(make(data_width=64, action="drop"), items, seed=12, name="dedup-reset")
+    assert run.resets
+
+
+def test_detects_a_wrong_answer():
+    """The scoring can fail: a DUT built with a span of 300 ticks that claims (to the harness's model) a span of
+    20 answers "duplicate" for copies 20 to 300 ticks apart that the model calls new."""
+    short = Config(2, 3, segment_blocks=16, span=20, time_width=16, seed=7)
+
+    class Lying(PacketDedup):
+        config = property(lambda self: short)
+
+    items = traffic(80, 13)
+    with pytest.raises(Mismatch, match="flags"):
+        simulate_dedup(lambda: Lying(CONFIG, SPECS["l3l4"], data_width=64, action="mark"), items,
+                       name="dedup-detect")
+
+
+# Parameters ---------------------------------------------------------------------------------------------------------
+
+def test_init_wrong_config():
+    with pytest.raises(TypeError, match="config"):
+        PacketDedup("config", KeySpec.l3l4())
+    with pytest.raises(ValueError, match="span"):
+        PacketDedup(Config(2, 3, segment_blocks=4), KeySpec.l3l4())
+    with pytest.raises(ValueError, match="key_width"):
+        PacketDedup(Config(2, 3, segment_blocks=4, span=100, key_width=32), KeySpec.l3l4())
+
+
+@pytest.mark.parametrize("name,value,error", [
+    ("data_width", 32, ValueError), ("action", "forward", ValueError), ("timestamps", "mac", ValueError),
+    ("tick_cycles", 0, ValueError), ("tick_cycles", 1.5, TypeError), ("fcs", 1, TypeError),
+    ("max_frame", 63, ValueError), ("max_frame", 65536, ValueError), ("key_queue", 1, ValueError),
+    ("scan", "serial", ValueError),
+])
+def test_init_wrong_parameter(name, value, error):
+    with pytest.raises(error, match=name):
+        PacketDedup(CONFIG, KeySpec.l3l4(), **{name: value})
+
+
+def test_init_wrong_spec():
+    with pytest.raises(TypeError, match="spec"):
+        PacketDedup(CONFIG, "l3l4")
+
+
+def test_init_max_frame_below_the_extractor_latency():
+    with pytest.raises(ValueError, match="max_frame"):
+        PacketDedup(CONFIG, KeySpec.l3l4(), data_width=512, action="drop", max_frame=64)
