@@ -8,7 +8,8 @@ a consumer takes the output with random backpressure (``stall``) and collects fr
 beat, so a reset lands mid-frame: everything in flight is lost, the model starts empty again.
 
 The score: the frames out (bytes, in order) and their ``tuser`` flags must be exactly the model's forwarded
-frames and marks, and the counters must be the model's. A frame the DUT reports *unchecked* (fail open: no
+frames and marks, and the counters must be the model's. With ``timestamps="counter"`` a frame's time is the
+counter's reading (cycles // ``tick_cycles``) when its first beat is taken. A frame the DUT reports *unchecked* (fail open: no
 answer in time) is given to the model as unchecked; with ``action="drop"`` a dropped frame shows no flags, so
 runs that drop must have none unchecked (the harness checks that the model found the frame a duplicate). On a
 mismatch the run is repeated with a VCD under ``build/vcd/``.
@@ -41,6 +42,7 @@ class DedupRun:
     """What a simulation observed."""
     out: list = field(default_factory=list)            #: (frame bytes, (duplicate, unchecked, errored)) in order
     first_beat: list = field(default_factory=list)     #: cycle of each frame's first beat into ``i``
+    first_accept: list = field(default_factory=list)   #: cycles before the edge that took each first beat
     taken: list = field(default_factory=list)          #: cycle of each output frame's last beat
     counters: dict = field(default_factory=dict)
     resets: list = field(default_factory=list)        #: cycle of each reset pulse
@@ -102,6 +104,8 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
                     cycle += 1
                     if ready:
                         break
+                if n == 0:
+                    run.first_accept.append(cycle - 1)      # cycles before the edge that took it
                 ctx.set(dut.i.valid, 0)
         sent[0] = True
 
@@ -197,6 +201,14 @@ def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
 def _score(dut, items, run):
     """Compare the run with the model, part by part between resets; raise :class:`Mismatch` on the first
     difference."""
+    if dut.timestamps == "counter":
+        # The frame's time is the free-running counter's when its first beat is taken: ticks of tick_cycles
+        # cycles since the start (runs with a counter have no reset marker).
+        if RESET in items:
+            raise ValueError("runs with timestamps='counter' cannot have a reset marker")
+        mask = (1 << dut.config.time_width) - 1
+        items = [(frame, (cycle // dut.tick_cycles) & mask, errored)
+                 for (frame, _, errored), cycle in zip(items, run.first_accept)]
     parts, frames = [], []
     for index, item in enumerate(items):
         if item is RESET:

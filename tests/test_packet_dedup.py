@@ -98,6 +98,21 @@ def test_window_edge():
     assert [flags[0] for _, flags in run.out] == [0, 1, 1, 0]
 
 
+def test_free_running_counter():
+    """Times from the design's own counter (``tuser`` times ignored): copies more than ``span`` ticks of
+    ``tick_cycles`` cycles after their original are new, nearer ones duplicates."""
+    rng = random.Random(14)
+    originals = [pad(bytes(packet(rng, tags=0, v6=False, size=0))) for _ in range(4)]
+    items = []
+    for n in range(60):
+        items.append((rng.choice(originals), 0, False))
+        if n % 10 == 9:
+            items.append((pad(bytes(packet(rng, size=1500))), 0, False))     # 190 beats: time passes
+    run = simulate_dedup(make(data_width=64, action="mark", timestamps="counter", tick_cycles=2), items,
+                         name="dedup-counter")
+    assert 5 < run.counters["duplicates"] < 60, summary(run)
+
+
 def test_errored_frames_pass_uninserted():
     """A frame the MAC marks bad passes flagged and is not inserted: its copy is not a duplicate."""
     frame = pad(bytes(packet(random.Random(4), tags=0, size=40)))
