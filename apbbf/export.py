@@ -25,7 +25,7 @@ def draw_seed() -> int:
     return secrets.randbits(64)
 
 
-def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm") -> Path:
+def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool = False) -> Path:
     """Write the AXI4-Stream core for ``config`` to ``path`` as one Verilog file.
 
     The design goes to RTLIL through Amaranth and to Verilog through Yosys 0.40 or later: ``YOSYS`` if set,
@@ -40,6 +40,8 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
         Name of the top module.
     scan : {"fsm", "parallel"}
         The core's scan.
+    parity : bool
+        Parity on every block word, and a ``parity_errors`` port.
 
     Returns
     -------
@@ -54,7 +56,7 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
     path = Path(path)
-    text = generate_verilog(config, name, scan=scan)
+    text = generate_verilog(config, name, scan=scan, parity=parity)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
@@ -67,7 +69,7 @@ def _export(args) -> int:
                     segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
                     time_width=args.time_width, extra_segments=args.extra_segments)
     try:
-        path = export_verilog(config, args.output, name=args.name, scan=args.scan)
+        path = export_verilog(config, args.output, name=args.name, scan=args.scan, parity=args.parity)
     except RuntimeError as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
@@ -109,6 +111,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="segments beyond k+l+1 for bursts, with --span (default 0)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default="fsm",
                         help="fsm: Algorithm 1, one segment per cycle (default); parallel: one command per clock")
+    parser.add_argument("--parity", action="store_true",
+                        help="one parity bit per 8 bits of every block word: a word whose parity fails reads as "
+                             "all ones (false positives, never a false negative); adds the parity_errors port")
     parser.add_argument("--name", default=DEFAULT_MODULE, help=f"top module name (default {DEFAULT_MODULE})")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.v")
     parser.set_defaults(func=_export)
