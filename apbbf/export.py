@@ -26,7 +26,7 @@ def draw_seed() -> int:
     return secrets.randbits(64)
 
 
-def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm") -> Path:
+def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool = False) -> Path:
     """Write the AXI4-Stream core for ``config`` to ``path`` as one Verilog file.
 
     The design goes to RTLIL through Amaranth and to Verilog through Yosys 0.40 or later: ``YOSYS`` if set,
@@ -41,6 +41,8 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
         Name of the top module.
     scan : {"fsm", "parallel"}
         The core's scan.
+    parity : bool
+        Parity on every block word, and a ``parity_errors`` port.
 
     Returns
     -------
@@ -55,7 +57,7 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
     path = Path(path)
-    text = generate_verilog(config, name, scan=scan)
+    text = generate_verilog(config, name, scan=scan, parity=parity)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
@@ -70,7 +72,8 @@ def _export(args) -> int:
     if args.dedup:
         return _export_dedup(args, config)
     try:
-        path = export_verilog(config, args.output, name=args.name or DEFAULT_MODULE, scan=args.scan or "fsm")
+        path = export_verilog(config, args.output, name=args.name or DEFAULT_MODULE, scan=args.scan or "fsm",
+                              parity=args.parity)
     except RuntimeError as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
@@ -148,6 +151,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--scan", choices=("fsm", "parallel"), default=None,
                         help="fsm: Algorithm 1, one segment per cycle (the core's default); parallel: one command "
                              "per clock (the de-duplicator's default)")
+    parser.add_argument("--parity", action="store_true",
+                        help="one parity bit per 8 bits of every block word: a word whose parity fails reads as "
+                             "all ones (false positives, never a false negative); adds the parity_errors port")
     parser.add_argument("--name", default=None,
                         help=f"top module name (default {DEFAULT_MODULE}, or {DEDUP_MODULE} with --dedup)")
     dedup = parser.add_argument_group("packet de-duplicator (--dedup; needs --span)")

@@ -45,6 +45,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
 from .core import APBBF
+from .devices import check_parity
 
 __all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat"]
 
@@ -165,6 +166,8 @@ class AXIStreamAPBBF(wiring.Component):
     config : Config
     scan : {"fsm", "parallel"}
         The core's scan (:class:`~apbbf.hdl.core.APBBF`).
+    parity : bool
+        Parity on every block word (:class:`~apbbf.hdl.core.APBBF`), and the ``parity_errors`` port.
 
     Attributes
     ----------
@@ -178,21 +181,25 @@ class AXIStreamAPBBF(wiring.Component):
     inserts, shifts : Out(32)
     overflows, expired : Out(32)
         With a span only.
+    parity_errors : Out(32)
+        With ``parity`` only: block words read whose parity failed (wraps).
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
         If ``scan`` is unknown.
     """
 
-    def __new__(cls, config, *args, **kwargs):
+    def __new__(cls, config, *args, parity=False, **kwargs):
         check_config(config)
+        check_parity(parity)
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, config: Config, *, scan: str = "fsm"):
-        self._core = APBBF(config, scan=scan)            # checks the scan now, not at elaboration
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
+        self._core = APBBF(config, scan=scan, parity=parity)   # checks scan and parity now, not at elaboration
+        self._parity = parity
         self._config = config
         self._format = CommandFormat(config)
         members = {
@@ -209,6 +216,8 @@ class AXIStreamAPBBF(wiring.Component):
         }
         if config.timed:
             members.update({"overflows": Out(32), "expired": Out(32)})
+        if parity:
+            members["parity_errors"] = Out(32)
         super().__init__(members)
 
     @property
@@ -241,4 +250,6 @@ class AXIStreamAPBBF(wiring.Component):
         if c.timed:
             m.d.comb += [core.cmd.payload.time.eq(tdata[fmt.time_offset:fmt.time_offset + c.time_width]),
                          self.overflows.eq(core.overflows), self.expired.eq(core.expired)]
+        if self._parity:
+            m.d.comb += self.parity_errors.eq(core.parity_errors)
         return m

@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config
 from .buffer import CircularBuffer
+from .devices import check_parity
 from .hash import HashUnit
 from .scan_fsm import FSMScan
 from .scan_parallel import ParallelScan
@@ -43,6 +44,10 @@ class APBBF(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
+    parity : bool
+        Protect every block word with parity (:class:`~apbbf.hdl.segments.Segments`): a word whose parity fails
+        reads as all ones, so a flipped memory bit can cause a false positive, never a false negative. Without
+        faults the answers are the same as without parity; the latency is the same.
 
     Attributes
     ----------
@@ -58,25 +63,30 @@ class APBBF(wiring.Component):
     overflows, expired : Out(32)
         (Config with a span.) Segments retired early because the pool was full; segments retired because they
         expired (:class:`apbbf.model.timewindow.TimedAPBBF`).
+    parity_errors : Out(32)
+        (``parity`` only.) Block words read whose parity failed, per memory read port per read (wraps):
+        :class:`~apbbf.hdl.segments.Segments`.
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
         If ``scan`` is unknown.
     """
 
-    def __new__(cls, config, *args, scan="fsm", **kwargs):
+    def __new__(cls, config, *args, scan="fsm", parity=False, **kwargs):
         # Checked before the object exists: a core refused here is not an unused elaboratable.
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
+        check_parity(parity)
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, config: Config, *, scan: str = "fsm"):
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
         self._config = config
         self._scan = scan
+        self._parity = parity
         members = {
             "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
@@ -85,6 +95,8 @@ class APBBF(wiring.Component):
         }
         if config.timed:
             members.update({"overflows": Out(32), "expired": Out(32)})
+        if parity:
+            members["parity_errors"] = Out(32)
         super().__init__(members)
 
     @property
@@ -96,11 +108,16 @@ class APBBF(wiring.Component):
         """``"fsm"`` or ``"parallel"``."""
         return self._scan
 
+    @property
+    def parity(self) -> bool:
+        """Whether the block words carry parity."""
+        return self._parity
+
     def elaborate(self, platform):
         # key -> hash -> segments -> scan -> response: the scan drives the other three through their ports.
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
-        m.submodules.segments = segments = Segments(self._config)
+        m.submodules.segments = segments = Segments(self._config, parity=self._parity)
         m.submodules.buffer = buffer = CircularBuffer(self._config)
         m.submodules.scan = scan = SCANS[self._scan](self._config)
 
@@ -112,4 +129,6 @@ class APBBF(wiring.Component):
         m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts)]
         if self._config.timed:
             m.d.comb += [self.overflows.eq(buffer.overflows), self.expired.eq(buffer.expired)]
+        if self._parity:
+            m.d.comb += self.parity_errors.eq(segments.parity_errors)
         return m

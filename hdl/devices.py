@@ -11,6 +11,13 @@ Every segment is its own memory (its own addresses), so it takes whole block RAM
 primitive's data widths and depths (:meth:`BlockRAM.tile`), and the device must hold ``k + l + 1`` such tilings.
 A segment smaller than one block RAM still takes one.
 
+With parity (:class:`~apbbf.hdl.segments.Segments` ``parity=True``: one even-parity bit per 8 data bits of a block,
+:func:`parity_bits`), a device whose block RAM has a ninth bit per byte keeps the parity there (the DP16KD in its
+36-, 18- and 9-bit modes, :data:`DP16KD_PARITY_SHAPES`): no more DP16KD than without parity for a block of 8
+bits or more and a power-of-two depth (a segment deeper than 2048 words is then tiled in the 9-bit mode with
+several rows, and a read multiplexer, where it would have used fewer-bit columns in one row). Elsewhere
+(the iCE40's SB_RAM40_4K, 16 bits wide) the parity bits widen the word: ``B + B/8`` bits, tiled as any word.
+
 The check belongs where a device is known (board tops, Fmax and benchmark runs), not to the core: a Verilog
 export for another vendor's FPGA may be as large as that FPGA allows.
 """
@@ -21,13 +28,16 @@ from dataclasses import dataclass
 
 from ..model.config import check_config, check_integer
 
-__all__ = ["Tiling", "tile", "BlockRAM", "DP16KD_SHAPES", "SB_RAM40_4K_SHAPES", "BLOCK_RAM", "block_ram",
-           "check_memory"]
+__all__ = ["Tiling", "tile", "parity_bits", "check_parity", "BlockRAM", "DP16KD_SHAPES", "DP16KD_PARITY_SHAPES",
+           "SB_RAM40_4K_SHAPES", "BLOCK_RAM", "block_ram", "check_memory"]
 
 #: The DP16KD's configurations as a segment uses them: (data bits per word, words). The 36-bit pseudo dual
 #: port mode (PDPW16KD) and the 18- and 9-bit modes hold 32, 16 and 8 power-of-two data bits per word; every
 #: mode holds 16 Kbit of data (Lattice TN1264, ECP5 and ECP5-5G Memory Usage Guide).
 DP16KD_SHAPES = ((32, 512), (16, 1024), (8, 2048), (4, 4096), (2, 8192), (1, 16384))
+#: The DP16KD's configurations with a ninth bit per byte (36-, 18- and 9-bit modes): (data bits per word, words);
+#: a parity bit per byte of data rides in the ninth bits.
+DP16KD_PARITY_SHAPES = ((32, 512), (16, 1024), (8, 2048))
 #: The SB_RAM40_4K's configurations (READ_MODE/WRITE_MODE 0..3): 256 x 16, 512 x 8, 1024 x 4, 2048 x 2
 #: (Lattice iCE40 UltraPlus Family Data Sheet, FPGA-DS-02008, sysMEM Embedded Block RAM).
 SB_RAM40_4K_SHAPES = ((16, 256), (8, 512), (4, 1024), (2, 2048))
@@ -79,6 +89,21 @@ def tile(shapes, depth: int, width: int) -> Tiling:
     return min(tilings, key=lambda t: (t.blocks, t.rows, t.columns * t.word_bits - width, -t.word_bits))
 
 
+def parity_bits(width: int) -> int:
+    """Parity bits of a ``width``-bit word with one even-parity bit per 8 data bits (the last group may be
+    narrower): ``ceil(width / 8)``.
+
+    Raises
+    ------
+    TypeError
+        If ``width`` is not an integer.
+    ValueError
+        If ``width`` is below 1.
+    """
+    check_integer("width", width, range(1, 1 << 40))
+    return -(-width // 8)
+
+
 @dataclass(frozen=True)
 class BlockRAM:
     """The block RAM of one device, as the filter can use it.
@@ -102,6 +127,8 @@ class BlockRAM:
     rated : str
         The vendor's rated maximum clock of the block RAM in that configuration at the device's speed grade, with
         its source; empty where it is not recorded here.
+    parity_shapes : tuple of (int, int)
+        The configurations with a ninth bit per byte that holds a parity bit (empty: parity widens the word).
     """
 
     device: str
@@ -112,6 +139,7 @@ class BlockRAM:
     shapes: tuple = ()
     probe_configuration: str = ""
     rated: str = ""
+    parity_shapes: tuple = ()
 
     @property
     def capacity_bits(self) -> int:
@@ -131,27 +159,34 @@ class BlockRAM:
         check_integer("bits", bits, range(0, 1 << 63))
         return -(-bits // self.data_bits)
 
-    def tile(self, depth: int, width: int) -> Tiling:
-        """The :class:`Tiling` of a memory of ``depth`` x ``width`` with this device's block RAMs (:func:`tile`).
+    def tile(self, depth: int, width: int, *, parity: bool = False) -> Tiling:
+        """The :class:`Tiling` of a memory of ``depth`` x ``width`` with this device's block RAMs (:func:`tile`);
+        with ``parity``, of ``width`` data bits and their :func:`parity_bits`: in the ninth bits where the block
+        RAM has them (``parity_shapes``), else as a wider word (``word_bits`` then counts the parity bits too).
 
         Raises
         ------
         TypeError, ValueError
-            As :func:`tile`.
+            As :func:`tile`; TypeError also if ``parity`` is not a bool.
         """
+        check_parity(parity)
+        if parity and self.parity_shapes:
+            return tile(self.parity_shapes, depth, width)
+        if parity:
+            width += parity_bits(width)
         return tile(self.shapes, depth, width)
 
-    def blocks_for_config(self, config) -> int:
+    def blocks_for_config(self, config, *, parity: bool = False) -> int:
         """Block RAMs the segments of ``config`` take: ``physical_segments`` tilings of
-        ``segment_blocks`` x ``block_bits`` (:meth:`tile`).
+        ``segment_blocks`` x ``block_bits`` (:meth:`tile`), with parity or without.
 
         Raises
         ------
         TypeError
-            If ``config`` is not a Config.
+            If ``config`` is not a Config or ``parity`` not a bool.
         """
         check_config(config)
-        return config.physical_segments * self.tile(config.segment_blocks, config.block_bits).blocks
+        return config.physical_segments * self.tile(config.segment_blocks, config.block_bits, parity=parity).blocks
 
 
 #: Block RAM per device, keyed by the Amaranth platform's ``device`` string.
@@ -163,7 +198,8 @@ BLOCK_RAM = {ram.device: ram for ram in (
     BlockRAM("LFE5U-85F", "DP16KD", 208, 16 * 1024,
              "Lattice ECP5 and ECP5-5G Family Data Sheet (FPGA-DS-02012), Table 1.1: 208 sysMEM EBR of 18 kbit "
              "(3744 kbit); DP16KD 1024 x 18 or 512 x 36, of which the filter's power-of-two words use 16 kbit",
-             DP16KD_SHAPES, probe_configuration="DP16KD instance, 18-bit ports, REGMODE OUTREG"),
+             DP16KD_SHAPES, probe_configuration="DP16KD instance, 18-bit ports, REGMODE OUTREG",
+             parity_shapes=DP16KD_PARITY_SHAPES),
 )}
 
 
@@ -184,7 +220,21 @@ def block_ram(device: str) -> BlockRAM:
     return BLOCK_RAM[device]
 
 
-def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for: str = "other logic") -> BlockRAM:
+def check_parity(parity) -> bool:
+    """Check the ``parity`` option (a bool) and return it.
+
+    Raises
+    ------
+    TypeError
+        If ``parity`` is not a bool.
+    """
+    if not isinstance(parity, bool):
+        raise TypeError(f"parity must be a bool, not {parity!r}")
+    return parity
+
+
+def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for: str = "other logic",
+                 parity: bool = False) -> BlockRAM:
     """Check that ``config``'s segments (spare included) fit ``device``'s block RAM, each segment in whole block
     RAMs (:meth:`BlockRAM.blocks_for_config`).
 
@@ -197,6 +247,8 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
         Block RAMs the rest of the design needs (e.g. a board top's key buffer), 0..count.
     reserved_for : str
         What they are for, for the error message.
+    parity : bool
+        The segments store parity bits (:meth:`BlockRAM.tile`).
 
     Returns
     -------
@@ -206,7 +258,7 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``reserved_blocks`` not an integer.
+        If ``config`` is not a Config, ``reserved_blocks`` not an integer or ``parity`` not a bool.
     ValueError
         If the device is unknown, ``reserved_blocks`` is out of range, or the segments need more block RAM than
         the device has (the message names the device, its capacity and what to reduce).
@@ -215,13 +267,14 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
     ram = block_ram(device)
     check_integer("reserved_blocks", reserved_blocks, range(0, ram.count + 1))
     available = ram.count - reserved_blocks
-    needed = ram.blocks_for_config(config)
+    needed = ram.blocks_for_config(config, parity=parity)
     if needed > available:
         reserved = f", less {reserved_blocks} for {reserved_for}" if reserved_blocks else ""
-        tiling = ram.tile(config.segment_blocks, config.block_bits)
+        tiling = ram.tile(config.segment_blocks, config.block_bits, parity=parity)
+        with_parity = f" and {parity_bits(config.block_bits)} parity bits" if parity else ""
         raise ValueError(
             f"config needs {needed} {ram.cell} ({config.physical_segments} segments, spare included, of "
-            f"{config.segment_blocks} blocks x {config.block_bits} bits, {tiling.blocks} {ram.cell} of "
+            f"{config.segment_blocks} blocks x {config.block_bits} bits{with_parity}, {tiling.blocks} {ram.cell} of "
             f"{tiling.words} x {tiling.word_bits} each), more than the {ram.device} has for it: {available} "
             f"({ram.count} {ram.cell} x {ram.data_bits} bits = {ram.capacity_bits}{reserved}); "
             f"reduce segment_blocks, block_bits, k or l")

@@ -24,7 +24,7 @@ from amaranth import Cat, ClockSignal, Const, Elaboratable, Instance, Module, Mu
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from .devices import DP16KD_SHAPES, tile
+from .devices import DP16KD_PARITY_SHAPES, DP16KD_SHAPES, check_parity, parity_bits, tile
 
 __all__ = ["DP16KD_WIDTHS", "SimulatedECP5", "is_ecp5", "DP16KDModel", "ECP5BlockRAM"]
 
@@ -146,16 +146,21 @@ def _is_zero(value) -> bool:
     return isinstance(value, Const) and value.value == 0
 
 
-def block_ram_signature(depth: int, width: int) -> wiring.Signature:
-    """The ports of one segment's block RAM, from the RAM's side (see :class:`ECP5BlockRAM`)."""
-    return wiring.Signature({
+def block_ram_signature(depth: int, width: int, parity: bool = False) -> wiring.Signature:
+    """The ports of one segment's block RAM, from the RAM's side (see :class:`ECP5BlockRAM`); with ``parity``,
+    also ``write_parity`` and ``read_parity`` (:func:`~apbbf.hdl.devices.parity_bits` bits), stored and read
+    with the word."""
+    members = {
         "read_addr": In(range(depth)),
         "read_en": In(1),
         "read_data": Out(width),
         "write_addr": In(range(depth)),
         "write_data": In(width),
         "write_en": In(1),
-    })
+    }
+    if parity:
+        members.update({"write_parity": In(parity_bits(width)), "read_parity": Out(parity_bits(width))})
+    return wiring.Signature(members)
 
 
 class ECP5BlockRAM(wiring.Component):
@@ -168,6 +173,11 @@ class ECP5BlockRAM(wiring.Component):
         Words and bits per word, 1 or more.
     model : bool
         Build :class:`DP16KDModel` instead of DP16KD instances (for simulation).
+    parity : bool
+        Also store ``width / 8`` parity bits per word (``write_parity``, ``read_parity``) in the DP16KD's ninth
+        bits: the tiling uses the 36-, 18- and 9-bit modes only (:data:`~apbbf.hdl.devices.DP16KD_PARITY_SHAPES`),
+        each column's data and its parity in one DP16KD word, so the parity takes no more DP16KD than the data
+        alone for a width of 8 bits or more and a power-of-two depth (deeper than 2048 words, in several rows).
 
     Attributes
     ----------
@@ -178,23 +188,26 @@ class ECP5BlockRAM(wiring.Component):
         until the next read's data arrives.
     write_addr, write_data, write_en : In
         Write ``write_data`` at ``write_addr`` at the end of a cycle with ``write_en`` high.
+    write_parity : In(width / 8), read_parity : Out(width / 8)
+        With ``parity``: stored and read with the word.
 
     Raises
     ------
     TypeError
-        If ``depth`` or ``width`` is not an integer.
+        If ``depth`` or ``width`` is not an integer, or ``parity`` not a bool.
     ValueError
         If ``depth`` or ``width`` is below 1.
     """
 
-    def __new__(cls, depth, width, *args, **kwargs):
+    def __new__(cls, depth, width, *args, parity=False, **kwargs):
         tile(DP16KD_SHAPES, depth, width)                          # checks depth and width
+        check_parity(parity)
         return super().__new__(cls)
 
-    def __init__(self, depth: int, width: int, *, model: bool = False):
-        self._tiling = tile(DP16KD_SHAPES, depth, width)
-        self._depth, self._width, self._model = depth, width, bool(model)
-        super().__init__(block_ram_signature(depth, width))
+    def __init__(self, depth: int, width: int, *, model: bool = False, parity: bool = False):
+        self._tiling = tile(DP16KD_PARITY_SHAPES if parity else DP16KD_SHAPES, depth, width)
+        self._depth, self._width, self._model, self._parity = depth, width, bool(model), parity
+        super().__init__(block_ram_signature(depth, width, parity))
 
     @property
     def tiling(self):
@@ -203,8 +216,11 @@ class ECP5BlockRAM(wiring.Component):
 
     def elaborate(self, platform):
         # Rows are picked by the high address bits: a write enables one row; the read's row goes through two
-        # registers beside the read (address, then output register) to pick the row's data.
+        # registers beside the read (address, then output register) to pick the row's data. With parity each
+        # column's word_bits / 8 parity bits follow its data bits in the same DP16KD word (its ninth bits: every
+        # byte lane is written at once, so which pin carries which bit does not matter).
         t = self._tiling
+        checks = t.word_bits // 8 if self._parity else 0          # parity bits per column
         mode, low = DP16KD_WIDTHS[t.word_bits]
         word_bits = (t.words - 1).bit_length()
         m = Module()
@@ -217,14 +233,21 @@ class ECP5BlockRAM(wiring.Component):
                 m.d.sync += read_row.eq(self.read_addr[word_bits:])
             with m.If(out_en):
                 m.d.sync += data_row.eq(read_row)
-        rows = []
+        rows, parity_rows = [], []
         for row in range(t.rows):
             write_en = self.write_en & (self.write_addr[word_bits:] == row if row_bits else 1)
-            columns = []
+            columns, parity_columns = [], []
             for column in range(t.columns):
                 data_in = self.write_data[column * t.word_bits:(column + 1) * t.word_bits]
                 data_out = Signal(len(data_in), name=f"data_r{row}_c{column}")
                 columns.append(data_out)
+                if checks:
+                    parity_in = self.write_parity[column * checks:(column + 1) * checks]
+                    parity_out = Signal(len(parity_in), name=f"parity_r{row}_c{column}")
+                    parity_columns.append(parity_out)
+                    # data padded to the column's word_bits, then the parity bits: mode bits in all
+                    data_in = Cat(data_in, Const(0, t.word_bits - len(data_in)), parity_in)
+                    data_out = Cat(data_out, Signal(t.word_bits - len(data_out)), parity_out)
                 ports = {"i_CLKA": ClockSignal("sync"), "i_CLKB": ClockSignal("sync"),
                          "i_CEA": Const(1), "i_OCEA": out_en, "i_RSTA": Const(0),
                          "i_CEB": self.read_en, "i_OCEB": out_en, "i_WEB": Const(0), "i_RSTB": Const(0)}
@@ -262,8 +285,12 @@ class ECP5BlockRAM(wiring.Component):
                 else:
                     m.submodules[name] = Instance("DP16KD", **params, **ports)
             rows.append(Cat(*columns)[:self._width])
-        data = rows[0]
+            parity_rows.append(Cat(*parity_columns))
+        data, parity = rows[0], parity_rows[0]
         for row in range(1, t.rows):
             data = Mux(data_row == row, rows[row], data)
+            parity = Mux(data_row == row, parity_rows[row], parity)
         m.d.comb += self.read_data.eq(data)
+        if checks:
+            m.d.comb += self.read_parity.eq(parity[:len(self.read_parity)])
         return m

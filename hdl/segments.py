@@ -6,16 +6,27 @@ or no platform: simulation and the portable Verilog export) an inferred ``lib.me
 (:class:`InferredBlockRAM`), which Yosys maps to SB_RAM40_4K on iCE40 and Vivado or Quartus fold into their block
 RAMs' output registers. Either way a read takes :data:`READ_LATENCY` cycles, so the scans, the cycle model and the
 simulations are the same on every platform.
+
+With ``parity`` (:class:`Segments`), every block word carries one even-parity bit per 8 data bits
+(:func:`~apbbf.hdl.devices.parity_bits`), generated on every write and checked where the read data arrives; a word
+whose parity fails reads as all ones (paper 003: a failed part reads as "present"), so a flipped bit can make the
+filter answer a false positive, never a false negative. What it costs in memory: on ECP5 the parity rides in the
+DP16KD's ninth bits (:class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`), no more DP16KD for B >= 8 (a segment deeper than
+2048 blocks then has several DP16KD rows and a read multiplexer); on iCE40 and in the portable export the word is ``B + B/8`` bits wide, so a B = 64 segment of SB_RAM40_4K
+(16 bits wide) takes 5 columns instead of 4 (:meth:`apbbf.hdl.devices.BlockRAM.tile` counts it). The latency is
+unchanged (:data:`READ_LATENCY`): the check is combinational between the block RAM's last register and the
+scans, an XOR per byte (9 inputs) and an OR over the bytes in front of each block bit.
 """
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import Config, check_config, check_integer
+from .devices import check_parity, parity_bits
 from .ecp5_ram import ECP5BlockRAM, SimulatedECP5, block_ram_signature, is_ecp5
 
-__all__ = ["READ_LATENCY", "segment_access_signature", "InferredBlockRAM", "block_ram_for", "Segments"]
+__all__ = ["READ_LATENCY", "segment_access_signature", "parity_of", "InferredBlockRAM", "block_ram_for", "Segments"]
 
 #: Cycles from a read (``read_en`` high with the address) to its data: the block RAM's address register, then
 #: its output register.
@@ -42,6 +53,12 @@ def segment_access_signature(config: Config) -> wiring.Signature:
     })
 
 
+def parity_of(word):
+    """The even-parity bits of ``word`` (an Amaranth value): one per 8 bits, the XOR of bits ``8i`` to
+    ``8i + 7`` (the last group may be narrower); all zeros for a word of zeros."""
+    return Cat(*(word[i:i + 8].xor() for i in range(0, len(word), 8)))
+
+
 class InferredBlockRAM(wiring.Component):
     """One memory of ``depth`` x ``width`` bits as ``lib.memory`` with a synchronous read port, its data
     registered once more: the same ports and timing as :class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`.
@@ -50,47 +67,55 @@ class InferredBlockRAM(wiring.Component):
     ----------
     depth, width : int
         Words and bits per word, 1 or more.
+    parity : bool
+        Also store ``write_parity`` with each word and read it back on ``read_parity``
+        (:func:`~apbbf.hdl.devices.parity_bits` bits): the memory is ``width + ceil(width / 8)`` bits wide.
 
     Raises
     ------
     TypeError
-        If ``depth`` or ``width`` is not an integer.
+        If ``depth`` or ``width`` is not an integer, or ``parity`` not a bool.
     ValueError
         If ``depth`` or ``width`` is below 1.
     """
 
-    def __new__(cls, depth, width, *args, **kwargs):
+    def __new__(cls, depth, width, *args, parity=False, **kwargs):
         check_integer("depth", depth, range(1, 1 << 40))
         check_integer("width", width, range(1, 1 << 40))
+        check_parity(parity)
         return super().__new__(cls)
 
-    def __init__(self, depth: int, width: int):
-        self._depth, self._width = depth, width
-        super().__init__(block_ram_signature(depth, width))
+    def __init__(self, depth: int, width: int, *, parity: bool = False):
+        self._depth, self._width, self._parity = depth, width, parity
+        super().__init__(block_ram_signature(depth, width, parity))
 
     def elaborate(self, platform):
         # The register after the read port is the block RAM's output register where the RAM has one; it cuts
-        # the RAM's clock-to-out (and, on iCE40, Yosys's read-during-write logic) from the scans' logic.
+        # the RAM's clock-to-out (and, on iCE40, Yosys's read-during-write logic) from the scans' logic. The
+        # parity bits are the word's top bits.
         m = Module()
-        m.submodules.memory = mem = memory.Memory(shape=self._width, depth=self._depth, init=[])
+        checks = parity_bits(self._width) if self._parity else 0
+        m.submodules.memory = mem = memory.Memory(shape=self._width + checks, depth=self._depth, init=[])
         read, write = mem.read_port(), mem.write_port()
         out_en = Signal()
         m.d.sync += out_en.eq(self.read_en)
+        stored = Cat(self.write_data, self.write_parity) if checks else self.write_data
+        loaded = Cat(self.read_data, self.read_parity) if checks else self.read_data
         m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en),
-                     write.addr.eq(self.write_addr), write.data.eq(self.write_data), write.en.eq(self.write_en)]
+                     write.addr.eq(self.write_addr), write.data.eq(stored), write.en.eq(self.write_en)]
         with m.If(out_en):
-            m.d.sync += self.read_data.eq(read.data)
+            m.d.sync += loaded.eq(read.data)
         return m
 
 
-def block_ram_for(platform, depth: int, width: int) -> wiring.Component:
+def block_ram_for(platform, depth: int, width: int, *, parity: bool = False) -> wiring.Component:
     """The block RAM of one segment for ``platform``: :class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM` for an ECP5
     (its DP16KD model for a :class:`~apbbf.hdl.ecp5_ram.SimulatedECP5`), :class:`InferredBlockRAM` otherwise.
-    Both have the ports of :func:`~apbbf.hdl.ecp5_ram.block_ram_signature` and a read latency of
-    :data:`READ_LATENCY`."""
+    Both have the ports of :func:`~apbbf.hdl.ecp5_ram.block_ram_signature` (with ``parity``, the parity ports
+    too) and a read latency of :data:`READ_LATENCY`."""
     if is_ecp5(platform):
-        return ECP5BlockRAM(depth, width, model=isinstance(platform, SimulatedECP5))
-    return InferredBlockRAM(depth, width)
+        return ECP5BlockRAM(depth, width, model=isinstance(platform, SimulatedECP5), parity=parity)
+    return InferredBlockRAM(depth, width, parity=parity)
 
 
 class Segments(wiring.Component):
@@ -100,6 +125,13 @@ class Segments(wiring.Component):
     Parameters
     ----------
     config : Config
+    parity : bool
+        Protect every block word with one even-parity bit per 8 data bits: generated on every write (the
+        clearing's zeros included: the parity of zeros is zeros) and checked where the read data arrives; a word
+        whose parity fails is handed to the scan as all ones, so a flipped bit can cause false positives (and a
+        scan's read-modify-write writes the ones back, with good parity, until the segment is cleared), never a
+        false negative. An even number of flips within one byte goes unnoticed. Memory cost: see the module
+        docstring; latency: none, the check is combinational in front of the scans.
 
     Attributes
     ----------
@@ -113,24 +145,39 @@ class Segments(wiring.Component):
         low), as after reset. ``cleaned[j]``: physical segment j is clear (its last block was written in the
         cycle before; a register, so that the circular buffer's decision takes it without the clearing's logic
         in front).
+    parity_errors : Out(32)
+        With ``parity`` only: words read whose parity failed, since reset (wraps). It counts per memory read
+        port per read: a read (``read_en``) reads every memory, and each memory whose word fails counts one, in
+        the cycle after its data arrives, whether or not the scan uses that segment's block (the parallel scan
+        reads every cycle, so a failing word read again by later commands counts again).
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``parity`` not a bool.
     """
 
-    def __new__(cls, config, *args, **kwargs):
+    def __new__(cls, config, *args, parity=False, **kwargs):
         check_config(config)
+        check_parity(parity)
         return super().__new__(cls, src_loc_at=1)
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, parity: bool = False):
         self._config = config
-        super().__init__({"access": In(segment_access_signature(config))})
+        self._parity = parity
+        members = {"access": In(segment_access_signature(config))}
+        if parity:
+            members["parity_errors"] = Out(32)
+        super().__init__(members)
 
     @property
     def config(self) -> Config:
         return self._config
+
+    @property
+    def parity(self) -> bool:
+        """Whether the block words carry parity."""
+        return self._parity
 
     @property
     def read_latency(self) -> int:
@@ -167,18 +214,39 @@ class Segments(wiring.Component):
         last = Signal(init=S == 1)
         restart_count = Signal()
         m.d.comb += access.ready.eq(~clear_all)
+        # Parity: a word whose parity fails becomes all ones before any scan logic (forwarding included) sees
+        # it, because a failed part must read as "present": ones can only add false positives, a lost one would
+        # be a false negative. The check sits after the block RAM's last register, where the data arrives, so
+        # the read latency stays READ_LATENCY. ``arrived`` marks the cycle in which a read's data arrives, for
+        # the counter.
+        failing = Signal(P) if self._parity else None
         for j in range(P):
-            m.submodules[f"segment{j}"] = ram = block_ram_for(platform, c.segment_blocks, c.block_bits)
+            m.submodules[f"segment{j}"] = ram = block_ram_for(platform, c.segment_blocks, c.block_bits,
+                                                              parity=self._parity)
             position = Signal(range(S), name=f"zero_addr{j}")
             with m.If(zeroing[j]):
                 m.d.sync += position.eq(position + 1)
-            m.d.comb += [ram.read_addr.eq(access.read_addr[j]), ram.read_en.eq(access.read_en),
-                         access.read_data[j].eq(ram.read_data)]
+            m.d.comb += [ram.read_addr.eq(access.read_addr[j]), ram.read_en.eq(access.read_en)]
+            if self._parity:
+                m.d.comb += [failing[j].eq((parity_of(ram.read_data) != ram.read_parity).any()),
+                             access.read_data[j].eq(ram.read_data | failing[j].replicate(c.block_bits))]
+            else:
+                m.d.comb += access.read_data[j].eq(ram.read_data)
             with m.If(zeroing[j]):
                 m.d.comb += [ram.write_addr.eq(position), ram.write_data.eq(0), ram.write_en.eq(1)]
+                if self._parity:
+                    m.d.comb += ram.write_parity.eq(0)
             with m.Else():
                 m.d.comb += [ram.write_addr.eq(access.write_addr[j]), ram.write_data.eq(access.write_data[j]),
                              ram.write_en.eq(access.write_en[j])]
+                if self._parity:
+                    m.d.comb += ram.write_parity.eq(parity_of(access.write_data[j]))
+        if self._parity:
+            # Counted from registers, off the read path: the failures of the data that arrived last cycle.
+            arrived = Signal(READ_LATENCY)
+            counted = Signal(P)
+            m.d.sync += [arrived.eq(Cat(access.read_en, arrived[:-1])), counted.eq(Mux(arrived[-1], failing, 0)),
+                         self.parity_errors.eq(self.parity_errors + sum(counted[j] for j in range(P)))]
 
         m.d.sync += access.cleaned.eq(Mux(last, zeroing, 0))
         with m.If(zeroing.any()):

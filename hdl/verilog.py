@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..model.config import check_config
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
+from .devices import check_parity, parity_bits
 from .hash import hash_latency
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "find_yosys", "header", "generate_verilog", "dedup_header",
@@ -100,7 +101,7 @@ def _timing(config, scan: str) -> list[str]:
     ]
 
 
-def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
+def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool = False) -> str:
     """The comment block written at the top of the exported file (``//`` lines, ending in a newline).
 
     Parameters
@@ -110,15 +111,18 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
         Name of the top module.
     scan : {"fsm", "parallel"}
         The core's scan.
+    parity : bool
+        The core's parity option.
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
         If ``scan`` is not ``"fsm"`` or ``"parallel"``.
     """
     check_config(config)
+    check_parity(parity)
     if scan not in ("fsm", "parallel"):
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
     c = config
@@ -142,7 +146,8 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
         + ("Algorithm 1, one segment per cycle" if scan == "fsm" else "all segments at once, one command per clock")
         + ")",
         f"  (apbbf export --k {c.k} --l {c.l} --block-bits {c.block_bits} --block-hashes {c.block_hashes} "
-        f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed}{timed} --scan {scan})",
+        f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed}{timed} --scan {scan}"
+        + (" --parity)" if parity else ")"),
         "Derived:",
         f"  generation g = {c.generation} inserts; window w = l*g = {c.window} inserts "
         f"(the last w inserts are always reported present); slack k*g = {c.slack}",
@@ -153,6 +158,10 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
     lines.append(f"  memory = {c.physical_segments} segments (k+l, a spare"
                  + (f" and {c.extra_segments} extra" if c.extra_segments else "") +
                  f") x {c.segment_blocks} blocks x {c.block_bits} bits = {c.hardware_memory_bits} bits")
+    if parity:
+        lines += [f"  parity: one even-parity bit per 8 bits of every block word ({parity_bits(c.block_bits)} per "
+                  f"{c.block_bits}-bit block, stored beside it); a word whose",
+                  "  parity fails reads as all ones: false positives possible, never a false negative"]
     if design_fp is not None:
         lines.append(f"  predicted false-positive rate (worst case, just before a shift): {design_fp:.4g} "
                      f"at the design load" + (f", {actual_fp:.4g} at g={c.generation}"
@@ -171,6 +180,8 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
     ]
     if c.timed:
         lines.append("  overflows[31:0], expired[31:0]  segments retired early (pool full) / expired (wrap)")
+    if parity:
+        lines.append("  parity_errors[31:0]  block words read whose parity failed, one per memory per read (wrap)")
     lines += [
         "tdata layouts:",
         "  s_axis_cmd_tdata[1:0]   op: 0 QUERY, 1 INSERT, 2 TEST_AND_INSERT, 3 reserved (answered with [3] set)",
@@ -193,7 +204,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm") -> str:
     return "".join(f"// {line}".rstrip() + "\n" for line in lines)
 
 
-def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm") -> str:
+def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", parity: bool = False) -> str:
     """The Verilog text (header comment included) of the AXI4-Stream core for ``config``.
 
     The design goes to RTLIL through Amaranth and to Verilog through Yosys (:func:`find_yosys`).
@@ -204,19 +215,21 @@ def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm") -
     name : str
         Name of the top module (a plain Verilog identifier).
     scan : {"fsm", "parallel"}
+    parity : bool
+        Parity on every block word and a ``parity_errors`` port (:class:`~apbbf.hdl.core.APBBF`).
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``name`` not a string.
+        If ``config`` is not a Config, ``name`` not a string or ``parity`` not a bool.
     ValueError
         If ``name`` is not a plain identifier or ``scan`` unknown.
     RuntimeError
         If Yosys is missing or fails.
     """
     name = _check_name(name)
-    top = AXIStreamAPBBF(config, scan=scan)             # checks config and scan
-    return header(config, name, scan) + _convert(top, name)
+    top = AXIStreamAPBBF(config, scan=scan, parity=parity)   # checks config, scan and parity
+    return header(config, name, scan, parity) + _convert(top, name)
 
 
 def _convert(top, name: str) -> str:

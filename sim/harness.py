@@ -48,6 +48,7 @@ class Run:
     dropped: list = field(default_factory=list)       #: command indices in flight at a reset
     cycles: int = 0                                   #: cycles simulated
     counters: dict = field(default_factory=dict)      #: the core's counters at the end
+    parity_errors: int | None = None                  #: the core's parity_errors at the end (with parity)
 
 
 def expected(config: Config, commands) -> tuple[list, list]:
@@ -71,9 +72,10 @@ def _describe(commands, index, model_hit, core_hit):
             f"core says {core_hit}")
 
 
-def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan):
+def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
+                   parity=False):
     rng = random.Random(seed)
-    dut = CoreAPBBF(config, scan=scan)
+    dut = CoreAPBBF(config, scan=scan, parity=parity)
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = dut
@@ -124,6 +126,8 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
         names = list(Reference(config).counters)
         while state["producing"] or pending or idle_after < 8:
             run.counters = {name: ctx.get(getattr(dut, name)) for name in names}
+            if parity:
+                run.parity_errors = ctx.get(dut.parity_errors)
             ready = rng.random() >= rsp_stall
             ctx.set(dut.rsp.ready, ready)
             _, in_reset, valid, op, hit, now = await ctx.tick().sample(
@@ -158,7 +162,7 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
 
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
-             name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm") -> Run:
+             name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm", parity: bool = False) -> Run:
     """Run ``commands`` (``(op, key)`` pairs, ``(op, key, time)`` triples for a Config with a span, and
     :data:`RESET` markers) through the core; check every response, in order, against
     :class:`~apbbf.sim.reference.Reference` (the reserved op 3 included), and, at the end, the core's counters.
@@ -171,6 +175,8 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         Probability that ``rsp.ready`` is low in a cycle.
     scan : str
         The core's scan, ``"fsm"`` or ``"parallel"``.
+    parity : bool
+        The core's parity option (:class:`~apbbf.hdl.core.APBBF`); the run records ``parity_errors``.
     name : str
         Name of the VCD (``build/vcd/<name>.vcd``) left behind on a failure.
 
@@ -188,7 +194,7 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         if config.timed:                                 # time-triggered shifts and restarts clear too
             shifts = len(commands)
         max_cycles = int((budget + 4 * config.segment_blocks * shifts) * slowdown * 2) + 2000
-    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan)
+    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan, parity=parity)
     try:
         run = _simulate_once(config, commands, model_hits, vcd_path=None, **kwargs)
         received = set(run.hits)

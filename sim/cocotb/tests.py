@@ -160,12 +160,12 @@ async def shift_on_test_and_insert(dut):
 
 
 def _segment_blocks(dut, config) -> list[list[int]] | None:
-    """Every block of every physical segment j, read from the exported core's memory ``segment<j>`` (in
-    ``core.segments``), or ``None`` where the simulator does not show memories (Verilator without
-    ``--public``): Icarus, which runs the suite, does."""
+    """Every block of every physical segment j, read from the exported core's memory ``memory`` of block RAM
+    ``segment<j>`` (in ``core.segments``), or ``None`` where the simulator does not show memories (Verilator
+    without ``--public``): Icarus, which runs the suite, does."""
     if cocotb.SIM_NAME.lower() != "icarus verilog":
         return None
-    memories = [getattr(dut.core.segments, f"segment{j}") for j in range(config.physical_segments)]
+    memories = [getattr(dut.core.segments, f"segment{j}").memory for j in range(config.physical_segments)]
     return [[int(memory[i].value) for i in range(config.segment_blocks)] for memory in memories]
 
 
