@@ -206,12 +206,13 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 3, P0 of beat x - 1 + 1), d the cycle
-        # of the beat that decided its frame's class (info FIFO readable 3 cycles later); with the FCS a beat
-        # also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by a_x + 2 + head_beats
-        # (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats after that frame's
-        # first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the output register.
-        return self._head_beats + 2 + 5 + self._q_bits + 1
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 4, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 3 cycles later, info register 4); with
+        # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
+        # a_x + 3 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the
+        # output register.
+        return self._head_beats + 3 + 5 + self._q_bits + 1
 
     def elaborate(self, platform):
         # Why this shape: no backpressure anywhere, so every stage takes one beat per cycle and nothing ever
@@ -330,19 +331,27 @@ class KeyExtractor(wiring.Component):
         cur = Signal(beat_entry)
         cur_valid = Signal()
         head = Signal(beat_entry)
+        # The current frame's info is a register too (loaded as its previous frame's last beat is taken), so that
+        # P0 starts from flip-flops, not from the FIFO's memory.
         info = Signal(info_entry)
-        m.d.comb += [head.eq(beats.r_data), info.eq(infos.r_data)]
-        ready = cur_valid & infos.r_rdy
+        info_valid = Signal()
+        m.d.comb += head.eq(beats.r_data)
+        ready = cur_valid & info_valid
         if fcs:
             ready &= cur.last | beats.r_rdy
         take = Signal()
         m.d.comb += take.eq(ready)
         load = beats.r_rdy & (~cur_valid | take)
-        m.d.comb += [beats.r_en.eq(load), infos.r_en.eq(take & cur.last)]
+        info_load = infos.r_rdy & (~info_valid | (take & cur.last))
+        m.d.comb += [beats.r_en.eq(load), infos.r_en.eq(info_load)]
         with m.If(load):
             m.d.sync += [cur.eq(head), cur_valid.eq(1)]
         with m.Elif(take):
             m.d.sync += cur_valid.eq(0)
+        with m.If(info_load):
+            m.d.sync += [info.eq(infos.r_data), info_valid.eq(1)]
+        with m.Elif(take & cur.last):
+            m.d.sync += info_valid.eq(0)
 
         # P0: where the segment lies in this beat (lanes lo..hi-1, clamped without comparators), the spec's mask
         # word.

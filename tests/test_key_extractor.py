@@ -26,7 +26,7 @@ from apbbf.model.packet import KeySpec, Range, frame_key, parse
 SPECS = {
     "frame": KeySpec.frame(),
     "l3l4": KeySpec.l3l4(),
-    "user": KeySpec.parse("l3:12+8/ffff00"),            # IPv4 addresses (first 3 bytes masked to 2); other: frame
+    "user": KeySpec.parse("l3:12+8/ffff00"),    # IPv4: the addresses, byte 14 masked out; IPv6: 8 bytes of the source
     "user2": KeySpec((Range("frame", 6, 8, b"\xf0\x0f"),), (Range("l3", 3, None, b"\x0f"),),
                      (Range("frame", 6, 8),)),
 }
