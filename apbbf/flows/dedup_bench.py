@@ -60,15 +60,18 @@ def frames_per_clock(width: int, frames: int = 200) -> dict:
             "duplicates": run.counters["duplicates"]}
 
 
-def synth_cost(design, platform, work: Path) -> dict:
-    """LUT4s, flip-flops and block RAMs of ``design`` synthesized alone for ``platform`` (Yosys ``synth_ecp5``)."""
+def synth_cost(design, platform, work: Path, ports=None) -> dict:
+    """LUT4s, flip-flops and block RAMs of ``design`` synthesized alone for ``platform`` (Yosys ``synth_ecp5``);
+    ``ports`` the top's ports where the design's own cannot be (streams without backpressure have constant
+    ``ready`` members)."""
     import subprocess
 
     from amaranth.back import rtlil
 
     from .. import toolchain
     work.mkdir(parents=True, exist_ok=True)
-    (work / "part.il").write_text(rtlil.convert(design, platform=platform, name="top", emit_src=False))
+    (work / "part.il").write_text(rtlil.convert(design, platform=platform, name="top", ports=ports,
+                                                emit_src=False))
     fam = toolchain.family(platform)
     subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p",
                     f"read_rtlil part.il; synth_{fam} -top top; stat"], cwd=work, check=True,
@@ -87,6 +90,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS) -> dict:
     seeds : iterable of int
         nextpnr seeds.
     """
+    from amaranth import Value
     from amaranth.lib import fifo
 
     from ..hdl.key_extractor import KeyExtractor
@@ -103,10 +107,13 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS) -> dict:
         lanes = width // 8
         entry["buffer_beats"] = dedup.buffer_beats
         entry["extractor_latency"] = dedup.extractor_latency
-        entry["extractor_cells"] = synth_cost(KeyExtractor(KeySpec.l3l4(), width), platform,
-                                              work_dir / f"extractor-{width}")
-        entry["buffer_cells"] = synth_cost(fifo.SyncFIFOBuffered(width=width + lanes + 1, depth=dedup.buffer_beats),
-                                           target_platform("ecp5"), work_dir / f"buffer-{width}")
+        extractor = KeyExtractor(KeySpec.l3l4(), width)
+        ports = [extractor.i.valid, Value.cast(extractor.i.payload), extractor.o.valid,
+                 Value.cast(extractor.o.payload)]
+        entry["extractor_cells"] = synth_cost(extractor, platform, work_dir / f"extractor-{width}", ports)
+        buffer = fifo.SyncFIFOBuffered(width=width + lanes + 1, depth=dedup.buffer_beats)
+        ports = [buffer.w_data, buffer.w_en, buffer.w_rdy, buffer.r_data, buffer.r_en, buffer.r_rdy]
+        entry["buffer_cells"] = synth_cost(buffer, target_platform("ecp5"), work_dir / f"buffer-{width}", ports)
         pnr = run_pnr_cached(RegisteredDedup(dedup), platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ,
                              reuse=quick, seeds=seeds)
         entry["pnr"] = {k: pnr[k] for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz",

@@ -170,7 +170,7 @@ class RegisteredDedup(wiring.Component):
         m = Module()
         m.submodules.dedup = d = self._dedup
         beat = d.i.payload
-        chain = Signal(len(beat.data) + len(beat.keep) + len(beat.user))
+        chain = Signal(len(beat.data) + len(beat.keep) + beat.user.shape().size)
         valid, last, ready = Signal(), Signal(), Signal()
         m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), valid.eq(self.valid_in), last.eq(self.last_in),
                      ready.eq(self.ready_in)]
