@@ -255,7 +255,7 @@ def run_file(binary, ops, keys, times=None, *, name: str = "commands") -> dict:
         ``answered`` (int), ``accept`` and ``respond`` (int64 cycles per command), ``hit`` (bool), ``op``
         (uint8, the op each response echoes), ``seconds`` (of simulation).
     """
-    binary = Path(binary)
+    binary = Path(binary).resolve()
     work = binary.parent.parent
     n = len(ops)
     write_commands(work / f"{name}.cmd", ops, keys, times)
@@ -327,7 +327,7 @@ class SoakProcess:
             raise ValueError(f"pause must be in [0, 1), not {pause}")
         if not 0 <= seed < 1 << 64:
             raise ValueError(f"seed must be from 0 to 2**64-1, not {seed}")
-        self._binary = Path(binary)
+        self._binary = Path(binary).resolve()
         self._work = self._binary.parent.parent
         self._timed = timed
         self._slot = 0
@@ -380,14 +380,23 @@ class SoakProcess:
                          first_op_mismatch=None if header[3] == n else header[3], hits=hits, counters=counters)
 
     def close(self) -> None:
-        """End the testbench (its stdin closes; it exits)."""
+        """End the testbench: it exits when its stdin closes; with a chunk still in flight it is killed."""
         if self._process.poll() is None:
-            self._process.stdin.close()
-            try:
-                self._process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
+            if self._pending:
                 self._process.kill()
-                self._process.wait()
+            else:
+                try:
+                    self._process.stdin.close()
+                    self._process.wait(timeout=60)
+                except (BrokenPipeError, subprocess.TimeoutExpired):
+                    self._process.kill()
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            try:
+                stream.close()
+            except BrokenPipeError:
+                pass
+        self._pending = []
 
     def __enter__(self):
         return self
