@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pause", type=_fraction, default=0.1,
                         help="probability of an idle gap before a command and of backpressure in a cycle "
                              "(default 0.1)")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="time budget: start no chunk after it (default none: all --commands)")
     parser.add_argument("--chunk", type=_count, default=1 << 21, help="commands per chunk (default 2**21)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "soak",
                         help="work directory; the model is built in <build-dir>/<count|timed>-<scan>")
@@ -90,14 +92,15 @@ def main(argv=None) -> int:
           flush=True)
     try:
         result = soak(config, work, commands=args.commands, scan=args.scan, seed=args.seed, pause=args.pause,
-                      chunk=args.chunk, report=args.report, log=lambda line: print(line, flush=True))
+                      chunk=args.chunk, max_seconds=args.max_seconds, report=args.report,
+                      log=lambda line: print(line, flush=True))
     except (TypeError, ValueError) as error:
         print(f"soak: error: {error}", file=sys.stderr)
         return 2
     except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
         print(f"soak: FAILED to build or run ({error})", file=sys.stderr)
         return 1
-    print(f"soak: {result.commands:,} commands checked, {result.mismatches} mismatches, "
+    print(f"soak: {result.commands:,} of {result.requested:,} commands checked, {result.mismatches} mismatches, "
           f"{result.commands_per_second:,.0f} commands/s, {result.cycles:,} cycles "
           f"({result.cycles / result.commands:.2f} per command), {result.hits:,} hits, {result.seconds:.0f} s "
           f"(build {result.build_seconds:.0f} s); counters core {result.counters}, model {result.model_counters}; "

@@ -155,8 +155,10 @@ class SoakResult:
     seed : int
         Seed of the command stream (the testbench's PRNG seed is derived from it).
     pause : float
+    requested : int
+        Commands asked for.
     commands : int
-        Commands run and checked.
+        Commands run and checked (fewer than ``requested`` if a time budget ran out or a mismatch stopped it).
     mismatches : int
         Answers that differ in the chunk that stopped the soak (0 for a pass), plus op echoes that differ.
     first : Mismatch or None
@@ -176,6 +178,7 @@ class SoakResult:
     scan: str
     seed: int
     pause: float
+    requested: int = 0
     commands: int = 0
     mismatches: int = 0
     first: Mismatch | None = None
@@ -202,7 +205,7 @@ class SoakResult:
         """The result as ``soak.json`` holds it."""
         return {
             "config": asdict(self.config), "scan": self.scan, "seed": self.seed, "pause": self.pause,
-            "commands": self.commands, "mismatches": self.mismatches,
+            "requested": self.requested, "commands": self.commands, "mismatches": self.mismatches,
             "first_mismatch": None if self.first is None else {**asdict(self.first), "text": str(self.first)},
             "counters": self.counters, "model_counters": self.model_counters,
             "counters_match": self.counters_match, "passed": self.passed, "cycles": self.cycles,
@@ -213,7 +216,8 @@ class SoakResult:
 
 
 def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 1, pause: float = 0.1,
-         chunk: int = 1 << 20, replay: float = 0.5, report=None, log=print, _flip=None) -> SoakResult:
+         chunk: int = 1 << 20, replay: float = 0.5, max_seconds: float | None = None, report=None, log=print,
+         _flip=None) -> SoakResult:
     """Run ``commands`` random commands (:class:`Stream`) through the core on Verilator in chunks and score every
     answer against the model, and the counters at the end.
 
@@ -233,6 +237,9 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
         Commands per chunk, ``>= 1``.
     replay : float
         :class:`Stream`'s share of replayed keys.
+    max_seconds : float, optional
+        A time budget: no chunk is started after it has run out (the chunks in flight are still checked), so
+        fewer than ``commands`` may run; :attr:`SoakResult.requested` keeps ``commands``.
     report : str or os.PathLike, optional
         Where to write the result as JSON (:meth:`SoakResult.as_dict`).
     log : callable
@@ -262,7 +269,9 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
         raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
     if not 0 <= pause < 1:
         raise ValueError(f"pause must be in [0, 1), not {pause}")
-    result = SoakResult(config=config, scan=scan, seed=seed, pause=pause)
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds must be positive, not {max_seconds}")
+    result = SoakResult(config=config, scan=scan, seed=seed, pause=pause, requested=commands)
     t = time.monotonic()
     binary = build_sim(config, scan, Path(work))
     result.build_seconds = time.monotonic() - t
@@ -273,7 +282,9 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
     in_flight = []                                   # (start index, ops, keys, times) of submitted chunks
     issued = 0
     with SoakProcess(binary, timed=config.timed, pause=pause, seed=(seed * 0x9E3779B97F4A7C15 + 1) % 2**64) as sim:
-        while result.commands < commands:
+        while in_flight or issued < commands:
+            if max_seconds is not None and time.monotonic() - t0 >= max_seconds:
+                commands = issued                    # the budget ran out: only the chunks in flight remain
             while issued < commands and len(in_flight) < 2:
                 n = min(chunk, commands - issued)
                 ops, keys, times = stream.chunk(n)
