@@ -103,7 +103,8 @@ def main(argv=None) -> int:
     print(f"soak: {result.commands:,} of {result.requested:,} commands checked, {result.mismatches} mismatches, "
           f"{result.commands_per_second:,.0f} commands/s, {result.cycles:,} cycles "
           f"({result.cycles / result.commands:.2f} per command), {result.hits:,} hits, {result.seconds:.0f} s "
-          f"(build {result.build_seconds:.0f} s); counters core {result.counters}, model {result.model_counters}; "
+          f"(build {result.build_seconds:.0f} s; CPU: testbench {result.testbench_cpu_seconds:.0f} s, Python "
+          f"{result.python_cpu_seconds:.0f} s); counters core {result.counters}, model {result.model_counters}; "
           f"report {args.report}")
     if result.first is not None:
         print(f"soak: FAILED: seed {args.seed}: {result.first}", file=sys.stderr)

@@ -16,6 +16,7 @@ answers).
 from __future__ import annotations
 
 import json
+import resource
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -172,6 +173,10 @@ class SoakResult:
     seconds : float
         Wall time of the run (after the build).
     build_seconds : float
+    testbench_cpu_seconds : float
+        CPU time of the Verilator testbench process (the wall time on a shared machine is longer).
+    python_cpu_seconds : float
+        CPU time of this process in the run: the stream, the model and the chunk files.
     """
 
     config: Config
@@ -188,6 +193,8 @@ class SoakResult:
     hits: int = 0
     seconds: float = 0.0
     build_seconds: float = 0.0
+    testbench_cpu_seconds: float = 0.0
+    python_cpu_seconds: float = 0.0
 
     @property
     def counters_match(self) -> bool:
@@ -212,6 +219,10 @@ class SoakResult:
             "cycles_per_command": round(self.cycles / self.commands, 4) if self.commands else None,
             "hits": self.hits, "seconds": round(self.seconds, 2), "build_seconds": round(self.build_seconds, 2),
             "commands_per_second": round(self.commands_per_second),
+            "testbench_cpu_seconds": round(self.testbench_cpu_seconds, 2),
+            "python_cpu_seconds": round(self.python_cpu_seconds, 2),
+            "commands_per_testbench_cpu_second": round(self.commands / self.testbench_cpu_seconds)
+            if self.testbench_cpu_seconds else None,
         }
 
 
@@ -277,7 +288,8 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
     result.build_seconds = time.monotonic() - t
     stream = Stream(config, seed, replay=replay)
     model = Reference(config)
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
+    children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     last_log = t0
     in_flight = []                                   # (start index, ops, keys, times) of submitted chunks
     issued = 0
@@ -319,6 +331,10 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
                 log(f"soak: {result.commands:,} commands checked, {result.commands / (now - t0):,.0f} commands/s, "
                     f"{result.cycles:,} cycles")
     result.seconds = time.monotonic() - t0
+    result.python_cpu_seconds = time.process_time() - cpu0
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)        # the testbench, waited for on close
+    result.testbench_cpu_seconds = (children.ru_utime + children.ru_stime) - (children0.ru_utime +
+                                                                               children0.ru_stime)
     result.model_counters = model.counters
     if report is not None:
         report = Path(report)
