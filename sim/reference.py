@@ -61,7 +61,30 @@ class Reference:
 
     def run(self, commands) -> tuple[np.ndarray, np.ndarray]:
         """Answers and access counts of ``commands``, in order, updating the model (batch path)."""
-        ops, keys, times = self._split(commands)
+        return self.batch(*self._split(commands))
+
+    def batch(self, ops, keys, times=None) -> tuple[np.ndarray, np.ndarray]:
+        """Answers and access counts of commands given as arrays, in order, updating the model (the model's
+        batch path, as :meth:`run` without the tuples).
+
+        Parameters
+        ----------
+        ops : array_like of int
+            0..3 (3 the reserved op).
+        keys : numpy.ndarray of uint64, or sequence of int
+        times : array_like of int, optional
+            Required with a span, refused without.
+
+        Raises
+        ------
+        ValueError
+            If ``times`` is given without a span or missing with one.
+        """
+        if self.config.timed and times is None:
+            raise ValueError("times are required for a Config with a span")
+        if not self.config.timed and times is not None:
+            raise ValueError("times must be None for a Config without a span")
+        ops = np.asarray(ops, dtype=np.int64)
         reserved = ops == RESERVED_OP
         model_ops = np.where(reserved, int(Op.QUERY), ops)
         if times is None:

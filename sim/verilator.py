@@ -129,8 +129,9 @@ def build(sources, top: str, build_dir, *, main, executable: str | None = None, 
     build_dir = Path(build_dir).resolve()
     executable = executable or f"V{top}"
     files = [Path(s).resolve() for s in sources] + [Path(main).resolve()]
-    args = ["--cc", "--exe", "--build", "-j", str(jobs), *ARGS, "--top-module", top, "-Mdir", "obj",
-            "-o", executable]
+    # the C++ at -O2 rather than verilated.mk's -Os: about a quarter more cycles per second for the testbenches
+    args = ["--cc", "--exe", "--build", "-j", str(jobs), *ARGS, "-MAKEFLAGS", "OPT_FAST=-O2 OPT_GLOBAL=-O2",
+            "--top-module", top, "-Mdir", "obj", "-o", executable]
     digest = hashlib.sha256("\0".join(args).encode() + b"".join(f.read_bytes() for f in files)).hexdigest()
     binary = build_dir / "obj" / executable
     stamp = build_dir / "model.sha256"

