@@ -151,7 +151,9 @@ def test_benchmark_testbench():
 def test_core_on_simulated_ecp5(config, scan):
     """The core as it is placed on an ECP5 (DP16KD instances with their output registers, each simulated by the
     DP16KD model) answers every command of a long stream as the golden model, on the cycle model's schedule
-    (a window bounded by count) and at one command per clock (the parallel scan)."""
+    (a window bounded by count: with 2 blocks per segment a generation is shorter than the clearing, so the
+    insert that shifts waits, and the cycle model says so) and, for the parallel scan, at one command per clock
+    where nothing stalls it."""
     binary = build_sim(config, scan, BUILD / f"ecp5-{scan}-{'timed' if config.timed else 'count'}",
                        platform=sim_platform("ecp5"))
     assert "segment0.ebr_r0_c0 " in (binary.parent.parent / "core.v").read_text()   # the DP16KD tiling
@@ -159,8 +161,10 @@ def test_core_on_simulated_ecp5(config, scan):
     assert result["mismatches"] == 0, result
     assert result["schedule_mismatches"] == (None if config.timed else 0)
     assert result["hits"] > 0
-    if scan == "parallel":
+    if scan == "parallel" and config.timed:
         assert result["accept_rate"] == 1.0
+    elif scan == "parallel":
+        assert result["accept_rate"] == result["model_accept_rate"] < 1.0, result
 
 
 def test_bench_cases_fit_and_name_their_family():
