@@ -15,10 +15,10 @@ from apbbf.sim.formal import check
 
 #: (name, Config, scan, depth): small memories (one block per segment, 8-bit keys) so the solver can go deep.
 CHECKS = [
-    ("count-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "parallel", 20),
-    ("count-fsm", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "fsm", 24),
+    ("count-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "parallel", 24),
+    ("count-fsm", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "fsm", 30),
     ("time-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, span=6,
-                             time_width=5, extra_segments=1), "parallel", 14),
+                             time_width=5, extra_segments=1), "parallel", 20),
 ]
 
 

