@@ -91,9 +91,18 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
     (work / "core.il").write_text(rtlil_text)
     start = time.monotonic()
     # YoWASP cannot open absolute /tmp paths: run in the work directory with relative names
-    subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p",
-                    f"read_rtlil core.il; synth_{family} -top top -json core.json; stat"],
-                   cwd=work, check=True, env=env)
+    synth = f"synth_{family} -top top -json core.json"
+    try:
+        subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p", f"read_rtlil core.il; {synth}; stat"],
+                       cwd=work, check=True, env=env)
+    except subprocess.CalledProcessError:
+        # Yosys 0.70's abc9 flow fails an assertion on some large ECP5 netlists (its reintegration pass); the
+        # classic abc LUT mapping (-noabc9) takes them.
+        if family != "ecp5" or "ABC_OPS_REINTEGRATE" not in (work / "synth.log").read_text():
+            raise
+        synth += " -noabc9"
+        subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p", f"read_rtlil core.il; {synth}; stat"],
+                       cwd=work, check=True, env=env)
     synth_seconds = time.monotonic() - start
     raw = toolchain.yosys_cells((work / "synth.log").read_text())
     nextpnr = env.get(f"NEXTPNR_{family.upper()}") or f"nextpnr-{family}"
@@ -125,7 +134,7 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
             "bram_used": f"{bram_util['used']}/{bram_util['available']}" if bram_util else "0",
             "critical_path": runs[median]["critical_path"], "critical_path_seed": median,
             "critical_paths": {str(seed): run["critical_path"] for seed, run in runs.items()},
-            "synth_seconds": round(synth_seconds, 1),
+            "synth": synth, "synth_seconds": round(synth_seconds, 1),
             "seconds": round(time.monotonic() - start, 1)}
 
 
