@@ -97,10 +97,11 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
                        cwd=work, check=True, env=env)
     except subprocess.CalledProcessError:
         # Yosys 0.70's abc9 flow fails an assertion on some large ECP5 netlists (its reintegration pass); the
-        # classic abc LUT mapping (-noabc9) takes them.
+        # classic abc LUT mapping in place of synth_ecp5's own map_luts step takes them.
         if family != "ecp5" or "ABC_OPS_REINTEGRATE" not in (work / "synth.log").read_text():
             raise
-        synth += " -noabc9"
+        synth = ("synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
+                 "synth_ecp5 -top top -run map_cells: -json core.json")
         subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p", f"read_rtlil core.il; {synth}; stat"],
                        cwd=work, check=True, env=env)
     synth_seconds = time.monotonic() - start
