@@ -75,3 +75,20 @@ def test_export_ports(tmp_path):
                      "frames", "duplicates", "dropped", "unchecked", "errored"}
     assert "input [63:0] s_axis_tdata;" in text and "input [16:0] s_axis_tuser;" in text
     assert "output [2:0] m_axis_tuser;" in text
+
+
+def test_export_command(tmp_path):
+    """``apbbf export --dedup`` writes the de-duplicator with the options given; without a span it says why."""
+    import subprocess
+    import sys
+    out = tmp_path / "d.v"
+    base = [sys.executable, "-W", "error", "-m", "apbbf.export", "--dedup", "--k", "2", "--l", "3",
+            "--segment-blocks", "16", "--data-width", "64", "--seed", "5", "-o", str(out)]
+    result = subprocess.run(base + ["--span", "300", "--action", "mark", "--key", "frame"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert "Key: frame" in text and "Action: mark" in text and "seed=0x5" in text
+    assert "packet de-duplicator" in result.stdout
+    result = subprocess.run(base, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "span" in result.stderr
