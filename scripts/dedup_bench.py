@@ -13,9 +13,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
     parser.add_argument("--quick", action="store_true", help="reuse kept place-and-route results of the same design")
+    parser.add_argument("--seeds", default="1,2,3", help="nextpnr seeds, comma-separated (default 1,2,3)")
     args = parser.parse_args(argv)
     from apbbf.flows.dedup_bench import run
-    results = run(args.out, args.work, quick=args.quick)
+    results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")))
     for width, entry in results["widths"].items():
         p = entry["pnr"]
         print(f"data_width {width}: {entry['sim']['frames_per_clock_out']} frames/clock, Fmax {p['fmax_mhz']} MHz "
