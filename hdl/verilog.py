@@ -19,6 +19,8 @@ from ..model.config import check_config
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from .devices import check_parity, parity_bits
 from .hash import hash_latency
+from .scan_parallel import response_latency
+from .segments import READ_LATENCY
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "find_yosys", "header", "generate_verilog", "dedup_header",
            "generate_dedup_verilog"]
@@ -79,7 +81,7 @@ def _predicted_fp(config):
 
 def _timing(config, scan: str) -> list[str]:
     """The header's lines on latency and throughput (:mod:`apbbf.sim.cycles`)."""
-    h = hash_latency(config)
+    h = hash_latency(config) + READ_LATENCY              # cycles from acceptance to the blocks read
     wait = ("  An insert that shifts waits until the segment it shifts into, retired earlier, is clear"
             + ("; one that restarts a" if config.timed else "."))
     restart = (["  time-bounded window after a gap longer than the span first clears every memory "
@@ -87,15 +89,16 @@ def _timing(config, scan: str) -> list[str]:
     if scan == "fsm":
         return [
             "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
-            f"  comes INSERT {h + 4}, QUERY {h + 3}+A, TEST_AND_INSERT {h + 4}+A cycles after the command is accepted",
+            f"  comes INSERT {h + 3}, QUERY {h + 2}+A, TEST_AND_INSERT {h + 3}+A cycles after the command is accepted",
             "  (A: the segments Algorithm 1 reads for the query) and the next command is accepted in the cycle",
             "  after the response.",
             wait, *restart,
             "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
         ]
+    latency = response_latency(config)
     return [
-        f"Latency and throughput (scan=parallel): one command per clock, up to {h + 6} in flight; with",
-        f"  m_axis_rsp_tready high each response comes {h + 6} cycles after its command is accepted, in order.",
+        f"Latency and throughput (scan=parallel): one command per clock, up to {latency} in flight; with",
+        f"  m_axis_rsp_tready high each response comes {latency} cycles after its command is accepted, in order.",
         wait, *restart,
         "  See apbbf.sim.cycles (accept_schedule).",
     ]

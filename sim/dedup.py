@@ -111,8 +111,11 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
 
     async def consumer(ctx):
         frame, cycle = bytearray(), 0
-        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
+        async for _, _, valid, payload, in_reset in ctx.tick().sample(dut.o.valid, dut.o.payload, dut_reset):
             cycle += 1
+            if in_reset:                                # a frame being sent when the reset came is cut short
+                frame = bytearray()
+                continue
             if valid and ctx.get(dut.o.ready):
                 data, keep = payload.data, payload.keep
                 if keep & (keep + 1):

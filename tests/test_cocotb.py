@@ -80,7 +80,14 @@ CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("
                                                                            "timed-k2l3")]
 
 
-@pytest.mark.parametrize("name,scan", CASES, ids=[f"{name}-{scan}" for name, scan in CASES])
+#: Cases outside ``make test`` (``make test-slow`` runs them): the others cover each scan, a count and a time
+#: window, a folded key and the basic APBF between them.
+SLOW = {("k3l8", "fsm"), ("B256-S1", "fsm"), ("apbf-key100", "fsm"), ("k3l8", "parallel"), ("B256-S1", "parallel")}
+
+
+@pytest.mark.parametrize("name,scan", [pytest.param(name, scan, marks=pytest.mark.slow) if (name, scan) in SLOW
+                                       else (name, scan) for name, scan in CASES],
+                         ids=[f"{name}-{scan}" for name, scan in CASES])
 def test_icarus(name, scan):
     """Random streams, directed edges and reset under traffic (the cocotb tests of
     :mod:`apbbf.sim.cocotb.tests`, each idle/backpressure combination its own test), every response scored in

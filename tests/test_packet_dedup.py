@@ -32,9 +32,13 @@ def summary(run):
 #: (data_width, action, spec): each action and each preset at both ends of the widths.
 MODEL_CASES = [(64, "drop", "l3l4"), (512, "mark", "frame"), (64, "count", "frame"), (512, "drop", "l3l4"),
                (64, "mark", "ports")]
+#: Outside ``make test`` (``make test-slow``): the others cover every action, preset and both widths.
+SLOW_CASES = {(512, "drop", "l3l4"), (64, "mark", "ports")}
 
 
-@pytest.mark.parametrize("width,action,spec", MODEL_CASES, ids=["-".join(map(str, case)) for case in MODEL_CASES])
+@pytest.mark.parametrize("width,action,spec", [pytest.param(*case, marks=pytest.mark.slow) if case in SLOW_CASES
+                                               else case for case in MODEL_CASES],
+                         ids=["-".join(map(str, case)) for case in MODEL_CASES])
 def test_matches_model(width, action, spec):
     seed = 11
     print(f"seed {seed}")

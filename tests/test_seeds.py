@@ -69,7 +69,7 @@ def exported(monkeypatch, tmp_path):
     """``apbbf export`` with the conversion stubbed: records the Configs it was asked for."""
     configs = []
 
-    def fake(config, path, *, name, scan):
+    def fake(config, path, *, name, scan, parity=False):
         configs.append(config)
         return tmp_path / "x.v"
 
