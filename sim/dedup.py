@@ -26,6 +26,7 @@ from amaranth.sim import Simulator
 
 from ..hdl.packet_dedup import PacketDedup
 from ..model.dedup import Dedup
+from .harness import run_with_vcd
 
 __all__ = ["RESET", "Mismatch", "DedupRun", "simulate_dedup", "score_frames", "beats"]
 
@@ -155,12 +156,7 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     sim.add_testbench(producer)
     sim.add_testbench(consumer, background=True)
     sim.add_testbench(watchdog)
-    if vcd_path:
-        os.makedirs(os.path.dirname(vcd_path), exist_ok=True)
-        with sim.write_vcd(vcd_path):
-            sim.run()
-    else:
-        sim.run()
+    run_with_vcd(sim, vcd_path)
     return run
 
 

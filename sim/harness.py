@@ -26,7 +26,7 @@ from ..model.config import Config
 from ..model.filters import Op
 from .reference import Reference, describe
 
-__all__ = ["RESET", "Mismatch", "Run", "expected", "simulate", "random_commands", "timed_commands",
+__all__ = ["RESET", "Mismatch", "Run", "expected", "run_with_vcd", "simulate", "random_commands", "timed_commands",
            "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
@@ -152,13 +152,18 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
     sim.add_clock(1e-8, domain="sync")
     sim.add_testbench(producer)
     sim.add_testbench(consumer)
+    run_with_vcd(sim, vcd_path)
+    return run
+
+
+def run_with_vcd(sim: Simulator, vcd_path) -> None:
+    """Run ``sim`` to the end, writing a VCD to ``vcd_path`` (its directory created) unless it is ``None``."""
     if vcd_path:
         os.makedirs(os.path.dirname(vcd_path), exist_ok=True)
         with sim.write_vcd(vcd_path):
             sim.run()
     else:
         sim.run()
-    return run
 
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
