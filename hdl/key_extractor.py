@@ -5,22 +5,20 @@ The CRC-64/XZ of the message is computed over the frame's beats *as they come*, 
 segment's first byte: bytes outside the segment are zeroed, the register starts from a state that undoes the
 ``shift = s mod (W/8)`` zero bytes in front of the segment, and the zeros that padding to 64 bytes adds (or that
 the last beat fed in excess) and the trailer are applied after the last beat as constant matrices. Every constant
-(matrices, start states) is derived here from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
-bit-serial register on unit vectors; :func:`_crc_model` checks that register against ``amaranth.lib.crc``.
+(matrices, start states) is derived (:mod:`apbbf.hdl.crc_maps`) from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
+bit-serial register on unit vectors; :func:`~apbbf.hdl.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
 """
-
-from functools import lru_cache
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import check_integer
-from ..model.packet import BLOCK_BYTES, CRC, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
+from .crc_maps import apply_rows, crc_model, step_matrix, trailer_matrix, zeros_matrix
+from ..model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
 __all__ = ["KeyExtractor", "KINDS", "beat_layout", "key_layout"]
 
-_M64 = (1 << 64) - 1
 #: Bytes of the header the classifier reads (up to the IPv6 payload length after two tags: bytes 26-27).
 _HEADER = 28
 #: Bytes of the frame (without FCS) after which its class is decided (module documentation, "Classification").
@@ -40,78 +38,6 @@ def beat_layout(data_width: int) -> data.StructLayout:
 #: A key of the output stream: the key, the frame's length without FCS (saturated at 65535), its class code
 #: (:data:`KINDS`).
 key_layout = data.StructLayout({"key": 64, "length": 16, "kind": 2})
-
-
-# The CRC as linear algebra over GF(2) ---------------------------------------------------------------------------
-
-def _reflect(value: int, width: int) -> int:
-    return int(f"{value:0{width}b}"[::-1], 2)
-
-
-class _Model:
-    """The reflected CRC-64/XZ register, bit-serial, from the library's algorithm parameters."""
-
-    def __init__(self):
-        alg = CRC(8).algorithm
-        assert alg.crc_width == 64 and alg.reflect_input and alg.reflect_output
-        self.poly = _reflect(alg.polynomial, 64)
-        self.init = _reflect(alg.initial_crc, 64)
-        self.xor_output = alg.xor_output
-
-    def feed(self, state: int, value: int, nbytes: int) -> int:
-        """The register after ``nbytes`` bytes of ``value`` (byte 0 first, each LSB first)."""
-        poly = self.poly
-        for i in range(nbytes):
-            state ^= (value >> (8 * i)) & 0xFF
-            for _ in range(8):
-                state = (state >> 1) ^ (poly if state & 1 else 0)
-        return state
-
-    def unzero(self, state: int, nbytes: int) -> int:
-        """The inverse of ``feed(state, 0, nbytes)`` (the polynomial has x^0, so bit 63 tells the step)."""
-        for _ in range(8 * nbytes):
-            state = (((state ^ self.poly) << 1) | 1) & _M64 if state >> 63 else (state << 1) & _M64
-        return state
-
-    def matrix(self, function, inputs: int) -> list[int]:
-        """Row masks of the linear map ``function`` (on ``inputs`` bits): output bit r = parity(x & rows[r])."""
-        columns = [function(1 << j) for j in range(inputs)]
-        return [sum(1 << j for j, c in enumerate(columns) if c >> r & 1) for r in range(64)]
-
-
-@lru_cache(maxsize=1)
-def _crc_model() -> _Model:
-    model = _Model()
-    for text in (b"123456789", bytes(range(70))):
-        got = model.feed(model.init, int.from_bytes(text, "little"), len(text)) ^ model.xor_output
-        assert got == CRC(8).compute(text), "the register model disagrees with amaranth.lib.crc"
-    return model
-
-
-@lru_cache(maxsize=None)
-def _zeros_matrix(nbytes: int) -> tuple[int, ...]:
-    """``A^nbytes``: the register after ``nbytes`` zero bytes."""
-    model = _crc_model()
-    return tuple(model.matrix(lambda s: model.feed(s, 0, nbytes), 64))
-
-
-@lru_cache(maxsize=None)
-def _step_matrix(step: int) -> tuple[int, ...]:
-    """One beat of ``step`` bytes: the register after it, as a linear map of ``Cat(state, beat)``."""
-    model = _crc_model()
-    return tuple(model.matrix(lambda x: model.feed(x & _M64, x >> 64, step), 64 + 8 * step))
-
-
-@lru_cache(maxsize=None)
-def _trailer_matrix(bits: int) -> tuple[int, ...]:
-    """The trailer block's contribution from a zero register, a linear map of the segment's length."""
-    model = _crc_model()
-    return tuple(model.matrix(lambda length: model.feed(0, length, BLOCK_BYTES), bits))
-
-
-def _apply(rows, value):
-    """``rows`` (from :meth:`_Model.matrix`) applied to ``value``: one XOR tree per output bit."""
-    return Cat(*[(value & row).xor() if row else Const(0) for row in rows])
 
 
 # The block -----------------------------------------------------------------------------------------------------
@@ -224,7 +150,7 @@ class KeyExtractor(wiring.Component):
         # small comparators, one XOR tree, or one constant matrix and a mux.
         m = Module()
         W, B, fcs = self._data_width, self._data_width // 8, self._fcs
-        model = _crc_model()
+        model = crc_model()
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
         # Input: the byte count of the beat (keep is a run of ones from lane 0).
@@ -438,7 +364,7 @@ class KeyExtractor(wiring.Component):
         # P2: one CRC step per beat of the segment.
         state = Signal(64)
         with m.If(p2["valid"]):
-            m.d.sync += state.eq(_apply(_step_matrix(B), Cat(Mux(p2["first"], p2["init"], state), p2["data"])))
+            m.d.sync += state.eq(apply_rows(step_matrix(B), Cat(Mux(p2["first"], p2["init"], state), p2["data"])))
         p3 = {name: Signal.like(p1[name], name=f"p3_{name}") for name in fin}
         m.d.sync += [p3[name].eq(p2[name]) for name in fin]
 
@@ -456,17 +382,17 @@ class KeyExtractor(wiring.Component):
         with m.Switch(f_shift):
             for s in sorted(set(self._shifts) | {0}):
                 with m.Case(s):
-                    m.d.sync += stage["x"].eq(_apply(_zeros_matrix(BLOCK_BYTES - B + s), f_state))
+                    m.d.sync += stage["x"].eq(apply_rows(zeros_matrix(BLOCK_BYTES - B + s), f_state))
 
         # F1..: times A^(B * 2^b) for each bit b of q + 1.
         for b in range(self._q_bits):
             nxt = {name: Signal.like(sig, name=f"f{b + 1}_{name}") for name, sig in stage.items()}
             m.d.sync += [nxt[name].eq(stage[name]) for name in stage if name != "x"]
-            m.d.sync += nxt["x"].eq(Mux(stage["q"][b], _apply(_zeros_matrix(B << b), stage["x"]), stage["x"]))
+            m.d.sync += nxt["x"].eq(Mux(stage["q"][b], apply_rows(zeros_matrix(B << b), stage["x"]), stage["x"]))
             stage = nxt
 
         # Out: the trailer (len in bytes 0..3) and the output XOR.
-        key = _apply(_trailer_matrix(_POS), stage["len"]) ^ stage["x"] ^ model.xor_output
+        key = apply_rows(trailer_matrix(_POS), stage["len"]) ^ stage["x"] ^ model.xor_output
         m.d.sync += [
             self.o.valid.eq(stage["valid"]),
             self.o.payload.key.eq(key),

@@ -1,0 +1,84 @@
+"""CRC-64/XZ (the packet key's CRC, :data:`apbbf.model.packet.CRC`) as linear maps over GF(2), for datapaths
+that apply zero padding, a trailer or a beat of any width as constant matrices: the library's algorithm run
+bit-serially on unit vectors (:class:`CRCModel`), checked against ``amaranth.lib.crc`` (:func:`crc_model`).
+Used by :class:`~apbbf.hdl.key_extractor.KeyExtractor`."""
+
+from functools import lru_cache
+
+from amaranth import Cat, Const
+
+from ..model.packet import BLOCK_BYTES, CRC
+
+__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows"]
+
+_M64 = (1 << 64) - 1
+
+
+def reflect(value: int, width: int) -> int:
+    return int(f"{value:0{width}b}"[::-1], 2)
+
+
+class CRCModel:
+    """The reflected CRC-64/XZ register, bit-serial, from the library's algorithm parameters."""
+
+    def __init__(self):
+        alg = CRC(8).algorithm
+        assert alg.crc_width == 64 and alg.reflect_input and alg.reflect_output
+        self.poly = reflect(alg.polynomial, 64)
+        self.init = reflect(alg.initial_crc, 64)
+        self.xor_output = alg.xor_output
+
+    def feed(self, state: int, value: int, nbytes: int) -> int:
+        """The register after ``nbytes`` bytes of ``value`` (byte 0 first, each LSB first)."""
+        poly = self.poly
+        for i in range(nbytes):
+            state ^= (value >> (8 * i)) & 0xFF
+            for _ in range(8):
+                state = (state >> 1) ^ (poly if state & 1 else 0)
+        return state
+
+    def unzero(self, state: int, nbytes: int) -> int:
+        """The inverse of ``feed(state, 0, nbytes)`` (the polynomial has x^0, so bit 63 tells the step)."""
+        for _ in range(8 * nbytes):
+            state = (((state ^ self.poly) << 1) | 1) & _M64 if state >> 63 else (state << 1) & _M64
+        return state
+
+    def matrix(self, function, inputs: int) -> list[int]:
+        """Row masks of the linear map ``function`` (on ``inputs`` bits): output bit r = parity(x & rows[r])."""
+        columns = [function(1 << j) for j in range(inputs)]
+        return [sum(1 << j for j, c in enumerate(columns) if c >> r & 1) for r in range(64)]
+
+
+@lru_cache(maxsize=1)
+def crc_model() -> CRCModel:
+    model = CRCModel()
+    for text in (b"123456789", bytes(range(70))):
+        got = model.feed(model.init, int.from_bytes(text, "little"), len(text)) ^ model.xor_output
+        assert got == CRC(8).compute(text), "the register model disagrees with amaranth.lib.crc"
+    return model
+
+
+@lru_cache(maxsize=None)
+def zeros_matrix(nbytes: int) -> tuple[int, ...]:
+    """``A^nbytes``: the register after ``nbytes`` zero bytes."""
+    model = crc_model()
+    return tuple(model.matrix(lambda s: model.feed(s, 0, nbytes), 64))
+
+
+@lru_cache(maxsize=None)
+def step_matrix(step: int) -> tuple[int, ...]:
+    """One beat of ``step`` bytes: the register after it, as a linear map of ``Cat(state, beat)``."""
+    model = crc_model()
+    return tuple(model.matrix(lambda x: model.feed(x & _M64, x >> 64, step), 64 + 8 * step))
+
+
+@lru_cache(maxsize=None)
+def trailer_matrix(bits: int) -> tuple[int, ...]:
+    """The trailer block's contribution from a zero register, a linear map of the segment's length."""
+    model = crc_model()
+    return tuple(model.matrix(lambda length: model.feed(0, length, BLOCK_BYTES), bits))
+
+
+def apply_rows(rows, value):
+    """``rows`` (from :meth:`CRCModel.matrix`) applied to ``value``: one XOR tree per output bit."""
+    return Cat(*[(value & row).xor() if row else Const(0) for row in rows])
