@@ -28,13 +28,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)
 
-# `iverilog` (mk/verilog.mk) installs Icarus Verilog for the cocotb suite when it is missing.
+# `iverilog` (mk/verilog.mk) installs Icarus Verilog for the cocotb suite when it is missing. The tests run on
+# TEST_WORKERS processes (pytest-xdist); a file's tests stay together on one worker (they share build folders
+# and module fixtures). TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -W error -q -n $(TEST_WORKERS) --dist loadfile --durations=15
 test: setup iverilog
-	$(PY) -m pytest -W error -q -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 # The tests marked slow too (the 512-bit packet de-duplicator on Icarus, ...).
 test-slow: setup iverilog
-	$(PY) -m pytest -W error -q tests
+	$(PYTEST) tests
 
 demo: setup
 	$(VENV)/bin/apbbf demo

@@ -23,7 +23,7 @@ from .scan_parallel import response_latency
 from .segments import READ_LATENCY
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "find_yosys", "header", "generate_verilog", "dedup_header",
-           "generate_dedup_verilog"]
+           "generate_dedup_verilog", "LINT_WAIVED"]
 
 #: Name of the exported top module.
 DEFAULT_MODULE = "apbbf_axis"
@@ -244,7 +244,23 @@ def _convert(top, name: str) -> str:
     result = subprocess.run([find_yosys(), "-q", "-"], input=script, capture_output=True, text=True)
     if result.returncode != 0 or "module " not in result.stdout:
         raise RuntimeError(f"Yosys failed ({result.returncode}): {result.stderr.strip()[-2000:]}")
-    return result.stdout
+    return _lint_waived(result.stdout)
+
+
+#: Verilator lint classes that Yosys's netlist idioms raise, waived around the generated body only (the waiver is
+#: switched back on at the file's end, so it never leaks into the files read after it). Each is explained in
+#: docs/verilog.md ("Lint"): ``WIDTHTRUNC``/``WIDTHEXPAND``: a multi-bit signal under a logical operator
+#: (``!pending``, a reduction written as a 1-bit test) and constants sized to their value, not to the other
+#: operand (``t + 10'h3e8``), both as Verilog-2005 defines them (zero-extension, nonzero is true);
+#: ``CASEOVERLAP``: a priority ``casez`` from a chain of ``If``/``Elif``, whose first matching arm wins.
+LINT_WAIVED = ("WIDTHTRUNC", "WIDTHEXPAND", "CASEOVERLAP")
+
+
+def _lint_waived(verilog: str) -> str:
+    """``verilog`` between ``verilator lint_off`` comments for :data:`LINT_WAIVED`, and ``lint_on`` after it."""
+    off = "".join(f"/* verilator lint_off {name} */\n" for name in LINT_WAIVED)
+    on = "".join(f"/* verilator lint_on {name} */\n" for name in LINT_WAIVED)
+    return off + verilog + on
 
 
 def dedup_header(top, name: str = DEDUP_MODULE) -> str:
