@@ -192,12 +192,9 @@ class AXIStreamAPBBF(wiring.Component):
         If ``scan`` is unknown.
     """
 
-    def __new__(cls, config, *args, parity=False, **kwargs):
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
         check_config(config)
         check_parity(parity)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
         self._core = APBBF(config, scan=scan, parity=parity)   # checks scan and parity now, not at elaboration
         self._parity = parity
         self._config = config

@@ -68,26 +68,21 @@ class _BoardTop(wiring.Component):
     uart_baud = None
     default_config = None
 
-    def __new__(cls, config=None, *args, max_batch=64, **kwargs):
-        # Checked before the object exists: a top refused here is not an unused elaboratable.
-        config = cls.default_config if config is None else config
+    def __init__(self, config: Config | None = None, *, max_batch: int = 64):
+        config = self.default_config if config is None else config
         check_config(config)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
-        platform = cls.make_platform()
+        platform = self.make_platform()
         clock_hz = int(platform.default_clk_frequency)
-        if clock_hz % cls.uart_baud or clock_hz // cls.uart_baud < 4:
-            raise ValueError(f"{cls.__name__}: {cls.uart_baud} baud does not divide the {clock_hz} Hz clock into "
-                             f"an integer of at least 4 cycles per bit")
+        if clock_hz % self.uart_baud or clock_hz // self.uart_baud < 4:
+            raise ValueError(f"{type(self).__name__}: {self.uart_baud} baud does not divide the {clock_hz} Hz clock "
+                             f"into an integer of at least 4 cycles per bit")
         key_buffer_bits = max_batch * 8 * ((config.key_width + 7) // 8)      # whole bytes per key
         check_memory(config, platform.device, reserved_blocks=block_ram(platform.device).blocks_for(key_buffer_bits),
                      reserved_for=f"the host interface's key buffer ({max_batch} keys)")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config | None = None, *, max_batch: int = 64):
-        platform = self.make_platform()
         self._device = platform.device
-        self._clock_hz = int(platform.default_clk_frequency)
-        self._config = self.default_config if config is None else config
+        self._clock_hz = clock_hz
+        self._config = config
         self._max_batch = max_batch
         super().__init__({})
 

@@ -66,11 +66,6 @@ class DP16KDModel(Elaboratable):
         If the arguments describe a use the model does not cover (the message names it).
     """
 
-    def __new__(cls, **kwargs):
-        # Checked before the object exists: a model refused here is not an unused elaboratable.
-        cls._parse(kwargs)
-        return super().__new__(cls)
-
     def __init__(self, **kwargs):
         (self._params, self._inputs, self._outputs, self._width, self._outreg,
          self._domain) = self._parse(kwargs)
@@ -199,12 +194,9 @@ class ECP5BlockRAM(wiring.Component):
         If ``depth`` or ``width`` is below 1.
     """
 
-    def __new__(cls, depth, width, *args, parity=False, **kwargs):
+    def __init__(self, depth: int, width: int, *, model: bool = False, parity: bool = False):
         tile(DP16KD_SHAPES, depth, width)                          # checks depth and width
         check_parity(parity)
-        return super().__new__(cls)
-
-    def __init__(self, depth: int, width: int, *, model: bool = False, parity: bool = False):
         self._tiling = tile(DP16KD_PARITY_SHAPES if parity else DP16KD_SHAPES, depth, width)
         self._depth, self._width, self._model, self._parity = depth, width, bool(model), parity
         super().__init__(block_ram_signature(depth, width, parity))

@@ -20,11 +20,8 @@ class Stretch(wiring.Component):
     i: In(1)
     o: Out(1)
 
-    def __new__(cls, cycles, *args, **kwargs):
-        check_integer("cycles", cycles, range(1, 1 << 32))
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, cycles: int):
+        check_integer("cycles", cycles, range(1, 1 << 32))
         self._cycles = cycles
         super().__init__()
 
@@ -84,9 +81,8 @@ class FilterOverUART(wiring.Component):
     error: Out(1)
     generation: Out(32)
 
-    def __new__(cls, config, *args, divisor, max_batch=64, timeout_cycles=1 << 16, led_cycles=1 << 20,
-                clock_hz=1_000_000, **kwargs):
-        # Checked before the object exists: a top refused here is not an unused elaboratable.
+    def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
+                 led_cycles: int = 1 << 20, clock_hz: int = 1_000_000):
         check_config(config)
         check_integer("divisor", divisor, DIVISORS)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
@@ -96,10 +92,6 @@ class FilterOverUART(wiring.Component):
         if clock_hz % 1_000_000:
             raise ValueError(f"clock_hz must be a whole number of MHz (the time counter counts microseconds), "
                              f"not {clock_hz}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, divisor: int, max_batch: int = 64, timeout_cycles: int = 1 << 16,
-                 led_cycles: int = 1 << 20, clock_hz: int = 1_000_000):
         self._config = config
         self._divisor = divisor
         self._max_batch = max_batch

@@ -112,12 +112,8 @@ class HashUnit(wiring.Component):
         If ``config`` is not a Config.
     """
 
-    def __new__(cls, config, *args, **kwargs):
-        # Checked before the object exists: a unit refused here is not an unused elaboratable.
-        check_config(config)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, config: Config):
+        check_config(config)
         self._config = config
         self._spec = HashSpec(config)
         super().__init__(hash_signature(config))

@@ -75,14 +75,10 @@ class HostExecutor(wiring.Component):
         If ``max_batch`` is out of its range.
     """
 
-    def __new__(cls, config, *args, max_batch=64, tick_ns=0, **kwargs):
-        # Checked before the object exists: an executor refused here is not an unused elaboratable.
+    def __init__(self, config: Config, *, max_batch: int = 64, tick_ns: int = 0):
         check_config(config)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
         check_integer("tick_ns", tick_ns, range(1 << 32))
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, max_batch: int = 64, tick_ns: int = 0):
         self._config = config
         self._max_batch = max_batch
         self._tick_ns = tick_ns

@@ -68,14 +68,10 @@ class HostParser(wiring.Component):
         If a parameter is out of its range.
     """
 
-    def __new__(cls, key_width, *args, max_batch=64, timeout_cycles=1 << 16, **kwargs):
-        # Checked before the object exists: a parser refused here is not an unused elaboratable.
+    def __init__(self, key_width: int, *, max_batch: int = 64, timeout_cycles: int = 1 << 16):
         check_key_width(key_width)
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, key_width: int, *, max_batch: int = 64, timeout_cycles: int = 1 << 16):
         self._key_width = key_width
         self._max_batch = max_batch
         self._timeout = timeout_cycles

@@ -41,11 +41,8 @@ class ResponseQueue(wiring.Component):
         If ``depth`` is not an integer from 1 to 1024.
     """
 
-    def __new__(cls, depth, *args, **kwargs):
-        check_integer("depth", depth, range(1, 1025))
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, depth: int):
+        check_integer("depth", depth, range(1, 1025))
         self._depth = depth
         super().__init__({
             "reserve": In(1),

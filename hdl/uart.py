@@ -34,14 +34,10 @@ def rx_layout() -> data.StructLayout:
 
 
 class _Divided(wiring.Component):
-    """What the receiver and transmitter share: a ``divisor``, checked before the object exists (a component
-    refused here is not an unused elaboratable)."""
-
-    def __new__(cls, divisor, *args, **kwargs):
-        check_integer("divisor", divisor, DIVISORS)
-        return super().__new__(cls, src_loc_at=1)
+    """What the receiver and transmitter share: a checked ``divisor``."""
 
     def __init__(self, divisor: int):
+        check_integer("divisor", divisor, DIVISORS)
         self._divisor = divisor
         super().__init__()
 

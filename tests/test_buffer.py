@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The circular buffer (hdl/buffer.py) against the golden models' base index, roles, stale flags and retirements:
 one command entering while the one before it is decided (as the parallel scan drives it), or with idle cycles
 between them (as the FSM scan does)."""

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The APBBF core against the golden model in Amaranth's simulator, both scans.
 
 Every test scores every response against :class:`apbbf.model.APBBF` through :mod:`apbbf.sim.harness`, which

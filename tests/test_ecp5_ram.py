@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The ECP5 block RAM of the segments (hdl/ecp5_ram.py): its DP16KD tiling, driven through the DP16KD model, does
 cycle for cycle what the inferred memory does (hdl/segments.py InferredBlockRAM); the model itself follows the
 DP16KD's pins; the platform picks the implementation."""

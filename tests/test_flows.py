@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The host-side flows: device options from the platforms, place and route with its report parsing, the one
 Verilator flow (a large configuration through the cocotb runner, and the benchmark's testbench), the memory check
 only where a device is known, the scripts' ``--help``, and the layering (library code in the package, no

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The bounded proofs of ``make formal`` (apbbf.sim.formal), shallow enough for ``make test``: the flow runs and
 passes on the parallel scan, and it finds the counterexample when the design is broken."""
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The hash unit and the decoding of a segment hash (hdl/hash.py) against the hash specification."""
 
 import random

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The hash-timing harness (apbbf.flows.hash_timing): the registered wrapper computes what the hash unit does
 (so the measured netlist is the unit, not something Yosys could trim), and arguments are checked before any
 tool runs."""

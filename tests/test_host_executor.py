@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """HostExecutor alone: checked requests and key bytes in, commands to a stand-in core, reply headers and payloads
 out; INFO, COUNTERS, every key command, rejected requests, and the same results under backpressure."""
 

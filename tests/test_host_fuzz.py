@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Fuzzing the host interface in simulation: random byte streams, and valid frames with random bytes flipped, fed
 to HostInterface in front of the real core. The device must keep answering, count what it rejects, and insert
 nothing from a rejected frame: the core's insert count equals the keys of the insert frames it answered OK."""

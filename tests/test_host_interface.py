@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """End to end: apbbf.host.Device's bytes go, bit by bit, through the UART receiver, the host interface, the real
 core and the UART transmitter of the simulated board top (FilterOverUART), and back; answers are checked against
 the golden model. Malformed and truncated frames, resynchronisation, and that nothing inserted is lost."""

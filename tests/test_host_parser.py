@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """HostParser alone: request frames in on its rx stream, one checked request per frame out, and the keys of good
 frames only; every error of the protocol, the timeout, and the same results under backpressure."""
 

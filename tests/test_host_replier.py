@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """HostReplier alone: reply headers and payload bytes in, reply frames out, byte for byte as
 :func:`apbbf.protocol.encode_reply` (CRC included); error replies while busy are dropped; backpressure."""
 

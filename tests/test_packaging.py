@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The distribution: ``python -m build`` makes an sdist and a wheel (from the sdist); the wheel installs only the
 apbbf.* namespace (model/, hdl/, sim/ mapped under it), and installed into a fresh environment (not editable,
 its dependencies from the package index or pip's cache) its commands work, so a module or data file missing from

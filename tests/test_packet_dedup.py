@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """PacketDedup in the Amaranth simulator, scored frame by frame against :class:`apbbf.model.dedup.Dedup`
 (:mod:`apbbf.sim.dedup`): frames built with scapy (Ethernet, IPv4/IPv6, TCP/UDP, 0-2 VLAN tags, ARP) and copies
 that differ only in masked fields, runts, jumbo frames, every ``keep`` pattern, back-to-back minimum frames,

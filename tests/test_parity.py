@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The parity option (hdl/segments.py): without faults the core answers as the model does, at the same cycles;
 with memory bits flipped during traffic it never answers a false negative and counts the failing words it read;
 the same faults without parity do cause a false negative (the fault test can fail); the option is checked.

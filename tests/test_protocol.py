@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The protocol's specification (:mod:`apbbf.model.protocol`) and its host-side frames (:mod:`apbbf.protocol`):
 the wire values, one definition of the ops, the CRC, key sizes, request and reply frames, payloads."""
 

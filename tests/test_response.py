@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The response queue (hdl/response.py): order, and credits that never let a response be lost."""
 
 import random

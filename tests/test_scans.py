@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """What is particular to each scan (hdl/scan_fsm.py, hdl/scan_parallel.py), through the core; the answers of
 both against the model are in test_core.py."""
 

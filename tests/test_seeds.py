@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Hash seeds of the user-facing outputs: board builds, ``apbbf export`` and the FuseSoC generator draw a fresh
 seed unless one is given, and say which (the flows that need the tools are stubbed: the seed logic runs
 before them)."""

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The segments (hdl/segments.py): one memory per physical segment, cleared after reset and on a scrub."""
 
 import random

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Fast synthesis smoke test: one small Config on iCE40; every filter segment must land in an SB_RAM40_4K.
 
 Only the memory mapping is checked (yosys ``stat``), not LUT counts or frequency: those go to the reports.

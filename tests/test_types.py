@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """One definition of the ops: the gateware's Op is the model's, member for member."""
 
 from amaranth import Shape

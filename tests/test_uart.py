@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """UART receiver and transmitter: loop-back, bit timing, framing errors, glitches, overrun, parameter checks."""
 
 import random

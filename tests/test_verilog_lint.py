@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The exported Verilog passes ``verilator --lint-only`` with Verilator's default warnings (no ``-Wall``, no
 ``-Wno-*``), so a user whose flow lints imported IP with warnings as errors can drop the file in: the bare core
 (both scans), the time-bounded core, and the packet de-duplicator. The waivers the export writes
