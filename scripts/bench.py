@@ -10,12 +10,9 @@ takes ~5-6 min per seed); ``--quick`` takes a few minutes when the P&R results a
 
 import argparse
 import sys
-from pathlib import Path
 
+from apbbf.flows.args import BUILD, REPORTS, add_seeds, positive
 from apbbf.flows.bench import BENCH, run, summary
-from apbbf.flows.pnr import SEEDS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _cases(text: str) -> list[str]:
@@ -32,43 +29,25 @@ def _cases(text: str) -> list[str]:
     return cases
 
 
-def _seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(item, 0) for item in text.split(",") if item]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a comma-separated list of integers, not {text!r}") from None
-    if not seeds or any(seed < 0 for seed in seeds):
-        raise argparse.ArgumentTypeError(f"must name at least one seed, none negative, not {text!r}")
-    return seeds
-
-
-def _positive(text: str) -> int:
-    value = int(text, 0)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="2·10^4 commands per mix, and reuse kept P&R results of the same designs")
-    parser.add_argument("--commands", type=_positive, help="commands per op mix (default 10^5, --quick 2·10^4)")
+    parser.add_argument("--commands", type=positive, help="commands per op mix (default 10^5, --quick 2·10^4)")
     parser.add_argument("--seed", type=int, default=6, help="seed of the command streams (default 6)")
-    parser.add_argument("--jobs", type=_positive, default=2,
+    parser.add_argument("--jobs", type=positive, default=2,
                         help="parallel place-and-route processes, each running its seeds in turn (default 2)")
     parser.add_argument("--cases", type=_cases, default=list(BENCH), metavar="CASE,...",
                         help=f"cases to measure, or families (default {','.join(BENCH)})")
-    parser.add_argument("--seeds", type=_seeds, default=list(SEEDS), metavar="SEED,...",
-                        help=f"nextpnr seeds; each Fmax is their median (default {','.join(map(str, SEEDS))})")
+    add_seeds(parser)
     parser.add_argument("--no-pnr", action="store_true", help="only the simulations (no Fmax, no Mops/s)")
     args = parser.parse_args(argv)
     results = run(cases=args.cases, commands=args.commands or (20_000 if args.quick else 100_000),
                   seed=args.seed, jobs=args.jobs, reuse=args.quick, pnr=not args.no_pnr, seeds=args.seeds,
-                  work_root=ROOT / "build" / "bench", out_dir=ROOT / "build" / "reports",
+                  work_root=BUILD / "bench", out_dir=REPORTS,
                   log=lambda line: print(line, flush=True))
     print(summary(results))
-    out = ROOT / "build" / "reports"
+    out = REPORTS
     print(f"wrote {out / 'bench.json'}" + ("" if args.no_pnr else f" and {out / 'bench.png'}") +
           f" in {results['runtime_seconds']} s")
     return 0

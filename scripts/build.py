@@ -11,10 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from apbbf.flows.args import BUILD
 from apbbf.flows.board import build_board, config_fields, parse_config, summary
 from apbbf.hdl.boards import BOARDS
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv=None) -> int:
@@ -35,7 +34,7 @@ def main(argv=None) -> int:
             if args.seed is not None and args.seed != config.seed:
                 parser.exit(2, "build: error: --seed and seed= in --config differ\n")
             args.seed = config.seed
-        report = build_board(args.board, config, build_dir=args.build_dir or ROOT / "build" / args.board,
+        report = build_board(args.board, config, build_dir=args.build_dir or BUILD / args.board,
                              seed=args.seed)
     except (TypeError, ValueError) as error:
         parser.exit(2, f"build: error: {error}\n")

@@ -11,43 +11,19 @@ Each ECP5 Config takes a few minutes.
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from apbbf.flows.args import BUILD, add_families, add_out, add_seeds
 from apbbf.flows.hash_timing import SEEDS, TARGET_MHZ, plot, sweep
-from apbbf.flows.pnr import TARGETS
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _families(text: str) -> list[str]:
-    families = [f for f in text.split(",") if f]
-    unknown = [f for f in families if f not in TARGETS]
-    if unknown or not families:
-        raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(TARGETS)}, not {text!r}")
-    return families
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",") if s]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be comma-separated integers, not {text!r}") from None
-    if not seeds or min(seeds) < 1:
-        raise argparse.ArgumentTypeError(f"must be positive integers, not {text!r}")
-    return seeds
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--families", type=_families, default=list(TARGETS), metavar="FAMILY,...",
-                        help=f"FPGA families to run (default {','.join(TARGETS)})")
-    parser.add_argument("--seeds", type=_seeds, default=list(SEEDS), metavar="N,...",
-                        help=f"nextpnr seeds (default {','.join(map(str, SEEDS))})")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "reports",
-                        help="where hash_timing.json and hash_timing.png go (default build/reports)")
+    add_families(parser)
+    add_seeds(parser, SEEDS)
+    add_out(parser, "hash_timing.json and hash_timing.png")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    results = sweep(args.families, ROOT / "build" / "hash_timing", seeds=args.seeds,
+    results = sweep(args.families, BUILD / "hash_timing", seeds=args.seeds,
                     progress=lambda line: print(line, flush=True))
     (args.out / "hash_timing.json").write_text(json.dumps({"targets_mhz": TARGET_MHZ, "results": results},
                                                           indent=2) + "\n")

@@ -24,18 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _count(text: str) -> int:
-    try:
-        base, _, power = text.partition("**")
-        value = int(base, 0) ** int(power, 0) if power else int(base, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (or N**P), not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+from apbbf.flows.args import BUILD, REPORTS, count
 
 
 def _fraction(text: str) -> float:
@@ -47,7 +36,7 @@ def _fraction(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--commands", type=_count, default=10**8, help="commands to run (default 10**8)")
+    parser.add_argument("--commands", type=count, default=10**8, help="commands to run (default 10**8)")
     parser.add_argument("--k", type=int, default=3, help="segments written per insert (default 3)")
     parser.add_argument("--l", type=int, default=8, help="extra segments: the window in generations (default 8)")
     parser.add_argument("--block-bits", type=int, default=64, metavar="B", help="bits per block (default 64)")
@@ -66,10 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default 0.1)")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="time budget: start no chunk after it (default none: all --commands)")
-    parser.add_argument("--chunk", type=_count, default=1 << 21, help="commands per chunk (default 2**21)")
-    parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "soak",
+    parser.add_argument("--chunk", type=count, default=1 << 21, help="commands per chunk (default 2**21)")
+    parser.add_argument("--build-dir", type=Path, default=BUILD / "soak",
                         help="work directory; the model is built in <build-dir>/<count|timed>-<scan>")
-    parser.add_argument("--report", type=Path, default=ROOT / "build" / "reports" / "soak.json",
+    parser.add_argument("--report", type=Path, default=REPORTS / "soak.json",
                         help="JSON report (default build/reports/soak.json)")
     return parser
 

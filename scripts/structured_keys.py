@@ -22,8 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from apbbf.structured_keys import DEFAULT_SHAPE, FAMILIES, SEEDS, measure_all, plot, pollute
-
-ROOT = Path(__file__).resolve().parent.parent
+from apbbf.flows.args import REPORTS
 
 
 def main(argv=None) -> int:
@@ -36,7 +35,7 @@ def main(argv=None) -> int:
     parser.add_argument("--families", default=",".join(FAMILIES), metavar="NAME,...",
                         help=f"families to run (default all: {','.join(FAMILIES)})")
     parser.add_argument("--no-pollution", action="store_true", help="skip the pollution adversary")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "reports",
+    parser.add_argument("--out", type=Path, default=REPORTS,
                         help="where structured_keys.json and .png go (default build/reports)")
     args = parser.parse_args(argv)
     families = [name for name in args.families.split(",") if name]

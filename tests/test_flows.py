@@ -7,6 +7,7 @@ only where a device is known, the scripts' ``--help``, and the layering (library
 Work directories are under ``build/test_flows`` (the YoWASP tools cannot open absolute ``/tmp`` paths).
 """
 
+import argparse
 import ast
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
+from apbbf.flows import args as flow_args
 from apbbf.flows.bench import BENCH, build_sim, run_mix, sim_platform
 from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr
 from apbbf.model import Config
@@ -35,6 +37,31 @@ LARGE = Config(3, 8, block_bits=64, block_hashes=4, segment_blocks=512)
 ])
 def test_nextpnr_device_args_from_platform(platform, args):
     assert nextpnr_device_args(platform()) == args
+
+
+@pytest.mark.parametrize("parse,text,value", [
+    (flow_args.seeds, "1,2,3", [1, 2, 3]),
+    (flow_args.seeds, "0x10,", [16]),
+    (flow_args.positive, "7", 7),
+    (flow_args.count, "10**8", 10**8),
+    (flow_args.families, "ecp5", ["ecp5"]),
+])
+def test_flow_args(parse, text, value):
+    assert parse(text) == value
+
+
+@pytest.mark.parametrize("parse,text,message", [
+    (flow_args.seeds, "", "at least one seed"),
+    (flow_args.seeds, "1,-2", "none negative"),
+    (flow_args.seeds, "one", "comma-separated list of integers"),
+    (flow_args.positive, "0", "at least 1"),
+    (flow_args.positive, "x", "must be an integer"),
+    (flow_args.count, "10**x", "N\\*\\*P"),
+    (flow_args.families, "xilinx", "comma-separated list of"),
+])
+def test_flow_args_wrong(parse, text, message):
+    with pytest.raises(argparse.ArgumentTypeError, match=message):
+        parse(text)
 
 
 def test_yosys_stat_parsing():
