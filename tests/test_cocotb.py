@@ -1,9 +1,9 @@
 """The exported Verilog core on Icarus Verilog, driven by the cocotb benches of :mod:`apbbf.sim.cocotb`.
 
 Each (config, scan) case is exported (:func:`apbbf.export.generate_verilog`), compiled and run in
-``build/cocotb/<name>-<scan>/``, which keeps the results XML and the waveform (``apbbf_axis.fst``) of the last run
-(the simulator's log is in pytest's captured output). Generations are short (few blocks per segment) so that
-every stream crosses 2(k+l) generations in a few thousand cycles. Every case must run exactly the cocotb tests
+``build/cocotb/<name>-<scan>/``, which keeps the results XML and, after a failure, the waveform
+(``apbbf_axis.fst``: a failed case runs again with waves on; the simulator's log is in pytest's captured
+output). Generations are short (few blocks per segment) so that every stream crosses 2(k+l) generations in a few thousand cycles. Every case must run exactly the cocotb tests
 of :data:`EXPECTED_TESTS` (each idle/backpressure combination its own test) and pass them all.
 
 Icarus Verilog must be installed (``make setup`` installs it as root); if it is missing the tests fail, they
@@ -96,7 +96,8 @@ def test_icarus(name, scan):
     build_dir = BUILD / f"{name}-{scan}"
     results = build_dir / "results.xml"
     try:
-        runner.run(CONFIGS[name], build_dir, sim="icarus", seed=SEED, waves=True, results_xml=results, scan=scan)
+        runner.run(CONFIGS[name], build_dir, sim="icarus", seed=SEED, waves="on-failure", results_xml=results,
+                   scan=scan)
     except SystemExit as exit_:                    # cocotb's runner exits on a failed test under pytest
         failed = _failures(results) if results.exists() else [
             f"no results file (simulator exit {exit_.code}; did {runner.TEST_MODULE} fail to import? see the "
@@ -127,3 +128,19 @@ def test_export_ports(tmp_path):
                      "m_axis_rsp_tvalid", "m_axis_rsp_tready", "m_axis_rsp_tdata", "inserts", "shifts"}
     assert "input [111:0] s_axis_cmd_tdata;" in text and "output [7:0] m_axis_rsp_tdata;" in text
     assert "always @*" not in text             # no time-zero X under SystemVerilog semantics
+
+
+def test_failure_leaves_a_waveform():
+    """A failing bench (the testbench's model built with another hash seed than the exported design) fails the
+    run, and the failure's waveform is left behind by the second run with waves on."""
+    from apbbf.sim.cocotb.testbench import CONFIG_ENV, config_to_env
+    runner.check_simulator("icarus")
+    build_dir = BUILD / "failure-waves"
+    wrong = {CONFIG_ENV: config_to_env(Config(2, 3, segment_blocks=4, seed=99))}
+    runner.waves_file("icarus", build_dir).unlink(missing_ok=True)
+    with pytest.raises(SystemExit):
+        runner.run(Config(2, 3, segment_blocks=4, seed=1), build_dir, sim="icarus", seed=SEED,
+                   testcase="first_insert_shifts", waves="on-failure", extra_env=wrong)
+    assert _failures(build_dir / "results.xml")
+    assert runner.waves_file("icarus", build_dir).stat().st_size > 0
+

@@ -61,7 +61,8 @@ def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
     return path
 
 
-def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True, scan: str = "fsm"):
+def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True, scan: str = "fsm",
+          always: bool = False):
     """Export the core for ``config`` and compile it for ``sim`` in ``build_dir``; returns the runner.
 
     Parameters
@@ -72,6 +73,8 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
     waves : bool
         Record a waveform (Icarus: FST ``<build_dir>/apbbf_axis.fst``; Verilator: ``--trace``, VCD
         ``<build_dir>/dump.vcd``).
+    always : bool
+        Compile even if the compiled design is newer than its source (needed to switch ``waves`` on).
 
     Raises
     ------
@@ -88,7 +91,7 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
     runner = get_runner(sim)
     build_args = list(verilator.ARGS) if sim == "verilator" else []
     runner.build(sources=[source], hdl_toplevel=TOPLEVEL, build_dir=build_dir, waves=waves,
-                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
+                 timescale=("1ns", "1ps"), build_args=build_args, always=always)
     return runner
 
 
@@ -98,8 +101,8 @@ def waves_file(sim: str, build_dir) -> Path:
     return build_dir / (f"{TOPLEVEL}.fst" if sim == "icarus" else "dump.vcd")
 
 
-def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = True,
-        extra_env: dict | None = None, results_xml=None, scan: str = "fsm") -> Path:
+def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
+        waves: bool | str = True, extra_env: dict | None = None, results_xml=None, scan: str = "fsm") -> Path:
     """Build (if needed) and run the cocotb tests of :data:`TEST_MODULE` for ``config``.
 
     Parameters
@@ -108,6 +111,10 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
         Tests to run (default: all but the soak, which runs only when ``APBBF_SOAK_COMMANDS`` is set).
     seed : int
         cocotb's ``RANDOM_SEED``; every bench derives its seed from it.
+    waves : bool or "on-failure"
+        Record a waveform (:func:`waves_file`). ``"on-failure"`` runs without one (a third faster on Icarus)
+        and, if a test fails, compiles again with one and runs the same tests with the same seed, so the
+        failure's waveform is left behind; the first run's failure is what is raised.
     results_xml : str or os.PathLike, optional
         Results file (default ``<build_dir>/results.xml``).
     scan : {"fsm", "parallel"}
@@ -119,6 +126,20 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
         The results file. Under pytest a failed test raises ``SystemExit`` (cocotb's runner does).
     """
     build_dir = Path(build_dir).resolve()
+    if waves == "on-failure":
+        options = dict(sim=sim, testcase=testcase, seed=seed, extra_env=extra_env, scan=scan)
+        try:
+            return run(config, build_dir, waves=False, results_xml=results_xml, **options)
+        except SystemExit:
+            runner = build(config, build_dir, sim=sim, waves=True, scan=scan, always=True)
+            try:
+                _test(runner, config, build_dir, sim=sim, testcase=testcase, seed=seed, waves=True,
+                      extra_env=extra_env, results_xml=build_dir / "results-waves.xml")
+            except SystemExit:
+                pass
+            raise
+    if not isinstance(waves, bool):
+        raise ValueError(f"waves must be True, False or 'on-failure', not {waves!r}")
     runner = build(config, build_dir, sim=sim, waves=waves, scan=scan)
     return _test(runner, config, build_dir, sim=sim, testcase=testcase, seed=seed, waves=waves,
                  extra_env=extra_env, results_xml=results_xml)
