@@ -116,10 +116,10 @@ def _fit(config, board: str | None) -> dict | None:
     """Whether ``config`` fits the named board's or device's block RAM (None when neither is named)."""
     if board is None:
         return None
-    from .hdl.boards import BOARDS
-    from .hdl.devices import BLOCK_RAM, block_ram
+    from .hdl.board.boards import BOARDS
+    from .hdl.core.devices import BLOCK_RAM, block_ram
     if board in BOARDS:
-        from .hdl.boards import board_info
+        from .hdl.board.boards import board_info
         _, platform = board_info(board)
         device = platform.device
     elif board in BLOCK_RAM:

@@ -1,7 +1,7 @@
 """``apbbf export`` (and ``make verilog``): write the core, behind its AXI4-Stream wrapper, as one Verilog file.
 
 The conversion itself, and the header that records the Config (the hash seed included), layouts and latency,
-are :func:`apbbf.hdl.verilog.generate_verilog` (the simulation and FuseSoC use it too); this module adds the file
+are :func:`apbbf.hdl.export.verilog.generate_verilog` (the simulation and FuseSoC use it too); this module adds the file
 and the command line. The command line draws a fresh hash seed (``secrets.randbits(64)``) unless ``--seed`` is
 given, and prints it: a published default seed would let anyone compute the filter's collisions
 (``docs/trust.md``).
@@ -15,7 +15,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from .hdl.verilog import DEDUP_MODULE, DEFAULT_MODULE, generate_dedup_verilog, generate_verilog, header
+from .hdl.export.verilog import DEDUP_MODULE, DEFAULT_MODULE, generate_dedup_verilog, generate_verilog, header
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "draw_seed", "export_verilog", "export_dedup_verilog",
            "generate_verilog", "header", "add_parser", "main"]
@@ -102,13 +102,13 @@ def _export_dedup(args, config) -> int:
 
 
 def export_dedup_verilog(config, spec, path, *, name: str = DEDUP_MODULE, **options) -> Path:
-    """Write the AXI4-Stream packet de-duplicator (:func:`apbbf.hdl.verilog.generate_dedup_verilog`) for
-    ``config`` and ``spec`` to ``path``; ``options`` as :class:`~apbbf.hdl.packet_dedup.PacketDedup`.
+    """Write the AXI4-Stream packet de-duplicator (:func:`apbbf.hdl.export.verilog.generate_dedup_verilog`) for
+    ``config`` and ``spec`` to ``path``; ``options`` as :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
 
     Raises
     ------
     TypeError, ValueError, RuntimeError
-        See :func:`~apbbf.hdl.verilog.generate_dedup_verilog`; TypeError also if ``path`` is not a path.
+        See :func:`~apbbf.hdl.export.verilog.generate_dedup_verilog`; TypeError also if ``path`` is not a path.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {path!r}")

@@ -22,7 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .hdl.verilog import find_yosys
+from .hdl.export.verilog import find_yosys
 
 __all__ = ["TOOLS", "CELLS", "NEXTPNR_BRAM", "tool_environ", "use_yowasp", "find_yosys", "family",
            "nextpnr_device_args", "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]

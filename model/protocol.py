@@ -1,7 +1,7 @@
 """The binary protocol between a host and the filter on a board: the specification that both sides import.
 
 The host side (encoding requests, decoding replies: :mod:`apbbf.protocol`, :class:`apbbf.host.Device`) and the
-gateware (:mod:`apbbf.hdl.host_interface` and its parser, executor and replier) take every constant, enum, payload
+gateware (:mod:`apbbf.hdl.board.host_interface` and its parser, executor and replier) take every constant, enum, payload
 format and frame layout from here, so the two cannot disagree.
 
 Why this framing

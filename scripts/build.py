@@ -13,7 +13,7 @@ from pathlib import Path
 
 from apbbf.flows.args import BUILD
 from apbbf.flows.board import build_board, config_fields, parse_config, summary
-from apbbf.hdl.boards import BOARDS
+from apbbf.hdl.board.boards import BOARDS
 
 
 def main(argv=None) -> int:

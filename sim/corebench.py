@@ -206,8 +206,8 @@ def build_sim(config, scan: str, work, *, platform=None) -> Path:
     """
     from amaranth.back import verilog
 
-    from ..hdl.core import APBBF
-    from ..hdl.verilog import find_yosys
+    from ..hdl.core.apbbf import APBBF
+    from ..hdl.export.verilog import find_yosys
     from .verilator import build
     if not os.environ.get("YOSYS"):               # amaranth.back.verilog runs the YOSYS it names
         os.environ["YOSYS"] = find_yosys()

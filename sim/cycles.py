@@ -2,7 +2,7 @@
 is accepted.
 
 FSM scan: a command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles
-(:func:`~apbbf.hdl.hash.hash_latency`), its blocks read (``READ_LATENCY`` = 2: the block RAM's address and output
+(:func:`~apbbf.hdl.core.hash.hash_latency`), its blocks read (``READ_LATENCY`` = 2: the block RAM's address and output
 registers) and matched (1); a query then scans one segment per cycle for as many cycles as Algorithm 1 counts
 accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
 and ``cmd.valid`` always high the next command is accepted in the following cycle. An insert that shifts waits
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..hdl.hash import hash_latency
-from ..hdl.segments import READ_LATENCY
+from ..hdl.core.hash import hash_latency
+from ..hdl.core.segments import READ_LATENCY
 from ..model.config import Config
 from ..model.filters import Op
 

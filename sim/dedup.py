@@ -1,5 +1,5 @@
 """Amaranth-simulator harness of the packet de-duplicator: frames through
-:class:`~apbbf.hdl.packet_dedup.PacketDedup`, scored frame by frame against :class:`apbbf.model.dedup.Dedup`.
+:class:`~apbbf.hdl.packet.dedup.PacketDedup`, scored frame by frame against :class:`apbbf.model.dedup.Dedup`.
 
 A producer testbench offers each frame beat by beat (random idle gaps between beats with ``gap`` above 0; the
 frame's time in ``tuser`` of its first beat, its error flag on its last), holding a beat while ``i.ready`` is low;
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from amaranth import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from ..hdl.packet_dedup import PacketDedup
+from ..hdl.packet.dedup import PacketDedup
 from ..model.dedup import Dedup
 from .harness import run_with_vcd
 
@@ -234,7 +234,7 @@ def simulate_dedup(make_dut, items, *, seed: int = 0, gap: float = 0.0, stall: f
     Parameters
     ----------
     make_dut : callable
-        Returns a new :class:`~apbbf.hdl.packet_dedup.PacketDedup` (a failing run is repeated on a new one).
+        Returns a new :class:`~apbbf.hdl.packet.dedup.PacketDedup` (a failing run is repeated on a new one).
     gap : float
         Probability of an idle cycle before each input beat.
     stall : float

@@ -30,9 +30,9 @@ from amaranth.hdl import Assert, Assume, Cover
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
-from ..hdl.core import APBBF
-from ..hdl.scan_parallel import queue_depth
-from ..hdl.types import Op, inserts
+from ..hdl.core.apbbf import APBBF
+from ..hdl.core.scan_parallel import queue_depth
+from ..hdl.core.types import Op, inserts
 from ..model.config import Config, check_config, check_integer
 
 __all__ = ["Properties", "check"]

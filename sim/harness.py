@@ -21,7 +21,7 @@ import numpy as np
 from amaranth import ClockDomain, Module, Signal
 from amaranth.sim import Simulator
 
-from ..hdl.core import APBBF as CoreAPBBF
+from ..hdl.core.apbbf import APBBF as CoreAPBBF
 from ..model.config import Config
 from ..model.filters import Op
 from .reference import Reference, describe

@@ -8,8 +8,8 @@ import pytest
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from apbbf.hdl.boards import BOARDS, ICEBreakerTop, ULX3STop, board_info
-from apbbf.hdl.devices import BLOCK_RAM, block_ram, check_memory
+from apbbf.hdl.board.boards import BOARDS, ICEBreakerTop, ULX3STop, board_info
+from apbbf.hdl.core.devices import BLOCK_RAM, block_ram, check_memory
 from apbbf.model import Config
 
 #: board -> (platform class, UART baud)

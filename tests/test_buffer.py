@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The circular buffer (hdl/buffer.py) against the golden models' base index, roles, stale flags and retirements:
+"""The circular buffer (hdl/core/buffer.py) against the golden models' base index, roles, stale flags and retirements:
 one command entering while the one before it is decided (as the parallel scan drives it), or with idle cycles
 between them (as the FSM scan does)."""
 
@@ -8,7 +8,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.buffer import CircularBuffer
+from apbbf.hdl.core.buffer import CircularBuffer
 from apbbf.model import APBBF, Config, Op
 from apbbf.model.timewindow import TimedAPBBF
 

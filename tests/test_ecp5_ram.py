@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The ECP5 block RAM of the segments (hdl/ecp5_ram.py): its DP16KD tiling, driven through the DP16KD model, does
-cycle for cycle what the inferred memory does (hdl/segments.py InferredBlockRAM); the model itself follows the
+"""The ECP5 block RAM of the segments (hdl/core/ecp5_ram.py): its DP16KD tiling, driven through the DP16KD model, does
+cycle for cycle what the inferred memory does (hdl/core/segments.py InferredBlockRAM); the model itself follows the
 DP16KD's pins; the platform picks the implementation."""
 
 import random
@@ -11,9 +11,9 @@ from amaranth.sim import Simulator
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from apbbf.hdl.devices import DP16KD_SHAPES, tile
-from apbbf.hdl.ecp5_ram import DP16KDModel, ECP5BlockRAM, SimulatedECP5, is_ecp5
-from apbbf.hdl.segments import READ_LATENCY, InferredBlockRAM, block_ram_for
+from apbbf.hdl.core.devices import DP16KD_SHAPES, tile
+from apbbf.hdl.core.ecp5_ram import DP16KDModel, ECP5BlockRAM, SimulatedECP5, is_ecp5
+from apbbf.hdl.core.segments import READ_LATENCY, InferredBlockRAM, block_ram_for
 
 
 @pytest.mark.parametrize("depth,width", [

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The hash unit and the decoding of a segment hash (hdl/hash.py) against the hash specification."""
+"""The hash unit and the decoding of a segment hash (hdl/core/hash.py) against the hash specification."""
 
 import random
 
@@ -7,7 +7,7 @@ import pytest
 from amaranth import Module, Signal, Value
 from amaranth.sim import Simulator
 
-from apbbf.hdl.hash import HashUnit, block_bits_set, block_mask, hash_latency, hash_stages, segment_hash_layout
+from apbbf.hdl.core.hash import HashUnit, block_bits_set, block_mask, hash_latency, hash_stages, segment_hash_layout
 from apbbf.model import Config, HashSpec
 
 M64 = (1 << 64) - 1

@@ -9,7 +9,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from apbbf.flows.hash_timing import CONFIGS, RegisteredHash, hash_pnr
-from apbbf.hdl.hash import hash_latency
+from apbbf.hdl.core.hash import hash_latency
 from apbbf.model import Config, HashSpec
 
 SEED = 61

@@ -7,8 +7,8 @@ from collections import deque
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.host_executor import HostExecutor
-from apbbf.hdl.types import Op
+from apbbf.hdl.board.host_executor import HostExecutor
+from apbbf.hdl.core.types import Op
 from apbbf.model.config import Config
 from apbbf.model.filters import Op as ModelOp
 from apbbf.protocol import (COUNTERS_SIZE, INFO_SIZE, KEY_COMMANDS, Command, Counters, Info, Status, key_bytes,

@@ -10,8 +10,8 @@ from amaranth import Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from apbbf.hdl.core import APBBF
-from apbbf.hdl.host_interface import HostInterface
+from apbbf.hdl.core.apbbf import APBBF
+from apbbf.hdl.board.host_interface import HostInterface
 from apbbf.model import Config
 from apbbf.model.protocol import Command, Status
 from apbbf.protocol import Counters, Info, ReplyDecoder, encode_request

@@ -12,8 +12,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from apbbf import protocol
-from apbbf.hdl.boards import FilterOverUART
-from apbbf.hdl.host_interface import HostInterface
+from apbbf.hdl.board.boards import FilterOverUART
+from apbbf.hdl.board.host_interface import HostInterface
 from apbbf.host import Device, DeviceError, add_parser, run as run_cli
 from apbbf.model import APBBF as ModelAPBBF, Config
 from apbbf.protocol import Command, Status

@@ -5,7 +5,7 @@ frames only; every error of the protocol, the timeout, and the same results unde
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.host_parser import HostParser
+from apbbf.hdl.board.host_parser import HostParser
 from apbbf.protocol import REQUEST_SYNC, Command, Status, encode_request, key_bytes
 
 from .streams import check_rules, get, put, rng_for

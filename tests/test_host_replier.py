@@ -7,7 +7,7 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.host_replier import HostReplier
+from apbbf.hdl.board.host_replier import HostReplier
 from apbbf.protocol import Command, Status, encode_reply
 
 from .streams import check_rules, get, put, rng_for

@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The streaming key extractor (hdl/key_extractor.py): every key, length and class equal to the model's
+"""The streaming key extractor (hdl/packet/key_extractor.py): every key, length and class equal to the model's
 (:func:`apbbf.model.packet.frame_key`, :func:`~apbbf.model.packet.parse`), in order, one key per frame, within the
 stated latency, at one beat per cycle.
 
@@ -20,7 +20,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
-from apbbf.hdl.key_extractor import KINDS, KeyExtractor
+from apbbf.hdl.packet.key_extractor import KINDS, KeyExtractor
 from apbbf.model.packet import KeySpec, Range, frame_key, parse
 
 SPECS = {

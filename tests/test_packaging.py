@@ -59,7 +59,7 @@ def test_wheel_contains_only_apbbf(dist):
 def test_sdist_has_the_sources(dist):
     sdist, _ = dist
     names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
-    for path in ("pyproject.toml", "README.md", "model/config.py", "hdl/core.py", "sim/cycles.py",
+    for path in ("pyproject.toml", "README.md", "model/config.py", "hdl/core/apbbf.py", "sim/cycles.py",
                  "apbbf/fusesoc/apbbf.core"):
         assert path in names, f"{path} missing from the sdist"
 
@@ -96,4 +96,4 @@ def test_installed_wheel_works(dist, tmp_path):
     assert (core_dir / "apbbf.core").is_file() and (core_dir / "apbbf_gen.py").is_file()
     # every host-side module imports without the test tools (cocotb, matplotlib) installed
     run(python, "-c", "import apbbf.export, apbbf.host, apbbf.toolchain, apbbf.flows.board, apbbf.flows.fmax, "
-                      "apbbf.flows.bench, apbbf.hdl.boards, apbbf.sim.verilator, apbbf.sim.cocotb.runner")
+                      "apbbf.flows.bench, apbbf.hdl.board.boards, apbbf.sim.verilator, apbbf.sim.cocotb.runner")

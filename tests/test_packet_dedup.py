@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from apbbf.hdl.packet_dedup import PacketDedup
+from apbbf.hdl.packet.dedup import PacketDedup
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec, Range
 from apbbf.sim.dedup import RESET, Mismatch, simulate_dedup

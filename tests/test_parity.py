@@ -1,5 +1,5 @@
 # amaranth: UnusedElaboratable=no
-"""The parity option (hdl/segments.py): without faults the core answers as the model does, at the same cycles;
+"""The parity option (hdl/core/segments.py): without faults the core answers as the model does, at the same cycles;
 with memory bits flipped during traffic it never answers a false negative and counts the failing words it read;
 the same faults without parity do cause a false negative (the fault test can fail); the option is checked.
 
@@ -18,11 +18,11 @@ from amaranth.hdl._mem import MemoryInstance
 from amaranth.sim import Simulator
 
 from apbbf.hdl import APBBF
-from apbbf.hdl.axis import AXIStreamAPBBF
-from apbbf.hdl.devices import block_ram, check_memory
-from apbbf.hdl.ecp5_ram import ECP5BlockRAM, SimulatedECP5
-from apbbf.hdl.segments import InferredBlockRAM, Segments
-from apbbf.hdl.verilog import generate_verilog
+from apbbf.hdl.export.axis import AXIStreamAPBBF
+from apbbf.hdl.core.devices import block_ram, check_memory
+from apbbf.hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5
+from apbbf.hdl.core.segments import InferredBlockRAM, Segments
+from apbbf.hdl.export.verilog import generate_verilog
 from apbbf.model import Config, Op
 from apbbf.sim.cycles import accept_schedule
 from apbbf.sim.harness import expected, random_commands, simulate

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from apbbf import protocol
-from apbbf.hdl.types import Op as HdlOp
+from apbbf.hdl.core.types import Op as HdlOp
 from apbbf.model import protocol as spec
 from apbbf.model.config import KEY_WIDTHS, Config
 from apbbf.model.filters import Op

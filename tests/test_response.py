@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
-"""The response queue (hdl/response.py): order, and credits that never let a response be lost."""
+"""The response queue (hdl/core/response.py): order, and credits that never let a response be lost."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.response import ResponseQueue
+from apbbf.hdl.core.response import ResponseQueue
 
 
 @pytest.mark.parametrize("stall", [0.0, 0.7])

@@ -1,14 +1,14 @@
 # amaranth: UnusedElaboratable=no
-"""What is particular to each scan (hdl/scan_fsm.py, hdl/scan_parallel.py), through the core; the answers of
+"""What is particular to each scan (hdl/core/scan_fsm.py, hdl/core/scan_parallel.py), through the core; the answers of
 both against the model are in test_core.py."""
 
 import pytest
 from amaranth.sim import Simulator
 
 from apbbf.hdl import APBBF
-from apbbf.hdl.hash import hash_latency
-from apbbf.hdl.scan_fsm import FSMScan
-from apbbf.hdl.scan_parallel import ParallelScan, queue_depth, response_latency
+from apbbf.hdl.core.hash import hash_latency
+from apbbf.hdl.core.scan_fsm import FSMScan
+from apbbf.hdl.core.scan_parallel import ParallelScan, queue_depth, response_latency
 from apbbf.model import APBBF as Model, Config, Op
 from apbbf.sim.harness import random_commands, simulate
 
@@ -22,7 +22,7 @@ async def _wait_ready(ctx, dut):
 
 def test_parallel_fills_its_response_queue_and_loses_nothing():
     """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
-    (:func:`~apbbf.hdl.scan_parallel.queue_depth`) plus the one its A stage holds without a credit, then holds
+    (:func:`~apbbf.hdl.core.scan_parallel.queue_depth`) plus the one its A stage holds without a credit, then holds
     ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
     dut = APBBF(CONFIG, scan="parallel")
     depth = queue_depth(CONFIG) + 1
@@ -58,7 +58,7 @@ def test_parallel_fills_its_response_queue_and_loses_nothing():
 @pytest.mark.parametrize("config", [CONFIG, Config(2, 3, segment_blocks=4, key_width=100)], ids=["key64", "key100"])
 def test_parallel_response_latency(config):
     """With ``cmd.valid`` and ``rsp.ready`` high, every response comes exactly
-    :func:`~apbbf.hdl.scan_parallel.response_latency` cycles after its command was accepted (commands that do not
+    :func:`~apbbf.hdl.core.scan_parallel.response_latency` cycles after its command was accepted (commands that do not
     wait in A), and the queue's depth lets a command in every clock."""
     commands = random_commands(config, 300, seed=8)
     run = simulate(config, commands, seed=8, scan="parallel", name="latency")

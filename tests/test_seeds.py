@@ -10,7 +10,7 @@ import pytest
 import apbbf.export as export
 from apbbf.flows.board import board_config, config_fields, summary
 from apbbf.fusesoc import config_from_parameters
-from apbbf.hdl.boards import BOARDS
+from apbbf.hdl.board.boards import BOARDS
 from apbbf.model import Config
 
 

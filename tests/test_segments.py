@@ -1,12 +1,12 @@
 # amaranth: UnusedElaboratable=no
-"""The segments (hdl/segments.py): one memory per physical segment, cleared after reset and on a scrub."""
+"""The segments (hdl/core/segments.py): one memory per physical segment, cleared after reset and on a scrub."""
 
 import random
 
 import pytest
 from amaranth.sim import Simulator
 
-from apbbf.hdl.segments import READ_LATENCY, Segments
+from apbbf.hdl.core.segments import READ_LATENCY, Segments
 from apbbf.model import Config
 
 CONFIG = Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=8)

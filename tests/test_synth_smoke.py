@@ -10,7 +10,7 @@ from pathlib import Path
 
 from amaranth.back import rtlil
 
-from apbbf.hdl.core import APBBF
+from apbbf.hdl.core.apbbf import APBBF
 from apbbf.model.config import Config
 from apbbf.toolchain import find_yosys, yosys_cells
 

@@ -3,7 +3,7 @@
 
 from amaranth import Shape
 
-from apbbf.hdl.types import Op as HdlOp, command_layout, response_layout
+from apbbf.hdl.core.types import Op as HdlOp, command_layout, response_layout
 from apbbf.model import Op as ModelOp
 
 

@@ -7,7 +7,7 @@ import pytest
 from amaranth import Module
 from amaranth.sim import Simulator
 
-from apbbf.hdl.uart import UARTReceiver, UARTTransmitter
+from apbbf.hdl.board.uart import UARTReceiver, UARTTransmitter
 
 PERIOD = 1e-6  # 1 MHz simulated clock: 1 cycle = 1 us
 

@@ -2,7 +2,7 @@
 """The exported Verilog passes ``verilator --lint-only`` with Verilator's default warnings (no ``-Wall``, no
 ``-Wno-*``), so a user whose flow lints imported IP with warnings as errors can drop the file in: the bare core
 (both scans), the time-bounded core, and the packet de-duplicator. The waivers the export writes
-(:data:`apbbf.hdl.verilog.LINT_WAIVED`) are switched back on at the end of the file, which a second module read
+(:data:`apbbf.hdl.export.verilog.LINT_WAIVED`) are switched back on at the end of the file, which a second module read
 after it shows.
 """
 
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from apbbf.hdl.verilog import LINT_WAIVED, generate_dedup_verilog, generate_verilog
+from apbbf.hdl.export.verilog import LINT_WAIVED, generate_dedup_verilog, generate_verilog
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.sim import verilator

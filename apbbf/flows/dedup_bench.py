@@ -2,7 +2,7 @@
 ``data_width`` 64 and 512, Mpps against 10/40/100 GbE minimum-frame rates, and what the key extractor and the
 packet buffer cost. A measurement, not a test: it asserts no speed.
 
-1. **Frames per clock**: :class:`~apbbf.hdl.packet_dedup.PacketDedup` in the Amaranth simulator
+1. **Frames per clock**: :class:`~apbbf.hdl.packet.dedup.PacketDedup` in the Amaranth simulator
    (:func:`apbbf.sim.dedup.simulate_dedup`, every frame scored against the model), back-to-back minimum-size
    frames (60 bytes, no FCS) with ``o.ready`` high: frames out per cycle in the steady state, and frames in per
    cycle (``i.ready`` never low means the link is never stalled).
@@ -40,7 +40,7 @@ TARGET_MHZ = 200
 
 
 def _dedup(width: int):
-    from ..hdl.packet_dedup import PacketDedup
+    from ..hdl.packet.dedup import PacketDedup
     return PacketDedup(CONFIG, KeySpec.l3l4(), data_width=width, action="drop", max_frame=1518)
 
 
@@ -93,7 +93,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS) -> dict:
     from amaranth import Value
     from amaranth.lib import fifo
 
-    from ..hdl.key_extractor import KeyExtractor
+    from ..hdl.packet.key_extractor import KeyExtractor
     from .designs import RegisteredDedup
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -10,9 +10,9 @@ from amaranth import Cat, ClockSignal, Const, Instance, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..hdl.core import APBBF
-from ..hdl.devices import BlockRAM
-from ..hdl.ecp5_ram import ECP5BlockRAM, is_ecp5
+from ..hdl.core.apbbf import APBBF
+from ..hdl.core.devices import BlockRAM
+from ..hdl.core.ecp5_ram import ECP5BlockRAM, is_ecp5
 from ..model.config import check_config
 
 __all__ = ["RegisteredCore", "BlockRAMProbe", "RegisteredDedup"]
@@ -72,7 +72,7 @@ class RegisteredCore(wiring.Component):
 class BlockRAMProbe(wiring.Component):
     """One block RAM primitive of a device, 16 bits wide and as deep as one block holds (1024 x 16 for a DP16KD,
     256 x 16 for an SB_RAM40_4K), configured as the filter's segments use it: on an ECP5 a DP16KD with its output
-    register (:class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`), on an iCE40 an SB_RAM40_4K instance (not an inferred
+    register (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`), on an iCE40 an SB_RAM40_4K instance (not an inferred
     memory: Yosys would add read-during-write logic in front of the RAM's output, and that logic, not the RAM,
     would set the clock). Write and read address, write data and write enable come from a serial shift register;
     the read data is registered in the fabric and folded to one pin behind another register. One access per port
@@ -81,7 +81,7 @@ class BlockRAMProbe(wiring.Component):
     Parameters
     ----------
     ram : BlockRAM
-        The device's block RAM (:func:`apbbf.hdl.devices.block_ram`).
+        The device's block RAM (:func:`apbbf.hdl.core.devices.block_ram`).
 
     Raises
     ------
@@ -156,7 +156,7 @@ class RegisteredDedup(wiring.Component):
     out: Out(4)
 
     def __init__(self, dedup):
-        from ..hdl.packet_dedup import PacketDedup
+        from ..hdl.packet.dedup import PacketDedup
         if not isinstance(dedup, PacketDedup):
             raise TypeError(f"dedup must be a PacketDedup, not {dedup!r}")
         self._dedup = dedup

@@ -8,7 +8,7 @@ level), so that no path outside the unit is deeper than one LUT. The design is s
 ``synth_<family>`` (the flow of :mod:`apbbf.flows.pnr`) and placed and routed with several nextpnr seeds on
 each family's target device (:data:`apbbf.flows.pnr.TARGETS`, the device options from the amaranth-boards
 platform); the median, minimum and maximum post-route Fmax are reported. The unit's own LUTs and flip-flops come
-from a second synthesis of :class:`~apbbf.hdl.hash.HashUnit` alone.
+from a second synthesis of :class:`~apbbf.hdl.core.hash.HashUnit` alone.
 """
 
 # (no "from __future__ import annotations": wiring.Component reads the port annotations as objects)
@@ -24,7 +24,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import toolchain
-from ..hdl.hash import HashUnit, hash_latency, hash_stages
+from ..hdl.core.hash import HashUnit, hash_latency, hash_stages
 from ..model.config import Config, check_config, check_integer
 from .pnr import TARGETS, target_platform
 

@@ -36,7 +36,7 @@ class Target:
     Attributes
     ----------
     board : str
-        The board (a key of :data:`apbbf.hdl.boards.BOARDS`) whose platform names the device, package and speed.
+        The board (a key of :data:`apbbf.hdl.board.boards.BOARDS`) whose platform names the device, package and speed.
     core_mhz : float
         nextpnr's ``--freq`` for the core: above what it reaches, so that the placer works for speed.
     bram_mhz : float
@@ -63,7 +63,7 @@ def target_platform(family: str):
     ValueError
         If ``family`` is not a key of :data:`TARGETS`.
     """
-    from ..hdl.boards import BOARDS
+    from ..hdl.board.boards import BOARDS
     if family not in TARGETS:
         raise ValueError(f"family must be one of {', '.join(TARGETS)}, not {family!r}")
     return BOARDS[TARGETS[family].board].make_platform()
@@ -216,11 +216,11 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
         If ``config`` is not a Config.
     ValueError
         If ``family`` or ``scan`` is unknown, or the filter does not fit the device's block RAM
-        (:func:`apbbf.hdl.devices.check_memory`).
+        (:func:`apbbf.hdl.core.devices.check_memory`).
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
     """
-    from ..hdl.devices import check_memory
+    from ..hdl.core.devices import check_memory
     from .designs import RegisteredCore
     platform = target_platform(family)
     check_memory(config, platform.device)
@@ -239,7 +239,7 @@ def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
     """
-    from ..hdl.devices import block_ram
+    from ..hdl.core.devices import block_ram
     from .designs import BlockRAMProbe
     platform = target_platform(family)
     probe = BlockRAMProbe(block_ram(platform.device))

@@ -269,7 +269,7 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
     RuntimeError
         If the testbench stops.
     """
-    from ..hdl.core import SCANS
+    from ..hdl.core.apbbf import SCANS
     from ..sim.corebench import SoakProcess, build_sim
     from ..sim.reference import Reference
     check_config(config)

@@ -1,4 +1,4 @@
-"""cocotb 2.x test benches of the exported Verilog core (:mod:`apbbf.hdl.axis`) on a real simulator.
+"""cocotb 2.x test benches of the exported Verilog core (:mod:`apbbf.hdl.export.axis`) on a real simulator.
 
 - :mod:`.testbench`: the bench's parts as small classes, in the style of cocotb's matrix_multiplier example:
   a driver (:class:`~.testbench.CommandDriver`, cocotbext-axi ``AxiStreamSource``), an input monitor

@@ -52,7 +52,7 @@ def check_simulator(sim: str) -> None:
 def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
     """Write ``<build_dir>/apbbf_axis.v`` for ``config``, leaving an identical file untouched (so the
     simulators' up-to-date checks skip the rebuild)."""
-    from ...hdl.verilog import generate_verilog
+    from ...hdl.export.verilog import generate_verilog
     path = Path(build_dir) / f"{TOPLEVEL}.v"
     text = generate_verilog(config, TOPLEVEL, scan=scan)
     if not path.exists() or path.read_text() != text:
@@ -275,21 +275,21 @@ DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
 
 def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
               waves: bool = True, **options) -> Path:
-    """Export the packet de-duplicator (:func:`apbbf.hdl.verilog.generate_dedup_verilog`) for ``config``,
-    ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet_dedup.PacketDedup`) into ``build_dir``, build it for
+    """Export the packet de-duplicator (:func:`apbbf.hdl.export.verilog.generate_dedup_verilog`) for ``config``,
+    ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet.dedup.PacketDedup`) into ``build_dir``, build it for
     ``sim`` and run the cocotb benches of :data:`DEDUP_TEST_MODULE`; returns the results file (under pytest a
     failed test raises ``SystemExit``, as cocotb's runner does).
 
     Raises
     ------
     TypeError, ValueError
-        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`; see also :func:`check_simulator`.
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup`; see also :func:`check_simulator`.
     RuntimeError
         If the simulator or Yosys is missing.
     """
     from cocotb_tools.runner import get_runner
 
-    from ...hdl.verilog import generate_dedup_verilog
+    from ...hdl.export.verilog import generate_dedup_verilog
     from .dedup_tests import PARAMS_ENV, params_to_env
     check_config(config)
     check_simulator(sim)

@@ -33,7 +33,7 @@ from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamMonitor, AxiStreamSink, AxiStreamSource
 
-from ...hdl.axis import CommandFormat, ResponseFormat
+from ...hdl.export.axis import CommandFormat, ResponseFormat
 from ...model.config import Config, check_config
 from ...model.filters import Op
 from ..reference import RESERVED_OP, Reference, describe

@@ -21,8 +21,8 @@ from amaranth import Cat, Const, Module, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
-from ..model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
+from ...model.config import Config, check_config
+from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
 
 __all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "hash_stages", "hash_latency", "hash_signature",
            "HashUnit", "block_mask", "block_bits_set"]

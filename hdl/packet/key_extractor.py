@@ -5,17 +5,17 @@ The CRC-64/XZ of the message is computed over the frame's beats *as they come*, 
 segment's first byte: bytes outside the segment are zeroed, the register starts from a state that undoes the
 ``shift = s mod (W/8)`` zero bytes in front of the segment, and the zeros that padding to 64 bytes adds (or that
 the last beat fed in excess) and the trailer are applied after the last beat as constant matrices. Every constant
-(matrices, start states) is derived (:mod:`apbbf.hdl.crc_maps`) from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
-bit-serial register on unit vectors; :func:`~apbbf.hdl.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
+(matrices, start states) is derived (:mod:`apbbf.hdl.packet.crc_maps`) from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
+bit-serial register on unit vectors; :func:`~apbbf.hdl.packet.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
 """
 
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import check_integer
+from ...model.config import check_integer
 from .crc_maps import apply_rows, crc_model, step_matrix, trailer_matrix, zeros_matrix
-from ..model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
+from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
 __all__ = ["KeyExtractor", "KINDS", "beat_layout", "key_layout"]
 

@@ -3,7 +3,7 @@
 from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 
-from ..model.config import Config, check_config
+from ...model.config import Config, check_config
 from .hash import block_bits_set, block_mask, hash_latency
 from .scan import scan_signature
 from .segments import READ_LATENCY
@@ -18,7 +18,7 @@ class FSMScan(wiring.Component):
     respond.
 
     Cycles per command with ``rsp.ready`` high (:func:`apbbf.sim.cycles.command_cycles`): accept 1, hash
-    ``latency``, read :data:`~apbbf.hdl.segments.READ_LATENCY` (2), match 1, then the scan's accesses (QUERY,
+    ``latency``, read :data:`~apbbf.hdl.core.segments.READ_LATENCY` (2), match 1, then the scan's accesses (QUERY,
     TEST_AND_INSERT), the write 1 (INSERT, TEST_AND_INSERT) and the response 1.
 
     Parameters
@@ -28,7 +28,7 @@ class FSMScan(wiring.Component):
     Attributes
     ----------
     cmd, rsp, hash, segments, buffer
-        See :func:`~apbbf.hdl.scan.scan_signature`.
+        See :func:`~apbbf.hdl.core.scan.scan_signature`.
 
     Raises
     ------

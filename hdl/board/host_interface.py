@@ -6,12 +6,12 @@ from amaranth import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_integer
-from ..model.protocol import MAX_BATCH_LIMIT
+from ...model.config import Config, check_config, check_integer
+from ...model.protocol import MAX_BATCH_LIMIT
 from .host_executor import HostExecutor
 from .host_parser import TIMEOUT_CYCLES, HostParser
 from .host_replier import HostReplier
-from .types import command_layout, response_layout
+from ..core.types import command_layout, response_layout
 from .uart import rx_layout
 
 __all__ = ["HostInterface"]
@@ -36,7 +36,7 @@ class HostInterface(wiring.Component):
     Attributes
     ----------
     rx : In(stream.Signature(rx_layout()))
-        Bytes from the UART receiver (:func:`apbbf.hdl.uart.rx_layout`).
+        Bytes from the UART receiver (:func:`apbbf.hdl.board.uart.rx_layout`).
     tx : Out(stream.Signature(8))
         Bytes to the UART transmitter.
     cmd : Out(stream.Signature(command_layout(key_width)))

@@ -1,12 +1,12 @@
-"""The filter core behind the UART host protocol, without pins: what the board tops (:mod:`apbbf.hdl.boards`) and
+"""The filter core behind the UART host protocol, without pins: what the board tops (:mod:`apbbf.hdl.board.boards`) and
 the end-to-end tests share."""
 
 from amaranth import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_integer
-from .core import APBBF
+from ...model.config import Config, check_config, check_integer
+from ..core.apbbf import APBBF
 from .host_interface import MAX_BATCH_LIMIT, HostInterface
 from .host_parser import TIMEOUT_CYCLES
 from .uart import DIVISORS, UARTReceiver, UARTTransmitter

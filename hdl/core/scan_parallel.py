@@ -3,7 +3,7 @@
 from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
-from ..model.config import Config, check_config
+from ...model.config import Config, check_config
 from .hash import block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
@@ -25,7 +25,7 @@ def response_latency(config: Config) -> int:
 
 
 def queue_depth(config: Config) -> int:
-    """Responses the parallel scan's :class:`~apbbf.hdl.response.ResponseQueue` holds: a command holds its credit
+    """Responses the parallel scan's :class:`~apbbf.hdl.core.response.ResponseQueue` holds: a command holds its credit
     from A to the cycle its response is taken, :func:`response_latency` cycles at one command per clock; and two
     of slack."""
     return response_latency(config) + 2
@@ -39,7 +39,7 @@ class ParallelScan(wiring.Component):
     all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
     now (read data and the writes the read missed) → W: write the blocks back, pick the key's bits → D: match
     bits → E: k consecutive matches → F: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
-    does not wait in A) and waits in a :class:`~apbbf.hdl.response.ResponseQueue` of :func:`queue_depth` for
+    does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
     ``rsp.ready``.
 
     Parameters
@@ -49,7 +49,7 @@ class ParallelScan(wiring.Component):
     Attributes
     ----------
     cmd, rsp, hash, segments, buffer
-        See :func:`~apbbf.hdl.scan.scan_signature`.
+        See :func:`~apbbf.hdl.core.scan.scan_signature`.
 
     Raises
     ------

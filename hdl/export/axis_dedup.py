@@ -41,9 +41,9 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
-from ..model.packet import KeySpec
-from .packet_dedup import PacketDedup
+from ...model.config import Config, check_config
+from ...model.packet import KeySpec
+from ..packet.dedup import PacketDedup
 
 __all__ = ["AXIStreamPacketDedup", "COUNTERS"]
 
@@ -52,7 +52,7 @@ COUNTERS = ("frames", "duplicates", "dropped", "unchecked", "errored")
 
 
 class AXIStreamPacketDedup(wiring.Component):
-    """:class:`~apbbf.hdl.packet_dedup.PacketDedup` behind AXI4-Stream ports named as Verilog designs expect.
+    """:class:`~apbbf.hdl.packet.dedup.PacketDedup` behind AXI4-Stream ports named as Verilog designs expect.
 
     The wrapper defines its own ``sync`` domain clocked by ``aclk`` and reset by ``~aresetn``;
     ``s_axis_tready`` and ``m_axis_tvalid`` are held low during reset. It adds no registers.
@@ -62,7 +62,7 @@ class AXIStreamPacketDedup(wiring.Component):
     config : Config
     spec : KeySpec
     **options
-        As :class:`~apbbf.hdl.packet_dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...).
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...).
 
     Attributes
     ----------
@@ -72,7 +72,7 @@ class AXIStreamPacketDedup(wiring.Component):
     Raises
     ------
     TypeError, ValueError
-        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`.
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
     """
 
     def __new__(cls, config, *args, **kwargs):

@@ -1,5 +1,5 @@
-"""What a scan is connected to: the signature shared by :class:`~apbbf.hdl.scan_fsm.FSMScan` and
-:class:`~apbbf.hdl.scan_parallel.ParallelScan`.
+"""What a scan is connected to: the signature shared by :class:`~apbbf.hdl.core.scan_fsm.FSMScan` and
+:class:`~apbbf.hdl.core.scan_parallel.ParallelScan`.
 
 A scan takes the core's commands, drives the hash unit, reads and writes the segments, tells the circular
 buffer when an insert happens, and answers every command in order.
@@ -8,7 +8,7 @@ buffer when an insert happens, and answers every command in order.
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config
+from ...model.config import Config
 from .buffer import buffer_signature
 from .hash import hash_signature
 from .segments import segment_access_signature

@@ -4,7 +4,7 @@ import types
 
 from amaranth.lib import data, enum
 
-from ..model.filters import Op as _ModelOp
+from ...model.filters import Op as _ModelOp
 
 __all__ = ["Op", "command_layout", "response_layout", "inserts", "asks"]
 

@@ -7,11 +7,11 @@ from amaranth import Cat, Const, Module, Shape, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_integer
-from ..model.protocol import COUNTERS_SIZE, INFO_SIZE, MAX_BATCH_LIMIT, Command, Counters, Info, Status, key_bytes
+from ...model.config import Config, check_config, check_integer
+from ...model.protocol import COUNTERS_SIZE, INFO_SIZE, MAX_BATCH_LIMIT, Command, Counters, Info, Status, key_bytes
 from .host_parser import request_layout
 from .host_replier import reply_header_layout
-from .types import Op, command_layout, response_layout
+from ..core.types import Op, command_layout, response_layout
 
 __all__ = ["HostExecutor", "counters_layout"]
 
@@ -51,7 +51,7 @@ class HostExecutor(wiring.Component):
     Attributes
     ----------
     request : In(stream.Signature(request_layout()))
-        Checked requests (:func:`apbbf.hdl.host_parser.request_layout`): a valid command, and a COUNT in range
+        Checked requests (:func:`apbbf.hdl.board.host_parser.request_layout`): a valid command, and a COUNT in range
         for it, when the status is OK.
     keys : In(stream.Signature(8))
         The key bytes of the current OK key request, ``ceil(key_width / 8)`` per key, in wire order.
@@ -60,7 +60,7 @@ class HostExecutor(wiring.Component):
     rsp : In(stream.Signature(response_layout()))
         The core's responses, one per command, in order.
     header : Out(stream.Signature(reply_header_layout()))
-        One reply header per request (:func:`apbbf.hdl.host_replier.reply_header_layout`).
+        One reply header per request (:func:`apbbf.hdl.board.host_replier.reply_header_layout`).
     payload : Out(stream.Signature(8))
         The replies' payload bytes: ``length`` after each header.
     generations, overflows, expired : In(32)

@@ -4,7 +4,7 @@ from amaranth import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
+from ...model.config import Config, check_config
 from .buffer import CircularBuffer
 from .devices import check_parity
 from .hash import HashUnit
@@ -28,9 +28,9 @@ class APBBF(wiring.Component):
     and an insert writes ``block | mask`` into the k newest segments in one cycle. Two scans share the hash
     unit, the segments and the circular buffer:
 
-    - ``scan="fsm"`` (:class:`~apbbf.hdl.scan_fsm.FSMScan`): Algorithm 1 over the registered match bits, one
+    - ``scan="fsm"`` (:class:`~apbbf.hdl.core.scan_fsm.FSMScan`): Algorithm 1 over the registered match bits, one
       segment per cycle, one command at a time.
-    - ``scan="parallel"`` (:class:`~apbbf.hdl.scan_parallel.ParallelScan`): a pipeline that takes a command
+    - ``scan="parallel"`` (:class:`~apbbf.hdl.core.scan_parallel.ParallelScan`): a pipeline that takes a command
       every clock, with the writes of the commands ahead forwarded to the reads behind them.
 
     Retiring a segment does not stall: on a shift the retired segment becomes the spare and is cleared in the
@@ -45,7 +45,7 @@ class APBBF(wiring.Component):
     config : Config
     scan : {"fsm", "parallel"}
     parity : bool
-        Protect every block word with parity (:class:`~apbbf.hdl.segments.Segments`): a word whose parity fails
+        Protect every block word with parity (:class:`~apbbf.hdl.core.segments.Segments`): a word whose parity fails
         reads as all ones, so a flipped memory bit can cause a false positive, never a false negative. Without
         faults the answers are the same as without parity; the latency is the same.
 
@@ -65,7 +65,7 @@ class APBBF(wiring.Component):
         expired (:class:`apbbf.model.timewindow.TimedAPBBF`).
     parity_errors : Out(32)
         (``parity`` only.) Block words read whose parity failed, per memory read port per read (wraps):
-        :class:`~apbbf.hdl.segments.Segments`.
+        :class:`~apbbf.hdl.core.segments.Segments`.
 
     Raises
     ------

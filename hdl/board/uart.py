@@ -19,7 +19,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import check_integer
+from ...model.config import check_integer
 
 __all__ = ["rx_layout", "UARTReceiver", "UARTTransmitter", "DIVISORS"]
 

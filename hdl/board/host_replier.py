@@ -5,7 +5,7 @@ from amaranth import Module, Signal, unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.protocol import CRC, CRC_SIZE, REPLY_HEADER, REPLY_SYNC, Status
+from ...model.protocol import CRC, CRC_SIZE, REPLY_HEADER, REPLY_SYNC, Status
 
 __all__ = ["HostReplier", "reply_header_layout"]
 

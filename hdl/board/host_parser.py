@@ -6,8 +6,8 @@ from amaranth import Cat, Module, ResetInserter, Signal, unsigned
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import check_integer, check_key_width
-from ..model.protocol import (CRC, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC, Command, Status,
+from ...model.config import check_integer, check_key_width
+from ...model.protocol import (CRC, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC, Command, Status,
                               key_bytes)
 from .uart import rx_layout
 
@@ -50,7 +50,7 @@ class HostParser(wiring.Component):
     Attributes
     ----------
     rx : In(stream.Signature(rx_layout()))
-        Bytes from the UART receiver, with their error flags (:func:`apbbf.hdl.uart.rx_layout`).
+        Bytes from the UART receiver, with their error flags (:func:`apbbf.hdl.board.uart.rx_layout`).
     request : Out(stream.Signature(request_layout()))
         One request per frame (:func:`request_layout`).
     keys : Out(stream.Signature(8))

@@ -1,13 +1,13 @@
 """CRC-64/XZ (the packet key's CRC, :data:`apbbf.model.packet.CRC`) as linear maps over GF(2), for datapaths
 that apply zero padding, a trailer or a beat of any width as constant matrices: the library's algorithm run
 bit-serially on unit vectors (:class:`CRCModel`), checked against ``amaranth.lib.crc`` (:func:`crc_model`).
-Used by :class:`~apbbf.hdl.key_extractor.KeyExtractor`."""
+Used by :class:`~apbbf.hdl.packet.key_extractor.KeyExtractor`."""
 
 from functools import lru_cache
 
 from amaranth import Cat, Const
 
-from ..model.packet import BLOCK_BYTES, CRC
+from ...model.packet import BLOCK_BYTES, CRC
 
 __all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows"]
 

@@ -5,7 +5,7 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
+from ...model.config import Config, check_config
 from .types import Op, asks, inserts
 
 __all__ = ["buffer_signature", "CircularBuffer"]

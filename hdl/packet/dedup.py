@@ -5,12 +5,12 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_integer
-from ..model.dedup import Action, Status
-from ..model.packet import KeySpec
-from .core import SCANS, APBBF
+from ...model.config import Config, check_config, check_integer
+from ...model.dedup import Action, Status
+from ...model.packet import KeySpec
+from ..core.apbbf import SCANS, APBBF
 from .key_extractor import KeyExtractor
-from .types import Op
+from ..core.types import Op
 
 __all__ = ["DATA_WIDTHS", "in_beat_layout", "out_beat_layout", "PacketDedup"]
 
@@ -44,7 +44,7 @@ def _status_layout():
 
 
 class PacketDedup(wiring.Component):
-    """Frames in and out as AXI4-Stream; every frame's key (:class:`~apbbf.hdl.key_extractor.KeyExtractor`) sent
+    """Frames in and out as AXI4-Stream; every frame's key (:class:`~apbbf.hdl.packet.key_extractor.KeyExtractor`) sent
     to the time-windowed core (:class:`~apbbf.hdl.core.APBBF`) as TEST_AND_INSERT with the frame's time; the
     answers decide what happens to each frame, as :class:`apbbf.model.dedup.Dedup` says.
 
@@ -183,7 +183,7 @@ class PacketDedup(wiring.Component):
     @property
     def extractor_latency(self) -> int:
         """The key extractor's latency bound, cycles (:attr:`KeyExtractor.latency
-        <apbbf.hdl.key_extractor.KeyExtractor.latency>`)."""
+        <apbbf.hdl.packet.key_extractor.KeyExtractor.latency>`)."""
         return self._extractor.latency
 
     @property

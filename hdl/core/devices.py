@@ -11,7 +11,7 @@ Every segment is its own memory (its own addresses), so it takes whole block RAM
 primitive's data widths and depths (:meth:`BlockRAM.tile`), and the device must hold ``k + l + 1`` such tilings.
 A segment smaller than one block RAM still takes one.
 
-With parity (:class:`~apbbf.hdl.segments.Segments` ``parity=True``: one even-parity bit per 8 data bits of a block,
+With parity (:class:`~apbbf.hdl.core.segments.Segments` ``parity=True``: one even-parity bit per 8 data bits of a block,
 :func:`parity_bits`), a device whose block RAM has a ninth bit per byte keeps the parity there (the DP16KD in its
 36-, 18- and 9-bit modes, :data:`DP16KD_PARITY_SHAPES`): no more DP16KD than without parity for a block of 8
 bits or more and a power-of-two depth (a segment deeper than 2048 words is then tiled in the 9-bit mode with
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model.config import check_config, check_integer
+from ...model.config import check_config, check_integer
 
 __all__ = ["Tiling", "tile", "parity_bits", "check_parity", "BlockRAM", "DP16KD_SHAPES", "DP16KD_PARITY_SHAPES",
            "SB_RAM40_4K_SHAPES", "BLOCK_RAM", "block_ram", "check_memory"]

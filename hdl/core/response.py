@@ -5,7 +5,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import check_integer
+from ...model.config import check_integer
 from .types import response_layout
 
 __all__ = ["ResponseQueue"]

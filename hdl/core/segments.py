@@ -1,19 +1,19 @@
 """The filter's segments: one block RAM per physical segment, and their clearing.
 
 Each segment's block RAM is chosen by the platform the design is elaborated for (:func:`block_ram_for`): on an
-ECP5, DP16KD instances with their output register (:class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`); elsewhere (iCE40,
+ECP5, DP16KD instances with their output register (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`); elsewhere (iCE40,
 or no platform: simulation and the portable Verilog export) an inferred ``lib.memory`` followed by a register
 (:class:`InferredBlockRAM`), which Yosys maps to SB_RAM40_4K on iCE40 and Vivado or Quartus fold into their block
 RAMs' output registers. Either way a read takes :data:`READ_LATENCY` cycles, so the scans, the cycle model and the
 simulations are the same on every platform.
 
 With ``parity`` (:class:`Segments`), every block word carries one even-parity bit per 8 data bits
-(:func:`~apbbf.hdl.devices.parity_bits`), generated on every write and checked where the read data arrives; a word
+(:func:`~apbbf.hdl.core.devices.parity_bits`), generated on every write and checked where the read data arrives; a word
 whose parity fails reads as all ones (paper 003: a failed part reads as "present"), so a flipped bit can make the
 filter answer a false positive, never a false negative. What it costs in memory: on ECP5 the parity rides in the
-DP16KD's ninth bits (:class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`), no more DP16KD for B >= 8 (a segment deeper than
+DP16KD's ninth bits (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`), no more DP16KD for B >= 8 (a segment deeper than
 2048 blocks then has several DP16KD rows and a read multiplexer); on iCE40 and in the portable export the word is ``B + B/8`` bits wide, so a B = 64 segment of SB_RAM40_4K
-(16 bits wide) takes 5 columns instead of 4 (:meth:`apbbf.hdl.devices.BlockRAM.tile` counts it). The latency is
+(16 bits wide) takes 5 columns instead of 4 (:meth:`apbbf.hdl.core.devices.BlockRAM.tile` counts it). The latency is
 unchanged (:data:`READ_LATENCY`): the check is combinational between the block RAM's last register and the
 scans, an XOR per byte (9 inputs) and an OR over the bytes in front of each block bit.
 """
@@ -22,7 +22,7 @@ from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config, check_integer
+from ...model.config import Config, check_config, check_integer
 from .devices import check_parity, parity_bits
 from .ecp5_ram import ECP5BlockRAM, SimulatedECP5, block_ram_signature, is_ecp5
 
@@ -61,7 +61,7 @@ def parity_of(word):
 
 class InferredBlockRAM(wiring.Component):
     """One memory of ``depth`` x ``width`` bits as ``lib.memory`` with a synchronous read port, its data
-    registered once more: the same ports and timing as :class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM`.
+    registered once more: the same ports and timing as :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`.
 
     Parameters
     ----------
@@ -69,7 +69,7 @@ class InferredBlockRAM(wiring.Component):
         Words and bits per word, 1 or more.
     parity : bool
         Also store ``write_parity`` with each word and read it back on ``read_parity``
-        (:func:`~apbbf.hdl.devices.parity_bits` bits): the memory is ``width + ceil(width / 8)`` bits wide.
+        (:func:`~apbbf.hdl.core.devices.parity_bits` bits): the memory is ``width + ceil(width / 8)`` bits wide.
 
     Raises
     ------
@@ -109,9 +109,9 @@ class InferredBlockRAM(wiring.Component):
 
 
 def block_ram_for(platform, depth: int, width: int, *, parity: bool = False) -> wiring.Component:
-    """The block RAM of one segment for ``platform``: :class:`~apbbf.hdl.ecp5_ram.ECP5BlockRAM` for an ECP5
-    (its DP16KD model for a :class:`~apbbf.hdl.ecp5_ram.SimulatedECP5`), :class:`InferredBlockRAM` otherwise.
-    Both have the ports of :func:`~apbbf.hdl.ecp5_ram.block_ram_signature` (with ``parity``, the parity ports
+    """The block RAM of one segment for ``platform``: :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM` for an ECP5
+    (its DP16KD model for a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`), :class:`InferredBlockRAM` otherwise.
+    Both have the ports of :func:`~apbbf.hdl.core.ecp5_ram.block_ram_signature` (with ``parity``, the parity ports
     too) and a read latency of :data:`READ_LATENCY`."""
     if is_ecp5(platform):
         return ECP5BlockRAM(depth, width, model=isinstance(platform, SimulatedECP5), parity=parity)

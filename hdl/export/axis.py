@@ -1,6 +1,6 @@
 """AXI4-Stream wrapper of the APBBF core, for Verilog, Vivado and Quartus designs.
 
-The wrapper's ports are plain signals whose names, once exported (:func:`apbbf.hdl.verilog.generate_verilog`),
+The wrapper's ports are plain signals whose names, once exported (:func:`apbbf.hdl.export.verilog.generate_verilog`),
 follow AXI4-Stream naming, so that cocotbext-axi's ``AxiStreamBus.from_prefix(dut, "s_axis_cmd")`` and vendor
 tools' interface inference bind to them:
 
@@ -43,9 +43,9 @@ from amaranth import ClockDomain, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import Config, check_config
-from .core import APBBF
-from .devices import check_parity
+from ...model.config import Config, check_config
+from ..core.apbbf import APBBF
+from ..core.devices import check_parity
 
 __all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat"]
 

@@ -3,7 +3,7 @@ generator and the cocotb benches use; and likewise the packet de-duplicator (:fu
 ``apbbf export --dedup``).
 
 The file starts with a comment that records the :class:`~apbbf.model.config.Config`, the derived generation,
-window and memory, the predicted false-positive rate, the bit layouts of ``tdata`` (:mod:`apbbf.hdl.axis`) and
+window and memory, the predicted false-positive rate, the bit layouts of ``tdata`` (:mod:`apbbf.hdl.export.axis`) and
 the latency, so that a Verilog user needs nothing else to use it.
 """
 
@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..model.config import check_config
+from ...model.config import check_config
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
-from .devices import check_parity, parity_bits
-from .hash import hash_latency
-from .scan_parallel import response_latency
-from .segments import READ_LATENCY
+from ..core.devices import check_parity, parity_bits
+from ..core.hash import hash_latency
+from ..core.scan_parallel import response_latency
+from ..core.segments import READ_LATENCY
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "find_yosys", "header", "generate_verilog", "dedup_header",
            "generate_dedup_verilog", "LINT_WAIVED"]
@@ -66,7 +66,7 @@ def _check_name(name) -> str:
 
 def _predicted_fp(config):
     """(design-point fp, fp at the configuration's own generation); None where the analysis has none."""
-    from ..model.analysis import analyze, analyze_config
+    from ...model.analysis import analyze, analyze_config
     design = actual = None
     try:
         design = analyze(config.k, config.l, config.block_bits, config.block_hashes)["fp"]
@@ -264,7 +264,7 @@ def _lint_waived(verilog: str) -> str:
 
 
 def dedup_header(top, name: str = DEDUP_MODULE) -> str:
-    """The comment block of an exported :class:`~apbbf.hdl.axis_dedup.AXIStreamPacketDedup`: its Config, key
+    """The comment block of an exported :class:`~apbbf.hdl.export.axis_dedup.AXIStreamPacketDedup`: its Config, key
     specification, options, ports and ``tuser`` layouts."""
     d = top.dedup
     c = d.config
@@ -302,7 +302,7 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
 
 def generate_dedup_verilog(config, spec, name: str = DEDUP_MODULE, **options) -> str:
     """The Verilog text (header comment included) of the AXI4-Stream packet de-duplicator
-    (:class:`~apbbf.hdl.axis_dedup.AXIStreamPacketDedup`) for ``config`` and ``spec``.
+    (:class:`~apbbf.hdl.export.axis_dedup.AXIStreamPacketDedup`) for ``config`` and ``spec``.
 
     Parameters
     ----------
@@ -311,12 +311,12 @@ def generate_dedup_verilog(config, spec, name: str = DEDUP_MODULE, **options) ->
     name : str
         Name of the top module (a plain Verilog identifier).
     **options
-        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`.
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
 
     Raises
     ------
     TypeError, ValueError
-        As :class:`~apbbf.hdl.packet_dedup.PacketDedup`, or for ``name``.
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup`, or for ``name``.
     RuntimeError
         If Yosys is missing or fails.
     """

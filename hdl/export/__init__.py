@@ -1,0 +1,7 @@
+"""What a Verilog user gets: the AXI4-Stream wrappers of the core (:class:`AXIStreamAPBBF`) and of the packet
+de-duplicator (:class:`AXIStreamPacketDedup`), and their conversion to one Verilog file (:mod:`.verilog`)."""
+
+from .axis import AXIStreamAPBBF
+from .axis_dedup import AXIStreamPacketDedup
+
+__all__ = ["AXIStreamAPBBF", "AXIStreamPacketDedup"]
