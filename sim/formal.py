@@ -54,12 +54,9 @@ class Properties(wiring.Component):
         If ``config`` is not a Config or ``queue`` is out of range.
     """
 
-    def __new__(cls, config, *args, queue=16, **kwargs):
+    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16):
         check_config(config)
         check_integer("queue", queue, range(2, 65))
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16):
         self._config = config
         self._scan = scan
         self._queue = queue

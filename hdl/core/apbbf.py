@@ -75,15 +75,11 @@ class APBBF(wiring.Component):
         If ``scan`` is unknown.
     """
 
-    def __new__(cls, config, *args, scan="fsm", parity=False, **kwargs):
-        # Checked before the object exists: a core refused here is not an unused elaboratable.
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
         check_parity(parity)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
         self._config = config
         self._scan = scan
         self._parity = parity

@@ -95,11 +95,8 @@ class CircularBuffer(wiring.Component):
         If ``config`` is not a Config.
     """
 
-    def __new__(cls, config, *args, **kwargs):
-        check_config(config)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, config: Config):
+        check_config(config)
         self._config = config
         super().__init__(buffer_signature(config))
 

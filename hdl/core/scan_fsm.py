@@ -36,11 +36,8 @@ class FSMScan(wiring.Component):
         If ``config`` is not a Config.
     """
 
-    def __new__(cls, config, *args, **kwargs):
-        check_config(config)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, config: Config):
+        check_config(config)
         self._config = config
         super().__init__(scan_signature(config))
 

@@ -79,13 +79,10 @@ class InferredBlockRAM(wiring.Component):
         If ``depth`` or ``width`` is below 1.
     """
 
-    def __new__(cls, depth, width, *args, parity=False, **kwargs):
+    def __init__(self, depth: int, width: int, *, parity: bool = False):
         check_integer("depth", depth, range(1, 1 << 40))
         check_integer("width", width, range(1, 1 << 40))
         check_parity(parity)
-        return super().__new__(cls)
-
-    def __init__(self, depth: int, width: int, *, parity: bool = False):
         self._depth, self._width, self._parity = depth, width, parity
         super().__init__(block_ram_signature(depth, width, parity))
 
@@ -157,12 +154,9 @@ class Segments(wiring.Component):
         If ``config`` is not a Config or ``parity`` not a bool.
     """
 
-    def __new__(cls, config, *args, parity=False, **kwargs):
+    def __init__(self, config: Config, *, parity: bool = False):
         check_config(config)
         check_parity(parity)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, *, parity: bool = False):
         self._config = config
         self._parity = parity
         members = {"access": In(segment_access_signature(config))}

@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (this module builds components for its caller: one refused by its own checks is not a warning too)
 """AXI4-Stream wrapper of the APBBF core, for Verilog, Vivado and Quartus designs.
 
 The wrapper's ports are plain signals whose names, once exported (:func:`apbbf.hdl.export.verilog.generate_verilog`),

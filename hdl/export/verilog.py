@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (this module builds components for its caller: one refused by its own checks is not a warning too)
 """The core, behind its AXI4-Stream wrapper, as one plain Verilog file: what ``apbbf export``, the FuseSoC
 generator and the cocotb benches use; and likewise the packet de-duplicator (:func:`generate_dedup_verilog`,
 ``apbbf export --dedup``).
