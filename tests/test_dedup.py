@@ -27,7 +27,7 @@ from scapy.utils import PcapNgReader, PcapNgWriter, PcapReader, PcapWriter
 
 import apbbf.model.dedup as dedup_module
 from apbbf import cli
-from apbbf.dedup import read_capture
+from apbbf.capture import read_capture
 from apbbf.model import Config, Op
 from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, span_ticks,
                                to_ticks)
@@ -327,7 +327,7 @@ def _config(report):
     f = report["filter"]
     return Config(f["k"], f["l"], block_bits=f["block_bits"], block_hashes=f["block_hashes"],
                   segment_blocks=f["segment_blocks"], span=f["span"], time_width=f["time_width"],
-                  extra_segments=f["extra_segments"])
+                  extra_segments=f["extra_segments"], seed=f["seed"])
 
 
 def _run(capsys, *args):
@@ -520,11 +520,12 @@ def test_cli_capture_quirks(tmp_path, capsys):
             cli.main(["dedup", *map(str, args), "--quiet"])
         assert exit_info.value.code == 2
         assert words in capsys.readouterr().err
-    raw = tmp_path / "raw.pcap"
-    raw.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 100, 101))
-    with pytest.raises(SystemExit):
-        cli.main(["dedup", str(raw), "--quiet"])
-    assert "link type 101" in capsys.readouterr().err
+    radiotap = tmp_path / "radiotap.pcap"
+    radiotap.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 100, 127))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["dedup", str(radiotap), "--quiet", "-o", str(tmp_path / "no.pcap")])
+    assert exit_info.value.code == 2 and not (tmp_path / "no.pcap").exists()
+    assert "link type 127 (IEEE802_11_RADIOTAP)" in capsys.readouterr().err
 
 
 def test_cli_text_output_and_help(records, tmp_path, capsys):
