@@ -29,8 +29,8 @@ import apbbf.model.dedup as dedup_module
 from apbbf import cli
 from apbbf.capture import read_capture
 from apbbf.model import Config, Op
-from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, span_ticks,
-                               to_ticks)
+from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, oversize,
+                               span_ticks, to_ticks)
 from apbbf.model.packet import FrameBatch, KeySpec, frame_key, frame_keys, message
 from apbbf.model.timewindow import TimedAPBBF
 
@@ -251,6 +251,65 @@ def test_frame_path_equals_batch_path(action):
     found = np.array([o[0] for o in per_frame])[checked]
     assert dup.sum() > 100, f"seed {seed}: the traffic should have duplicates"
     assert not (dup & ~found).any(), f"seed {seed}: a duplicate within the window was missed"
+
+
+def test_oversize_counts_beats_as_the_gateware_does():
+    """limit = ceil((max_frame + 4 fcs) / lanes) beats; a frame of more than limit + 1 beats is released."""
+    # 64 bits, max_frame 1000: limit 125 beats, released from 127 beats: more than 1008 bytes
+    assert oversize([1000, 1001, 1008, 1009, 9000], 1000, 64).tolist() == [False, False, False, True, True]
+    # with the FCS on the stream: limit ceil(1004 / 8) = 126, released from 128 beats of n + 4 bytes: n > 1012
+    assert oversize([1012, 1013], 1000, 64, True).tolist() == [False, True]
+    # 512 bits, max_frame 9600: limit 150, released above 151 * 64 = 9664 bytes
+    assert oversize([9600, 9664, 9665, 0], 9600, 512).tolist() == [False, False, True, False]
+    for args, error in (((1000, 63), ValueError), ((70000,), ValueError), ((1000, 32), ValueError),
+                        ((1000, 64, 1), TypeError)):
+        with pytest.raises(error):
+            oversize([1], *args)
+
+
+def test_max_frame_in_the_pipeline():
+    """With drop, an oversize frame passes unchecked (errored or not) and is not inserted, so its copy is no
+    duplicate; with mark the limit does not apply. Frame path and batch path agree."""
+    config = Config(3, 4, segment_blocks=64, span=1000, extra_segments=2)
+    small = _eth(IP(dst="10.0.0.1"), UDP(), Raw(b"a" * 20))
+    big = _eth(IP(dst="10.0.0.2"), UDP(), Raw(b"b" * 1200))
+    frames = [small, big, big, small, big]
+    errored = [False, False, False, False, True]
+    for action, duplicates, status in (
+            ("drop", [False, False, False, True, False], [0, 2, 2, 0, 2]),
+            ("mark", [False, False, True, True, False], [0, 0, 0, 0, 1])):
+        for engine in ("model", "bulk"):
+            one = Dedup(config, L3L4, action, engine=engine, max_frame=1000, data_width=64)
+            outputs = [one.frame(f, t, errored=e) for t, (f, e) in enumerate(zip(frames, errored))]
+            many = Dedup(config, L3L4, action, engine=engine, max_frame=1000, data_width=64)
+            result = many.run(FrameBatch.from_frames(frames), list(range(5)), errored=np.array(errored))
+            assert [o[0] for o in outputs] == result.duplicate.tolist() == duplicates, (action, engine)
+            assert result.status.tolist() == status
+            assert one.counters == many.counters
+            assert many.counters.unchecked == status.count(2) and many.counters.errored == status.count(1)
+    with pytest.raises(ValueError, match="max_frame"):
+        Dedup(config, L3L4, max_frame=10)
+    with pytest.raises(ValueError, match="data_width"):
+        Dedup(config, L3L4, max_frame=1000, data_width=48)
+
+
+def test_max_frame_equals_the_gateware_at_the_edge():
+    """The gateware (PacketDedup in Amaranth's simulator, 64 bits, max_frame 1000, with and without FCS) flags
+    exactly the frames :func:`oversize` names unchecked, at the byte where the rule changes."""
+    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.sim.dedup import simulate_dedup
+    config = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
+    for fcs in (False, True):
+        edge = 1012 if fcs else 1008
+        lengths = [edge - 8, edge - 1, edge, edge + 1, edge + 8, 60]
+        frames = [_eth(IP(dst=f"10.0.0.{i}"), UDP(), Raw(bytes(n - 42))) + (b"\xaa" * 4 if fcs else b"")
+                  for i, n in enumerate(lengths)]
+        assert [len(f) - 4 * fcs for f in frames] == lengths
+        run = simulate_dedup(lambda: PacketDedup(config, L3L4, data_width=64, action="drop", fcs=fcs,
+                                                 max_frame=1000), [(f, i, False) for i, f in enumerate(frames)],
+                             name=f"dedup-max-frame-{int(fcs)}")
+        assert [flags[1] for _, flags in run.out] == oversize(lengths, 1000, 64, fcs).astype(int).tolist() \
+            == [0, 0, 0, 1, 1, 0], f"fcs {fcs}"
 
 
 def test_pipeline_checks():
