@@ -5,9 +5,10 @@ Reading
 The capture is read with dpkt's file and block headers (:mod:`dpkt.pcap`, :mod:`dpkt.pcapng`) and a struct loop
 over the packet records, keeping every timestamp as an integer at the capture's resolution (converted to
 nanoseconds exactly, or rounded down for binary resolutions finer than 1 ns), every record's link type and every
-record's place in the file. A plain file is memory-mapped; ``-`` is standard input, read to its end; a file or
-pipe whose bytes start with the gzip, Zstandard or LZ4 frame magic is decompressed first (whatever its name, as
-Wireshark does; Zstandard and LZ4 need the ``zstandard`` and ``lz4`` packages, the ``captures`` extra).
+record's place in the file. A plain file is memory-mapped (:func:`read_capture`); standard input is read as it
+arrives, in chunks of whole records (:func:`iter_capture`); a file or pipe whose bytes start with the gzip,
+Zstandard or LZ4 frame magic is decompressed (whatever its name, as Wireshark does; Zstandard and LZ4 need the
+``zstandard`` and ``lz4`` packages, the ``captures`` extra).
 
 The FCS is taken off when the capture says it is there (pcap's link-type FCS bits, pcapng's ``if_fcslen`` or
 ``epb_flags``; ``fcs`` overrides), so the key depends on the frame, not on how it was captured. A frame cut by the
@@ -39,8 +40,8 @@ import numpy as np
 
 from .model.packet import linktype_name
 
-__all__ = ["Capture", "read_capture", "read_captures", "write_capture", "write_captures", "open_output",
-           "STDIO", "COMPRESSED_SUFFIXES"]
+__all__ = ["Capture", "read_capture", "read_captures", "iter_capture", "write_capture", "write_captures",
+           "write_chunk", "open_output", "STDIO", "COMPRESSED_SUFFIXES"]
 
 #: The file name of standard input and output.
 STDIO = "-"
@@ -499,6 +500,12 @@ class _Unclosed:
     def write(self, data) -> int:
         return self._stream.write(data)
 
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
     def __enter__(self):
         return self
 
@@ -506,9 +513,10 @@ class _Unclosed:
         self._stream.flush()
 
 
-def open_output(path):
+def open_output(path, *, into=None):
     """A binary file to write a capture to: ``-`` is standard output; a name ending ``.gz``, ``.zst`` or ``.lz4``
-    is compressed (gzip, Zstandard, LZ4 frames).
+    is compressed (gzip, Zstandard, LZ4 frames). With ``into``, the bytes go to that file instead, compressed as
+    ``path`` says (a temporary file renamed to ``path`` when complete).
 
     Raises
     ------
@@ -520,21 +528,22 @@ def open_output(path):
     if str(path) == STDIO:
         return _Unclosed(sys.stdout.buffer)
     name = str(path)
+    target = str(into if into is not None else path)
     if name.endswith(".gz"):
-        return gzip.open(name, "wb", compresslevel=6)
+        return gzip.open(target, "wb", compresslevel=6)
     if name.endswith(".zst"):
         try:
             import zstandard
         except ImportError:
             raise ValueError(f"{name}: writing Zstandard needs the zstandard package (the captures extra)") from None
-        return zstandard.ZstdCompressor().stream_writer(open(name, "wb"), closefd=True)
+        return zstandard.ZstdCompressor().stream_writer(open(target, "wb"), closefd=True)
     if name.endswith(".lz4"):
         try:
             import lz4.frame
         except ImportError:
             raise ValueError(f"{name}: writing LZ4 needs the lz4 package (the captures extra)") from None
-        return lz4.frame.open(name, "wb")
-    return open(name, "wb")
+        return lz4.frame.open(target, "wb")
+    return open(target, "wb")
 
 
 def _with_comment(block: bytes, little: bool, comment: bytes) -> bytes:
@@ -551,12 +560,12 @@ def _with_comment(block: bytes, little: bool, comment: bytes) -> bytes:
     return struct.pack(e + "II", kind, total) + body + struct.pack(e + "I", total)
 
 
-def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None, header: bool) -> None:
+def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None, skip: int = 0) -> None:
+    """The kept records of ``capture``, and its other blocks but those that start before byte ``skip``."""
     blocks = capture.blocks
     packet = blocks[:, 2]
     wanted = np.append(keep, True)[packet]                   # packet -1 (not a packet): kept
-    if capture.format == "pcap" and not header:
-        wanted[0] = False                                     # one file header heads the output
+    wanted &= blocks[:, 0] >= skip
     buffer = capture.data
     if mark is None or not np.any(mark):
         # runs of consecutive kept blocks, one write each
@@ -617,7 +626,9 @@ def write_captures(captures, path, keep: np.ndarray, mark: np.ndarray | None = N
         lo = 0
         for index, capture in enumerate(captures):
             hi = lo + len(capture)
-            _write_records(out, capture, keep[lo:hi], None if mark is None else mark[lo:hi], index == 0)
+            # one file header heads a pcap output
+            skip = len(capture.header) if index else 0
+            _write_records(out, capture, keep[lo:hi], None if mark is None else mark[lo:hi], skip)
             lo = hi
     return int(np.count_nonzero(keep))
 
@@ -625,3 +636,126 @@ def write_captures(captures, path, keep: np.ndarray, mark: np.ndarray | None = N
 def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | None = None) -> int:
     """:func:`write_captures` of one capture."""
     return write_captures([capture], path, keep, mark)
+
+
+# Streams ----------------------------------------------------------------------------------------------------------
+
+def _open_stream(path):
+    """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic."""
+    raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb")
+    head = raw.read(4)
+    raw = io.BufferedReader(_Prefixed(head, raw))
+    if head[:2] == _GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=raw), "gzip"
+    if head == _ZSTD_MAGIC:
+        import zstandard
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), "zstd"
+    if head == _LZ4_MAGIC:
+        import lz4.frame
+        return lz4.frame.LZ4FrameFile(raw, "rb"), "lz4"
+    return raw, "stdin" if str(path) == STDIO else "file"
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream with bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, stream):
+        self._head, self._stream = head, stream
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        data = self._stream.read1(len(buffer)) if hasattr(self._stream, "read1") else \
+            self._stream.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
+#: Most bytes :func:`iter_capture` reads at a time.
+STREAM_CHUNK = 1 << 22
+
+
+def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
+    """Read a capture as it arrives (a pipe): successive :class:`Capture` chunks of the records complete so far.
+
+    Each chunk is the capture's header (pcap: the file header; pcapng: the current section's header and interface
+    blocks) followed by whole records, so it parses as a capture of its own; its attribute ``skip`` is the length
+    of that repeated prefix (0 in the first chunk): :func:`write_chunk` leaves it out. A chunk is read with
+    ``read1``: whatever the pipe holds, up to ``chunk_bytes``, so a slow live capture is processed as it comes.
+
+    Raises
+    ------
+    ValueError, OSError
+        As :func:`read_capture`.
+    """
+    import dpkt
+    name = "standard input" if str(path) == STDIO else Path(path)
+    stream, source = _open_stream(path)
+    read = getattr(stream, "read1", stream.read)
+    chunk_bytes = STREAM_CHUNK if chunk_bytes is None else chunk_bytes
+    pending, prefix, first, eof = b"", b"", True, False
+    while not eof:
+        try:
+            data = read(chunk_bytes)
+        except (OSError, EOFError) as error:
+            raise ValueError(f"{name}: the compressed stream is damaged ({type(error).__name__}: {error})") from None
+        eof = not data
+        pending += data
+        if not eof and len(pending) < 64:
+            continue
+        buffer = prefix + pending
+        if len(buffer) < 12:
+            if first:
+                raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(buffer)} bytes)")
+            break
+        array = np.frombuffer(buffer, dtype=np.uint8)
+        try:
+            if struct.unpack_from("<I", buffer, 0)[0] == 0x0A0D0D0A:
+                capture = _read_pcapng(name, array, None)
+            else:
+                capture = _read_pcap(name, array, None)
+        except (dpkt.Error, struct.error) as error:
+            raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
+        consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
+        if not eof:
+            capture.warnings = []                       # a record cut short is the next chunk's first
+        capture.path, capture.source, capture.skip = Path(str(path)), source, len(prefix)
+        if fcs is not None:
+            capture.fcs[:] = fcs
+        if len(capture) or first or eof:
+            yield capture
+        first = False
+        # the next chunk repeats the header: pcap's file header, or the current section's header and interfaces
+        if capture.format == "pcap":
+            prefix = buffer[:24]
+        else:
+            kinds = [struct.unpack_from("<I" if not big else ">I", buffer, start)[0]
+                     for (start, _, _), big in zip(capture.blocks.tolist(), capture.big_endian.tolist())]
+            shbs = [i for i, kind in enumerate(kinds) if kind == 0x0A0D0D0A]
+            if shbs:
+                prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])]
+                                  for i in range(shbs[-1], len(kinds)) if i == shbs[-1] or kinds[i] == 1)
+        pending = buffer[consumed:]
+
+
+def write_chunk(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None = None) -> int:
+    """Write one chunk of :func:`iter_capture` (or a whole capture) to an open output (:func:`open_output`):
+    its kept records, and its headers unless they repeat the ones written before (``capture.skip``).
+
+    Returns
+    -------
+    int
+        Packets written.
+    """
+    keep = np.asarray(keep, dtype=bool)
+    if mark is not None and np.any(mark) and capture.format != "pcapng":
+        raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
+    _write_records(out, capture, keep, mark, getattr(capture, "skip", 0))
+    if hasattr(out, "flush"):
+        out.flush()
+    return int(np.count_nonzero(keep))

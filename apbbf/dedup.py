@@ -29,7 +29,9 @@ The report compares the filter with an exact de-duplication over the same keys a
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
 import re
 import secrets
 import shlex
@@ -40,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture import STDIO, read_captures, write_captures
+from .capture import STDIO, read_captures
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
            "dedup_capture", "add_parser", "main"]
@@ -295,6 +297,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     """
     from .model.config import check_config, check_integer
     from .model.dedup import DATA_WIDTHS, Dedup, ExactWindow, ethernet_lengths, oversize, span_ticks, to_ticks
+    from .capture import iter_capture, open_output, write_chunk
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
 
@@ -332,110 +335,184 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
                                                             and Path(p).resolve() == Path(output).resolve()
                                                             for p in paths):
         raise ValueError(f"the output {output} is one of the captures")
-    seconds = {}
+    seconds = {"read": 0.0, "size": 0.0, "keys": 0.0, "exact": 0.0, "filter": 0.0, "write": 0.0}
     clock = time.perf_counter()
-    bar = _Bar(progress, 0, "read", "B")
-    captures = read_captures(paths, fcs=fcs, progress=bar.to)
-    bar.close()
-    linktype = captures[0].linktype
-    check_link(spec, linktype)
-    if output is not None and action == "mark" and captures[0].format != "pcapng":
-        raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
-    n = sum(len(c) for c in captures)
-    times = np.concatenate([c.times for c in captures]) if n else np.zeros(0, dtype=np.int64)
-    errored = np.concatenate([c.errored for c in captures]) if n else np.zeros(0, dtype=bool)
-    ticks, reordered = to_ticks(times, tick)
-    step_back = int((np.maximum.accumulate(times) - times).max()) if n else 0
     span = span_ticks(window, tick)
-    seconds["read"] = time.perf_counter() - clock
-
-    clock = time.perf_counter()
     planned = None if rate is None else rate * tick / 1e9
+    drawn = secrets.randbits(64) if seed is None else seed
     datapath = dict(max_frame=max_frame, data_width=data_width, fcs=datapath_fcs)
-    # frames the datapath passes unchecked for their length are neither checked nor counted as exact duplicates
-    lengths = np.concatenate([ethernet_lengths(FrameBatch(cap.data, cap.offsets, cap.frame_lengths), linktype)
-                              for cap in captures]) if n else np.zeros(0, dtype=np.int64)
-    released = oversize(lengths, max_frame, data_width, datapath_fcs) if action == "drop" else \
-        np.zeros(n, dtype=bool)
-    checked = ~errored & ~released
-    if config is None:
-        config, sizing = size_filter(ticks[checked], span, fp, burst=burst, time_width=time_width, rate=planned,
-                                     seed=secrets.randbits(64) if seed is None else seed)
+    streaming = len(paths) == 1 and str(paths[0]) == STDIO
+    sizing = None
+
+    def released_of(capture, linktype):
+        if action != "drop" or not len(capture):
+            return np.zeros(len(capture), dtype=bool)
+        lengths = ethernet_lengths(FrameBatch(capture.data, capture.offsets, capture.frame_lengths), linktype)
+        return oversize(lengths, max_frame, data_width, datapath_fcs)
+
+    if streaming:
+        # a pipe: records are processed (and written) as they arrive; the filter is sized by the user
+        chunks = iter_capture(paths[0], fcs=fcs)
+        first = next(chunks)
+        linktype = first.linktype
+        check_link(spec, linktype)
+        chunks = itertools.chain([first], chunks)
+        if config is None:
+            config, sizing = size_filter(np.zeros(0, dtype=np.int64), span, fp, burst=burst, time_width=time_width,
+                                         rate=planned, seed=drawn)
     else:
+        bar = _Bar(progress, 0, "read", "B")
+        chunks = read_captures(paths, fcs=fcs, progress=bar.to)
+        bar.close()
+        first = chunks[0]
+        for capture in chunks[1:]:
+            capture.skip = len(capture.header)          # one pcap file header heads the output
+        linktype = first.linktype
+        check_link(spec, linktype)
+        if config is None:
+            times = np.concatenate([c.times for c in chunks])
+            checked = np.concatenate([~c.errored & ~released_of(c, linktype) for c in chunks])
+            ticks, _ = to_ticks(times, tick)
+            seconds["read"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            config, sizing = size_filter(ticks[checked], span, fp, burst=burst, time_width=time_width, rate=planned,
+                                         seed=drawn)
+            seconds["size"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            del times, checked, ticks
+    if sizing is None:
         sizing = {"peak_frames_per_span": None, "rate_per_tick": planned_rate(config),
                   "predicted_fp": timed_analysis(config, planned_rate(config))["fp"], "burst": None,
-                  "planned_from": "config",
-                  "longest_gap_ticks": int(np.diff(ticks).max()) if n > 1 else 0}
-    peak = max(1, peak_count(ticks[checked], span))
-    sizing["capture_peak_frames_per_span"] = peak
-    sizing["capture_peak_fp"] = timed_analysis(config, peak / span)["fp"]
-    seconds["size"] = time.perf_counter() - clock
+                  "planned_from": "config", "longest_gap_ticks": None}
+    if output is not None and action == "mark" and first.format != "pcapng":
+        raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
+    seconds["read"] += time.perf_counter() - clock
 
     pipeline = Dedup(config, spec, action, engine=engine, linktype=linktype, **datapath)
     retain = span + (config.k + 1) * config.shift_interval
     exact = ExactWindow(span, retain)
-    exact_dup = np.zeros(n, dtype=bool)
-    exact_age = np.full(n, -1, dtype=np.int64)
-    duplicate = np.zeros(n, dtype=bool)
-    forward = np.ones(n, dtype=bool)
-    mark = np.zeros(n, dtype=bool)
-    for stage in ("keys", "exact", "filter"):
-        seconds[stage] = 0.0
-    bar = _Bar(progress, n, "dedup", "frame")
-    chunk = 1 << 16
-    base = 0
-    for capture in captures:
-        records = FrameBatch(capture.data, capture.offsets, capture.frame_lengths)
-        view, ethertypes = network_layer(records, linktype)
-        for lo in range(0, len(capture), chunk):
-            hi = min(len(capture), lo + chunk)
-            g = slice(base + lo, base + hi)
-            clock = time.perf_counter()
-            keys, texts = frame_keys(view[lo:hi], spec, messages=True, ethertypes=ethertypes[lo:hi])
-            seconds["keys"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            ok = np.flatnonzero(checked[g])
-            dup, age = exact.run([texts[i] for i in ok.tolist()], ticks[g][ok])
-            exact_dup[base + lo + ok], exact_age[base + lo + ok] = dup, age
-            del texts
-            seconds["exact"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            result = pipeline.run(records[lo:hi], ticks[g], errored=errored[g], keys=keys)
-            duplicate[g], forward[g], mark[g] = result.duplicate, result.forward, result.mark
-            seconds["filter"] += time.perf_counter() - clock
-            bar.to(base + hi)
-        base += len(capture)
-    bar.close()
-
-    written = None
+    totals = dict.fromkeys(("frames", "bytes", "errored", "truncated", "fcs_removed", "reordered", "step_back",
+                            "oversize", "exact", "checked", "found", "false_positives", "late", "missed", "fresh",
+                            "fresh_hit", "written", "peak", "gap"), 0)
+    last_time = last_tick = first_time = None
+    latest = -1
+    tail = np.zeros(0, dtype=np.int64)             # checked ticks within a span of the latest (for the peak)
+    # a file is written under a temporary name and renamed when complete: an error leaves nothing behind
+    out = temporary = None
     if output is not None:
-        clock = time.perf_counter()
-        written = write_captures(captures, output, forward, mark if action == "mark" else None)
-        seconds["write"] = time.perf_counter() - clock
+        if str(output) != STDIO:
+            target = Path(output)
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
+        out = open_output(output, into=temporary)
+    complete = False
+    bar = _Bar(progress and not streaming, sum(len(c) for c in chunks) if not streaming else 0, "dedup", "frame")
+    sources, warnings = set(), []
+    try:
+        for capture in chunks:
+            if capture.linktype != linktype and len(capture):
+                raise ValueError(f"{capture.path} has link type {linktype_name(capture.linktype)}, not "
+                                 f"{linktype_name(linktype)} as before: one link type per run")
+            sources.add(capture.source)
+            warnings += [f"{capture.path}: {w}" if len(paths) > 1 else w for w in capture.warnings]
+            m = len(capture)
+            if not m:
+                if out is not None:
+                    write_chunk(out, capture, np.zeros(0, dtype=bool))
+                continue
+            times = capture.times
+            # time going backwards: a record stamped before the latest time is taken at the latest time
+            before = np.concatenate([[latest if latest >= 0 else times[0]], np.maximum.accumulate(times)[:-1]])
+            running = np.maximum(before, times)
+            totals["step_back"] = max(totals["step_back"], int((running - times).max()))
+            previous = np.concatenate([[times[0] if last_time is None else last_time], times[:-1]])
+            totals["reordered"] += int(np.count_nonzero(times < previous))
+            last_time, latest = int(times[-1]), int(running[-1])
+            first_time = int(times.min()) if first_time is None else min(first_time, int(times.min()))
+            ticks = running // tick
+            errored = capture.errored
+            released = released_of(capture, linktype)
+            checked = ~errored & ~released
+            records = FrameBatch(capture.data, capture.offsets, capture.frame_lengths)
+            view, ethertypes = network_layer(records, linktype)
+            # the peak within any span, across chunks
+            mine = ticks[checked]
+            joined = np.concatenate([tail, mine])
+            if len(mine):
+                starts = np.searchsorted(joined, mine - span, side="left")
+                totals["peak"] = max(totals["peak"], int((np.arange(len(tail), len(joined)) - starts + 1).max()))
+                if last_tick is not None:
+                    totals["gap"] = max(totals["gap"], int(mine[0] - last_tick))
+                if len(mine) > 1:
+                    totals["gap"] = max(totals["gap"], int(np.diff(mine).max()))
+                last_tick = int(mine[-1])
+                tail = joined[np.searchsorted(joined, joined[-1] - span, side="left"):]
+            forward = np.ones(m, dtype=bool)
+            mark = np.zeros(m, dtype=bool)
+            chunk = 1 << 16
+            for lo in range(0, m, chunk):
+                hi = min(m, lo + chunk)
+                clock = time.perf_counter()
+                keys, texts = frame_keys(view[lo:hi], spec, messages=True, ethertypes=ethertypes[lo:hi])
+                seconds["keys"] += time.perf_counter() - clock
+                clock = time.perf_counter()
+                ok = np.flatnonzero(checked[lo:hi])
+                dup, age = exact.run([texts[i] for i in ok.tolist()], ticks[lo:hi][ok])
+                del texts
+                seconds["exact"] += time.perf_counter() - clock
+                clock = time.perf_counter()
+                result = pipeline.run(records[lo:hi], ticks[lo:hi], errored=errored[lo:hi], keys=keys)
+                seconds["filter"] += time.perf_counter() - clock
+                forward[lo:hi], mark[lo:hi] = result.forward, result.mark
+                filtered = result.duplicate[ok]
+                fresh = age < 0                     # no copy within the filter's longest memory
+                totals["exact"] += int(dup.sum())
+                totals["found"] += int((filtered & dup).sum())
+                totals["false_positives"] += int((filtered & ~dup).sum())
+                totals["late"] += int((filtered & ~dup & (age > span)).sum())
+                totals["missed"] += int((dup & ~filtered).sum())
+                totals["fresh"] += int(fresh.sum())
+                totals["fresh_hit"] += int((filtered & fresh).sum())
+                bar.to(totals["frames"] + hi)
+            totals["frames"] += m
+            totals["bytes"] += int(capture.caplens.sum())
+            totals["errored"] += int(errored.sum())
+            totals["truncated"] += int(np.count_nonzero(capture.caplens < capture.wirelens))
+            totals["fcs_removed"] += int(np.count_nonzero(capture.frame_lengths < capture.caplens))
+            totals["oversize"] += int(released.sum())
+            totals["checked"] += int(checked.sum())
+            if out is not None:
+                clock = time.perf_counter()
+                totals["written"] += write_chunk(out, capture, forward, mark if action == "mark" else None)
+                seconds["write"] += time.perf_counter() - clock
+        complete = True
+    finally:
+        bar.close()
+        if out is not None:
+            out.close()
+        if temporary is not None:
+            if complete:
+                os.replace(temporary, output)
+            else:
+                temporary.unlink(missing_ok=True)
 
-    found = duplicate & exact_dup
-    false_positive = duplicate & ~exact_dup
-    late = false_positive & (exact_age > span)
-    missed = exact_dup & ~duplicate
-    fresh = checked & (exact_age < 0)             # no copy within the filter's longest memory
-    measured_fp = float(np.count_nonzero(duplicate & fresh) / max(1, np.count_nonzero(fresh)))
+    n = totals["frames"]
+    if sizing.get("longest_gap_ticks") is None:
+        sizing["longest_gap_ticks"] = totals["gap"]
+    peak = max(1, totals["peak"])
+    sizing["capture_peak_frames_per_span"] = peak
+    sizing["capture_peak_fp"] = timed_analysis(config, peak / span)["fp"]
     filt = pipeline.filter
     c = config
-    caplens = np.concatenate([cap.caplens for cap in captures]) if n else np.zeros(0, dtype=np.int64)
-    wirelens = np.concatenate([cap.wirelens for cap in captures]) if n else np.zeros(0, dtype=np.int64)
-    frame_lengths = np.concatenate([cap.frame_lengths for cap in captures]) if n else caplens
-    first = captures[0]
     report = {
         "capture": {
-            "path": ", ".join(str(cap.path) for cap in captures), "files": len(captures),
-            "sources": sorted({cap.source for cap in captures}), "format": first.format,
-            "linktype": linktype, "linktype_name": linktype_name(linktype),
-            "resolution": first.resolution, "frames": n, "bytes": int(caplens.sum()), "errored": int(errored.sum()),
-            "truncated": int(np.count_nonzero(caplens < wirelens)),
-            "fcs_removed": int(np.count_nonzero(frame_lengths < caplens)),
-            "reordered_timestamps": reordered, "largest_step_back_ns": step_back,
-            "duration_seconds": float((times.max() - times.min()) / 1e9) if n else 0.0,
-            "warnings": [f"{cap.path}: {w}" if len(captures) > 1 else w for cap in captures for w in cap.warnings],
+            "path": ", ".join(map(str, paths)), "files": len(paths), "sources": sorted(sources),
+            "format": first.format,
+            "linktype": linktype, "linktype_name": linktype_name(linktype), "resolution": first.resolution,
+            "frames": n, "bytes": totals["bytes"], "errored": totals["errored"], "truncated": totals["truncated"],
+            "fcs_removed": totals["fcs_removed"], "reordered_timestamps": totals["reordered"],
+            "largest_step_back_ns": totals["step_back"],
+            "duration_seconds": float((latest - first_time) / 1e9) if n else 0.0,
+            "warnings": warnings,
         },
         "key": str(spec),
         "window": {"nanoseconds": window, "tick_nanoseconds": tick, "span_ticks": span,
@@ -448,19 +525,19 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             "shift_interval": c.shift_interval, "memory_bits": c.hardware_memory_bits, "fp_target": fp, **sizing,
             "shifts": filt.shifts, "overflows": filt.overflows, "restarts": filt.restarts, "engine": engine,
         },
-        "datapath": {**datapath, "oversize": int(np.count_nonzero(released))},
+        "datapath": {**datapath, "oversize": totals["oversize"]},
         "action": action,
         "counters": pipeline.counters.as_dict(),
-        "exact": {"duplicates": int(exact_dup.sum()), "checked": int(checked.sum())},
+        "exact": {"duplicates": totals["exact"], "checked": totals["checked"]},
         "comparison": {
-            "duplicates_found": int(found.sum()),
-            "false_positives": int(false_positive.sum()),
-            "false_positives_late_copies": int(late.sum()),
-            "frames_without_recent_copy": int(fresh.sum()),
-            "false_positive_rate": measured_fp,
-            "duplicates_missed": int(missed.sum()),
+            "duplicates_found": totals["found"],
+            "false_positives": totals["false_positives"],
+            "false_positives_late_copies": totals["late"],
+            "frames_without_recent_copy": totals["fresh"],
+            "false_positive_rate": float(totals["fresh_hit"] / max(1, totals["fresh"])),
+            "duplicates_missed": totals["missed"],
         },
-        "output": None if output is None else {"path": str(output), "frames": written},
+        "output": None if output is None else {"path": str(output), "frames": totals["written"]},
         "export": export_command(c, str(spec), action, **datapath),
         "seconds": {name: round(value, 3) for name, value in seconds.items()},
     }
