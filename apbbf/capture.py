@@ -724,12 +724,14 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
         consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
         if not eof:
             capture.warnings = []                       # a record cut short is the next chunk's first
-        capture.path, capture.source, capture.skip = Path(str(path)), source, len(prefix)
+        # the first chunk yielded (one with a packet, or the last) carries the headers: later ones skip them
+        capture.path, capture.source, capture.skip = Path(str(path)), source, 0 if first else len(prefix)
         if fcs is not None:
             capture.fcs[:] = fcs
-        if len(capture) or first or eof:
+        # (a later chunk with new blocks but no packet, a new section's header, is yielded too: it is written)
+        if len(capture) or eof or (not first and consumed > len(prefix)):
             yield capture
-        first = False
+            first = False
         # the next chunk repeats the header: pcap's file header, or the current section's header and interfaces
         if capture.format == "pcap":
             prefix = buffer[:24]

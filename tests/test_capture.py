@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import dpkt
+import numpy as np
 import pytest
 from scapy.layers.inet import IP
 from scapy.layers.inet6 import IPv6
@@ -362,8 +363,13 @@ def test_stream_in_small_chunks(kind, packets, tmp_path, monkeypatch, capsysbina
         assert piped[part] == on_file[part], part
     assert piped["capture"]["frames"] == len(records) and piped["capture"]["files"] == 1
     # the chunks themselves: every record once, in order
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    chunks = list(apbbf.capture.iter_capture("-", chunk_bytes=501))
-    assert len(chunks) > 20
-    times = [t for chunk in chunks for t in chunk.times.tolist()]
-    assert times == read_capture(path).times.tolist()
+    for size in (501, 30):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        chunks = list(apbbf.capture.iter_capture("-", chunk_bytes=size))
+        assert len(chunks) > 20
+        times = [t for chunk in chunks for t in chunk.times.tolist()]
+        assert times == read_capture(path).times.tolist()
+        out = io.BytesIO()
+        for chunk in chunks:
+            apbbf.capture.write_chunk(out, chunk, np.ones(len(chunk), dtype=bool))
+        assert out.getvalue() == path.read_bytes(), size
