@@ -971,6 +971,8 @@ def network_layer(batch: FrameBatch, linktypes) -> tuple[FrameBatch, np.ndarray]
     if not isinstance(batch, FrameBatch):
         raise TypeError(f"batch must be a FrameBatch, not {batch!r}")
     nf = len(batch)
+    if np.ndim(linktypes) == 0 and linktypes == LINKTYPE_ETHERNET:
+        return batch, np.full(nf, -1, dtype=np.int64)
     linktypes = np.broadcast_to(np.asarray(linktypes), (nf,)) if np.ndim(linktypes) == 0 else \
         np.asarray(linktypes)
     if linktypes.shape != (nf,) or (nf and linktypes.dtype.kind not in "iu"):

@@ -222,7 +222,8 @@ def test_compressed_in_and_out(packets, tmp_path, capsys):
     for name, source, out, unpack in (
             ("in.pcap.gz", "gzip", "out.pcap.gz", gzip.decompress),
             ("gzipped-without-suffix", "gzip", "out.pcap", bytes),
-            ("in.pcap.zst", "zstd", "out.pcap.zst", lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)),
+            ("in.pcap.zst", "zstd", "out.pcap.zst",
+             lambda b: zstandard.ZstdDecompressor().decompressobj().decompress(b)),
             ("in.lz4", "lz4", "out.lz4", lz4.frame.decompress)):
         status, report = _run(capsys, tmp_path / name, "--config", CONFIG, "-o", tmp_path / out)
         assert status == 0 and report["capture"]["sources"] == [source]
@@ -373,3 +374,19 @@ def test_stream_in_small_chunks(kind, packets, tmp_path, monkeypatch, capsysbina
         for chunk in chunks:
             apbbf.capture.write_chunk(out, chunk, np.ones(len(chunk), dtype=bool))
         assert out.getvalue() == path.read_bytes(), size
+
+
+def test_other_link_types_work_with_frame(tmp_path, capsys):
+    """802.11 with radiotap (127): --key frame compares every byte of each record, as editcap does; l3l4 is
+    refused with what works instead."""
+    import random
+    rng = random.Random(5)
+    bodies = [rng.randbytes(rng.randrange(30, 300)) for _ in range(40)]
+    records = [(1_000_000 + 10_000 * i, bodies[i % 25]) for i in range(60)]       # 35 copies, 10 ms apart at most
+    path = _write(tmp_path / "wlan.pcap", records, 127)
+    status, report = _run(capsys, path, "--key", "frame", "--window", "1s", "-o", tmp_path / "out.pcap")
+    assert status == 0 and report["capture"]["linktype_name"] == "127 (IEEE802_11_RADIOTAP)"
+    assert report["exact"]["duplicates"] == report["counters"]["dropped"] == 35
+    assert _records(tmp_path / "out.pcap") == bodies[:25]
+    _refused(capsys, path, "-o", tmp_path / "no.pcap", words=["key l3l4", "127 (IEEE802_11_RADIOTAP)", "--key frame"])
+    assert not (tmp_path / "no.pcap").exists()

@@ -661,3 +661,46 @@ def test_empty_captures(tmp_path, capsys):
         status, report = _run(capsys, tmp_path / name, "-o", tmp_path / ("out" + name))
         assert status == 0 and report["counters"]["frames"] == 0
         assert (tmp_path / ("out" + name)).read_bytes() == header
+
+
+@pytest.mark.slow                                   # about 2 minutes; make test has the edge case alone (above)
+def test_apbbf_dedup_and_the_design_it_prints_agree(tmp_path, capsys):
+    """The README's two commands: ``apbbf dedup`` on a capture with frames above ``max_frame`` prints a Config
+    (seed included) and an ``apbbf export --dedup`` command; the PacketDedup that command builds, simulated in
+    Amaranth on the same frames with the same ticks, forwards exactly the frames apbbf dedup wrote, flags the
+    oversize ones unchecked, and counts as it does."""
+    import argparse
+
+    from apbbf.export import add_parser as export_parser
+    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.sim.dedup import simulate_dedup
+
+    seed = 23
+    print(f"seed {seed}")
+    items = list(traffic(160, seed, rate=4e5, duplicates=0.3, window=100_000, start=5_000_000, jumbo=0.04))
+    assert sum(len(f) > 1518 for _, f, _ in items) >= 3, f"seed {seed}: the capture should have jumbo frames"
+    path = tmp_path / "in.pcap"
+    write_scapy(path, [(t, f) for t, f, _ in items], fmt="pcap", nano=True)
+    assert cli.main(["dedup", str(path), "--window", "100us", "--max-frame", "1518", "--data-width", "64",
+                     "--seed", "0xc0ffee", "-q", "-o", str(tmp_path / "out.pcap")]) == 0
+    text = capsys.readouterr().out
+    command = next(line for line in text.splitlines() if line.startswith("export"))[9:]
+    parser = argparse.ArgumentParser()
+    export_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(command.split()[1:])
+    config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
+                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.seed, span=args.span,
+                    time_width=args.time_width, extra_segments=args.extra_segments)
+    assert config.seed == 0xC0FFEE and args.max_frame == 1518 and args.data_width == 64
+    ticks, _ = to_ticks([t for t, _, _ in items], 1000)
+    run = simulate_dedup(lambda: PacketDedup(config, KeySpec.parse(args.key), data_width=args.data_width,
+                                             action=args.action, fcs=args.fcs, max_frame=args.max_frame),
+                         [(f, int(t), False) for (_, f, _), t in zip(items, ticks)], seed=seed,
+                         name="dedup-readme-commands")
+    kept = [r for r in _records_of(tmp_path / "out.pcap")[0]]
+    assert [frame for frame, _ in run.out] == [r[16:] for r in kept], f"seed {seed}"
+    assert [flags[1] for _, flags in run.out] == [int(len(r) - 16 > 1528) for r in kept]
+    printed = next(line for line in text.splitlines() if line.startswith("config"))[9:].split(":")[0]
+    _, report = _run(capsys, path, "--config", printed, "--max-frame", "1518", "--data-width", "64")
+    assert run.counters == report["counters"], f"seed {seed}"
+    assert report["counters"]["unchecked"] >= 3 and report["counters"]["dropped"] > 10

@@ -1,6 +1,7 @@
 """The de-duplication key (model/packet.py): classification, the key specification, the message and its CRC, on
 frames built with scapy; the batch path against the reference path on thousands of random frames; the key's
-independence of the beat width, down to Amaranth's CRC Processor."""
+independence of the beat width, down to Amaranth's CRC Processor; the link-type layer (SLL, SLL2, NULL, LOOP, RAW,
+IPV4, IPV6, PPP records built by scapy's own link layers key as the Ethernet frame carrying their packet)."""
 
 import random
 
