@@ -15,17 +15,32 @@ not have its answer in time: fail open). For each frame:
    (:class:`~apbbf.model.timewindow.TimedAPBBF`) as TEST_AND_INSERT at the frame's time. The frame is a
    *duplicate* iff the answer is a hit; duplicates are counted in ``duplicates``. Every checked frame is inserted,
    duplicates too: the window runs from a key's last copy.
+   With ``drop`` and a ``max_frame``, an *oversize* frame comes first: passed on (unmarked) and counted in
+   ``unchecked``, errored or not, with no command sent (the datapath releases it from its store-and-forward
+   buffer before its key is known; :func:`oversize` says which frames, exactly as the gateware counts beats).
 3. The action decides the output: ``drop`` forwards every frame but duplicates (counted in ``dropped``); ``mark``
    forwards every frame and marks the duplicates (a ``tuser`` bit on the frame's last beat); ``count`` forwards
    every frame unmarked.
 
 Counters: ``frames`` (all), ``duplicates``, ``dropped``, ``unchecked``, ``errored``.
 
+Link types
+----------
+The gateware sees Ethernet frames. A :class:`Dedup` for another link type (``linktype``: a capture's, see
+:func:`apbbf.model.packet.network_layer`) keys each record as the Ethernet frame carrying its network-layer
+packet would be keyed by the same key (:func:`apbbf.model.packet.record_key`), and counts that frame's length
+for ``max_frame``: the packet after the link header plus a 14-byte Ethernet header (the record itself on link
+types that carry no IP).
+
 Ticks
 -----
 :func:`to_ticks` turns capture timestamps (integer nanoseconds) into ticks of ``tick`` nanoseconds:
-``floor(t / tick)``, made non-decreasing (a timestamp earlier than its predecessor's takes the predecessor's tick:
-captures merged from several interfaces are not always in order; the hardware's clock is). The span of a window of
+``floor(t / tick)``, made non-decreasing: a timestamp earlier than the latest one before it takes the latest
+tick. So the window is measured in arrival order: a record stamped earlier than one before it is taken as arriving
+at the time of the latest (the hardware's clock, which stamps frames as they arrive, never goes back). Captures
+merged from several interfaces or written by several capture threads are a few microseconds out of order; a
+record placed earlier in time would make a copy look older than it is, or younger than its original. Such
+records are counted (``reordered``). The span of a window of
 ``window`` nanoseconds is ``ceil(window / tick)`` ticks, so that two frames at most ``window`` apart are at most
 ``span`` ticks apart.
 
@@ -59,11 +74,17 @@ import numpy as np
 from .config import Config, check_config, check_integer
 from .filters import Op, scan_from
 from .hashing import HashSpec
-from .packet import FrameBatch, KeySpec, frame_key, frame_keys
+from .packet import (IP_LINKTYPES, LINKTYPE_ETHERNET, FrameBatch, KeySpec, check_link, frame_keys, network_layer,
+                     record_key)
 from .timewindow import TimedAPBBF
 
-__all__ = ["Action", "Status", "Counters", "to_ticks", "span_ticks", "ExactWindow", "TimedTestAndInsert",
-           "DedupResult", "Dedup"]
+__all__ = ["Action", "Status", "Counters", "to_ticks", "span_ticks", "oversize", "ethernet_lengths", "ExactWindow",
+           "TimedTestAndInsert", "DedupResult", "Dedup"]
+
+#: ``tdata`` widths of the datapath, bits (``apbbf.hdl.packet_dedup.DATA_WIDTHS``).
+DATA_WIDTHS = (64, 128, 256, 512)
+#: Ethernet header bytes (destination, source, EtherType) added to a packet of another link type.
+ETHERNET_HEADER = 14
 
 
 class Action(enum.Enum):
@@ -144,6 +165,63 @@ def span_ticks(window: int, tick: int) -> int:
     _check_positive_int("window", window)
     _check_positive_int("tick", tick)
     return -(-window // tick)
+
+
+def oversize(lengths, max_frame: int, data_width: int = 512, fcs: bool = False) -> np.ndarray:
+    """Which frames the datapath passes on unchecked with ``drop`` for being longer than ``max_frame``.
+
+    The gateware counts beats, not bytes: a frame (with its FCS if ``fcs``) of ``ceil(bytes / lanes)`` beats
+    (``lanes = data_width / 8``; at least one) is released from the packet buffer, unchecked, if it has more than
+    ``limit + 1`` beats, ``limit = ceil((max_frame + 4·fcs) / lanes)``: its beat number ``limit + 1`` arrives and is
+    not its last. So a frame of at most ``max_frame`` bytes is always checked, one of more than
+    ``(limit + 1)·lanes - 4·fcs`` bytes never.
+
+    Parameters
+    ----------
+    lengths : array-like of int
+        Frame lengths in bytes, without FCS.
+    max_frame : int
+        64..65535.
+    data_width : int
+        64, 128, 256 or 512.
+    fcs : bool
+        The datapath's frames end with their FCS (4 more bytes each).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a parameter is of the wrong type or out of range.
+    """
+    check_integer("max_frame", max_frame, range(64, 65536))
+    if data_width not in DATA_WIDTHS:
+        raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+    if not isinstance(fcs, bool):
+        raise TypeError(f"fcs must be a bool, not {fcs!r}")
+    lanes = data_width // 8
+    limit = -(-(max_frame + 4 * fcs) // lanes)
+    beats = np.maximum(1, -(-(np.asarray(lengths, dtype=np.int64) + 4 * fcs) // lanes))
+    return beats >= limit + 2
+
+
+def ethernet_lengths(records: FrameBatch, linktype: int = LINKTYPE_ETHERNET) -> np.ndarray:
+    """The length of the Ethernet frame (without FCS) that carries each record's packet (module documentation,
+    "Link types"): the record's on Ethernet and on link types that carry no IP, else its packet after the link
+    header (:func:`~apbbf.model.packet.network_layer`) plus 14 bytes.
+
+    Raises
+    ------
+    TypeError
+        If ``records`` is not a FrameBatch.
+    """
+    if not isinstance(records, FrameBatch):
+        raise TypeError(f"records must be a FrameBatch, not {records!r}")
+    if linktype == LINKTYPE_ETHERNET or linktype not in IP_LINKTYPES:
+        return records.lengths
+    return network_layer(records, linktype)[0].lengths + ETHERNET_HEADER
 
 
 class ExactWindow:
@@ -547,6 +625,15 @@ class Dedup:
         The filter :meth:`run` uses: :class:`~apbbf.model.timewindow.TimedAPBBF` (its ``run``; :meth:`frame` uses
         its per-command path) or :class:`TimedTestAndInsert` (same answers, much faster on long streams; times
         must then be plain non-decreasing ticks).
+    linktype : int
+        The frames' link type (a capture's; module documentation, "Link types"): 1, Ethernet, by default.
+    max_frame : int or None
+        With ``drop``, frames longer than this pass unchecked (:func:`oversize`; the gateware's ``max_frame``);
+        None: no limit (the default; :class:`~apbbf.hdl.packet_dedup.PacketDedup`'s default is 9600).
+    data_width : int
+        The datapath's ``tdata`` bits (64, 128, 256, 512), which :func:`oversize` counts beats of.
+    fcs : bool
+        The datapath's frames end with their FCS (the frames given here never do).
 
     Attributes
     ----------
@@ -558,10 +645,13 @@ class Dedup:
     TypeError
         If ``config`` is not a Config or ``spec`` not a KeySpec.
     ValueError
-        If the Config has no span or a key width other than 64, or ``action``/``engine`` is unknown.
+        If the Config has no span or a key width other than 64, ``action``/``engine`` is unknown, a parameter
+        is out of range, or the key needs a layer the link type lacks.
     """
 
-    def __init__(self, config: Config, spec: KeySpec, action="drop", *, engine: str = "model"):
+    def __init__(self, config: Config, spec: KeySpec, action="drop", *, engine: str = "model",
+                 linktype: int = LINKTYPE_ETHERNET, max_frame: int | None = None, data_width: int = 512,
+                 fcs: bool = False):
         check_config(config)
         if not isinstance(spec, KeySpec):
             raise TypeError(f"spec must be a KeySpec, not {spec!r}")
@@ -573,7 +663,13 @@ class Dedup:
             raise ValueError(f"action must be 'drop', 'mark' or 'count', not {action!r}") from None
         if engine not in ("model", "bulk"):
             raise ValueError(f"engine must be 'model' or 'bulk', not {engine!r}")
+        check_link(spec, linktype)
+        if max_frame is not None:
+            oversize([], max_frame, data_width, fcs)                 # checks them
+        elif data_width not in DATA_WIDTHS:
+            raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
         self.config, self.spec, self.engine = config, spec, engine
+        self.linktype, self.max_frame, self.data_width, self.fcs = linktype, max_frame, data_width, fcs
         self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
         self.counters = Counters()
         self._mask = (1 << config.time_width) - 1
@@ -590,8 +686,20 @@ class Dedup:
         c.dropped += int(np.count_nonzero(~forward))
         return duplicate, forward, mark
 
+    def _oversize(self, ethernet_lengths) -> np.ndarray:
+        """Frames passed unchecked for their length (with ``drop`` and a ``max_frame``)."""
+        if self.action != Action.DROP or self.max_frame is None:
+            return np.zeros(np.shape(ethernet_lengths), dtype=bool)
+        return oversize(ethernet_lengths, self.max_frame, self.data_width, self.fcs)
+
+    def released(self, records: FrameBatch) -> np.ndarray:
+        """Which records pass unchecked for their length (with ``drop`` and a ``max_frame``: :func:`oversize` of
+        :func:`ethernet_lengths`)."""
+        return self._oversize(ethernet_lengths(records, self.linktype))
+
     def frame(self, frame, time: int, *, errored: bool = False, unchecked: bool = False) -> tuple[bool, bool, bool]:
-        """One frame at time ``time`` (ticks): ``(duplicate, forward, mark)``. The reference path.
+        """One frame (a record of the link type) at time ``time`` (ticks): ``(duplicate, forward, mark)``. The
+        reference path.
 
         Raises
         ------
@@ -601,7 +709,9 @@ class Dedup:
             If ``time`` is negative.
         """
         check_integer("time", time, range(0, 1 << 63))
-        key = frame_key(frame, self.spec)
+        key = record_key(frame, self.spec, self.linktype)
+        if self.released(FrameBatch.from_frames([frame]))[0]:
+            errored, unchecked = False, True
         status = Status.ERRORED if errored else Status.UNCHECKED if unchecked else Status.CHECKED
         hit = False
         if status == Status.CHECKED:
@@ -649,9 +759,12 @@ class Dedup:
         if n and times.min() < 0:
             raise ValueError("times must be >= 0")
         errored, unchecked = _flags("errored", errored, n), _flags("unchecked", unchecked, n)
+        released = self.released(batch)
+        errored, unchecked = errored & ~released, unchecked | released
         texts = None
         if keys is None or messages:
-            out = frame_keys(batch, self.spec, messages=messages)
+            view, ethertypes = network_layer(batch, self.linktype)
+            out = frame_keys(view, self.spec, messages=messages, ethertypes=ethertypes)
             keys, texts = out if messages else (out, None)
         status = np.where(errored, Status.ERRORED, np.where(unchecked, Status.UNCHECKED, Status.CHECKED)).astype(
             np.uint8)

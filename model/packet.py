@@ -36,6 +36,26 @@ are part of the header and keyed like any byte; fragments are keyed like any pac
 fragment offset are in the key, so two fragments of one datagram differ and a copy of a fragment is a duplicate).
 No L4 parsing is done: L4 headers and payload are bytes after the IP header.
 
+Link types
+----------
+Everything above is about Ethernet frames, what the gateware sees. Captures also come with other link layers
+(pcap's link type): Linux cooked captures (``tcpdump -i any``: LINUX_SLL 113, LINUX_SLL2 276), BSD and macOS
+loopback (NULL 0, LOOP 108), raw IP from tunnels and VPN interfaces (RAW 101, IPV4 228, IPV6 229) and PPP (9,
+and 50 in HDLC-like framing). :func:`network_layer` (and, per record, :func:`record_key`) puts a layer in front of
+the classification: a record's link header is removed and its protocol field read as an EtherType (SLL, SLL2: the
+protocol type; NULL, LOOP: the address family, 2 IPv4 and 24, 28, 30 IPv6, NULL in either byte order; RAW: the
+version nibble; PPP: protocols 0x0021 and 0x0057, address/control and protocol-field compression as RFC 1662
+allows); every other protocol gives :data:`NO_ETHERTYPE`. The packet after the header is then classified as an
+Ethernet frame's bytes after the EtherType are (:func:`parse` with ``ethertype``): up to two VLAN tags skipped
+(an SLL capture of a VLAN interface carries them after the protocol type 0x8100), the same IPv4/IPv6 checks, the
+L3 offset 0, 4 or 8. So an ``l3`` range, and the ``l3l4`` key, select the same bytes of the same IP packet as on
+the Ethernet frame that carried it: the same key. A ``frame`` range's byte 0 is the packet's (after the link
+header): the ``frame`` key of a cooked or loopback capture does not see the interface, so a packet captured on
+two interfaces of a ``-i any`` capture is one packet. Ranges anchored at the Ethernet frame's start (any
+``frame`` range other than a lone ``frame:0+*``) have no meaning without an Ethernet header and are refused
+(:func:`check_link`); so is every key but ``frame`` (the record's bytes, as ``editcap`` compares them) on any
+other link type.
+
 Key specification
 -----------------
 A :class:`KeySpec` has one *recipe* per class (``ipv4``, ``ipv6``, ``other``): a tuple of 1 to
@@ -108,6 +128,7 @@ __all__ = [
     "CRC", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4", "ETHERTYPE_IPV6",
     "FrameClass", "FrameInfo", "Range", "KeySpec", "FrameBatch",
     "parse", "select", "message", "frame_key", "key_of_message", "frame_keys",
+    "IP_LINKTYPES", "NO_ETHERTYPE", "linktype_name", "check_link", "network_layer", "record_key",
 ]
 
 #: The key's CRC: CRC-64/XZ from Amaranth's catalog (reflected, so little-endian beats of any width feed it).
@@ -376,20 +397,40 @@ def _frame_bytes(frame) -> bytes:
     return _check_bytes("frame", frame)
 
 
-def parse(frame) -> FrameInfo:
+def _check_ethertype(ethertype) -> int | None:
+    if ethertype is None:
+        return None
+    return check_integer("ethertype", ethertype, range(0, 1 << 16))
+
+
+def parse(frame, ethertype: int | None = None) -> FrameInfo:
     """Classify one frame (without FCS): module documentation, "Classification".
+
+    Parameters
+    ----------
+    frame : bytes
+    ethertype : int or None
+        None: ``frame`` is an Ethernet frame. An EtherType (0..65535): ``frame`` is a network-layer packet
+        of that protocol, as a link type other than Ethernet gives it (module documentation, "Link types"):
+        classification starts at its byte 0 with that EtherType.
 
     Raises
     ------
     TypeError
-        If ``frame`` is not bytes.
+        If ``frame`` is not bytes or ``ethertype`` not an integer.
+    ValueError
+        If ``ethertype`` is out of range.
     """
     b = _frame_bytes(frame)
     n = len(b)
-    if n < _ETH_HEADER:
-        return FrameInfo(FrameClass.OTHER, 0, -1, 0)
-    ethertype = int.from_bytes(b[12:14], "big")
-    p, tags = _ETH_HEADER, 0
+    ethertype = _check_ethertype(ethertype)
+    if ethertype is None:
+        if n < _ETH_HEADER:
+            return FrameInfo(FrameClass.OTHER, 0, -1, 0)
+        ethertype, p = int.from_bytes(b[12:14], "big"), _ETH_HEADER
+    else:
+        p = 0
+    tags = 0
     while ethertype in TPIDS and tags < _MAX_TAGS:
         if n < p + 4:
             return FrameInfo(FrameClass.OTHER, tags, -1, 0)
@@ -412,8 +453,9 @@ def _check_spec(spec) -> KeySpec:
     return spec
 
 
-def select(frame, spec: KeySpec) -> tuple[FrameInfo, tuple[bytes, ...]]:
-    """The frame's class and its masked segments, one per range of its class's recipe.
+def select(frame, spec: KeySpec, ethertype: int | None = None) -> tuple[FrameInfo, tuple[bytes, ...]]:
+    """The frame's class and its masked segments, one per range of its class's recipe (``ethertype`` as
+    :func:`parse`; a ``frame`` range then starts at the packet's byte 0).
 
     Raises
     ------
@@ -422,7 +464,7 @@ def select(frame, spec: KeySpec) -> tuple[FrameInfo, tuple[bytes, ...]]:
     """
     spec = _check_spec(spec)
     b = _frame_bytes(frame)
-    info = parse(b)
+    info = parse(b, ethertype)
     segments = []
     for r in spec.recipe(info.kind):
         base, bound = (0, len(b)) if r.base == "frame" else (info.l3, info.l3 + info.ip_length)
@@ -439,15 +481,16 @@ def _pad(data: bytes) -> bytes:
     return data + bytes(-len(data) % BLOCK_BYTES)
 
 
-def message(frame, spec: KeySpec) -> bytes:
-    """The message of a frame (module documentation, "Message and hash"): its full key.
+def message(frame, spec: KeySpec, ethertype: int | None = None) -> bytes:
+    """The message of a frame (module documentation, "Message and hash"): its full key (``ethertype`` as
+    :func:`parse`).
 
     Raises
     ------
     TypeError
         If ``frame`` is not bytes or ``spec`` not a KeySpec.
     """
-    _, segments = select(frame, spec)
+    _, segments = select(frame, spec, ethertype)
     trailer = b"".join(len(s).to_bytes(4, "little") for s in segments)
     return b"".join(_pad(s) for s in segments) + trailer + bytes(BLOCK_BYTES - len(trailer))
 
@@ -481,15 +524,16 @@ def key_of_message(data, data_width: int = 8) -> int:
     return CRC(data_width).compute(words)
 
 
-def frame_key(frame, spec: KeySpec) -> int:
-    """The 64-bit key of one frame (without FCS): CRC-64/XZ of :func:`message` (the reference path).
+def frame_key(frame, spec: KeySpec, ethertype: int | None = None) -> int:
+    """The 64-bit key of one frame (without FCS): CRC-64/XZ of :func:`message` (the reference path;
+    ``ethertype`` as :func:`parse`).
 
     Raises
     ------
     TypeError
         If ``frame`` is not bytes or ``spec`` not a KeySpec.
     """
-    return key_of_message(message(frame, spec))
+    return key_of_message(message(frame, spec, ethertype))
 
 
 # Batch path (numpy) -----------------------------------------------------------------------------------------------
@@ -644,17 +688,21 @@ _TAIL = np.array([[0xFF] * v + [0] * (BLOCK_BYTES - v) for v in range(BLOCK_BYTE
 _CLASS_CODES = np.array([FrameClass.OTHER, FrameClass.IPV4, FrameClass.IPV6], dtype=np.uint8)
 
 
-def _classify(head: np.ndarray, n: np.ndarray):
-    """Vectorised :func:`parse` over the frames' first 64 bytes (zero beyond each frame's end)."""
+def _classify(head: np.ndarray, n: np.ndarray, ethertypes: np.ndarray | None = None):
+    """Vectorised :func:`parse` over the frames' first 64 bytes (zero beyond each frame's end); ``ethertypes``
+    (one per frame, -1 for an Ethernet frame) as :func:`parse`'s ``ethertype``."""
     rows = np.arange(len(n))
 
     def be16(pos):
         pos = np.minimum(pos, BLOCK_BYTES - 2)
         return (head[rows, pos].astype(np.int64) << 8) | head[rows, pos + 1]
 
-    valid = n >= _ETH_HEADER
-    ethertype = be16(np.full(len(n), 12))
-    p = np.full(len(n), _ETH_HEADER, dtype=np.int64)
+    if ethertypes is None:
+        ethertypes = np.full(len(n), -1, dtype=np.int64)
+    ethernet = ethertypes < 0
+    valid = ~ethernet | (n >= _ETH_HEADER)
+    ethertype = np.where(ethernet, be16(np.full(len(n), 12)), ethertypes)
+    p = np.where(ethernet, _ETH_HEADER, 0).astype(np.int64)
     tags = np.zeros(len(n), dtype=np.int64)
     for _ in range(_MAX_TAGS):
         tagged = valid & np.isin(ethertype, TPIDS)
@@ -686,13 +734,16 @@ _CHUNK_BYTES = 1 << 24
 
 
 def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, classes: bool = False,
-               progress=None):
+               progress=None, ethertypes=None):
     """The keys of a batch of frames at once (numpy); equal to :func:`frame_key` frame by frame.
 
     Parameters
     ----------
     batch : FrameBatch
     spec : KeySpec
+    ethertypes : array-like of int or None
+        One per frame: -1 for an Ethernet frame, else :func:`parse`'s ``ethertype`` (the frame is a network-layer
+        packet: :func:`network_layer` gives both); None: every frame is Ethernet.
     messages : bool
         Also return each frame's message (:func:`message`, its full key) as bytes.
     classes : bool
@@ -713,6 +764,12 @@ def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, clas
     if not isinstance(batch, FrameBatch):
         raise TypeError(f"batch must be a FrameBatch, not {batch!r}")
     spec = _check_spec(spec)
+    if ethertypes is not None:
+        ethertypes = np.asarray(ethertypes)
+        if ethertypes.shape != (len(batch),) or (ethertypes.size and ethertypes.dtype.kind not in "iu"):
+            raise ValueError(f"ethertypes must be {len(batch)} integers (one per frame), not {ethertypes.dtype} of "
+                             f"shape {ethertypes.shape}")
+        ethertypes = ethertypes.astype(np.int64)
     keys = np.zeros(len(batch), dtype=np.uint64)
     kinds = np.zeros(len(batch), dtype=np.uint8)
     texts: list[bytes] = []
@@ -720,7 +777,8 @@ def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, clas
     lo = 0
     while lo < len(batch):
         hi = max(int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + _CHUNK_BYTES, side="right")), lo + 1)
-        chunk_keys, chunk_texts, chunk_kinds = _keys_chunk(batch[lo:hi], spec, messages)
+        chunk_keys, chunk_texts, chunk_kinds = _keys_chunk(batch[lo:hi], spec, messages,
+                                                           None if ethertypes is None else ethertypes[lo:hi])
         keys[lo:hi] = chunk_keys
         kinds[lo:hi] = chunk_kinds
         texts += chunk_texts
@@ -732,7 +790,7 @@ def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, clas
     return (keys,) + ((texts,) if messages else ()) + ((kinds,) if classes else ())
 
 
-def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool):
+def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np.ndarray | None):
     tables = _tables()
     nf = len(batch)
     n = batch.lengths
@@ -752,7 +810,7 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool):
     windows = np.lib.stride_tricks.sliding_window_view(data, BLOCK_BYTES)
     head = windows[off].copy()
     head &= _TAIL[np.minimum(n, BLOCK_BYTES)]
-    kind, l3, ip_length, _ = _classify(head, n)
+    kind, l3, ip_length, _ = _classify(head, n, ethertypes)
 
     recipes = [spec.other, spec.ipv4, spec.ipv6]
     slots = max(len(r) for r in recipes)
@@ -815,3 +873,208 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool):
     texts = [rows[a:b].tobytes() for a, b in zip(first_row.tolist(), (first_row + per_frame).tolist())] \
         if messages else []
     return keys, texts, _CLASS_CODES[kind]
+
+
+# Link types -------------------------------------------------------------------------------------------------------
+
+#: Link types (pcap's LINKTYPE_ values) whose records carry a network-layer packet after a header that
+#: :func:`network_layer` removes, with the name tcpdump and Wireshark give them.
+LINKTYPE_NULL, LINKTYPE_ETHERNET, LINKTYPE_PPP, LINKTYPE_PPP_HDLC = 0, 1, 9, 50
+LINKTYPE_RAW, LINKTYPE_LOOP, LINKTYPE_LINUX_SLL = 101, 108, 113
+LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2 = 228, 229, 276
+IP_LINKTYPES = {
+    LINKTYPE_ETHERNET: "ETHERNET", LINKTYPE_LINUX_SLL: "LINUX_SLL", LINKTYPE_LINUX_SLL2: "LINUX_SLL2",
+    LINKTYPE_NULL: "NULL", LINKTYPE_LOOP: "LOOP", LINKTYPE_RAW: "RAW", LINKTYPE_IPV4: "IPV4",
+    LINKTYPE_IPV6: "IPV6", LINKTYPE_PPP: "PPP", LINKTYPE_PPP_HDLC: "PPP_HDLC",
+}
+_OTHER_LINKTYPE_NAMES = {6: "IEEE802_5", 10: "FDDI", 104: "C_HDLC", 105: "IEEE802_11", 119: "PRISM_HEADER",
+                         127: "IEEE802_11_RADIOTAP", 143: "DOCSIS", 147: "USER0", 187: "BLUETOOTH_HCI_H4",
+                         189: "USB_LINUX", 192: "PPI", 195: "IEEE802_15_4", 220: "USB_LINUX_MMAPPED",
+                         249: "NETLINK"}
+#: Address families of NULL and LOOP headers (libpcap's list: BSD's AF_INET6 differs between systems).
+_AF_ETHERTYPES = {2: ETHERTYPE_IPV4, 24: ETHERTYPE_IPV6, 28: ETHERTYPE_IPV6, 30: ETHERTYPE_IPV6}
+#: PPP protocol numbers of IPv4 and IPv6.
+_PPP_ETHERTYPES = {0x0021: ETHERTYPE_IPV4, 0x0057: ETHERTYPE_IPV6}
+#: The EtherType :func:`network_layer` gives a packet of no known network protocol (not an IP EtherType, not a
+#: TPID, so the packet is *other*).
+NO_ETHERTYPE = 0
+
+
+def linktype_name(linktype: int) -> str:
+    """``"113 (LINUX_SLL)"``: a link type's number and, if known, its name."""
+    name = IP_LINKTYPES.get(linktype) or _OTHER_LINKTYPE_NAMES.get(linktype)
+    return f"{linktype} ({name})" if name else str(linktype)
+
+
+def _frame_anchored(spec: KeySpec) -> list[Range]:
+    """The ranges of ``spec`` that depend on the link header: ``frame`` ranges other than a lone, unmasked
+    ``frame:0+*``."""
+    whole = Range("frame", 0)
+    return [r for recipe in (spec.ipv4, spec.ipv6, spec.other) if recipe != (whole,)
+            for r in recipe if r.base == "frame"]
+
+
+def check_link(spec: KeySpec, linktype: int) -> None:
+    """Refuse a key that a link type cannot give (module documentation, "Link types").
+
+    Raises
+    ------
+    TypeError
+        If ``spec`` is not a KeySpec or ``linktype`` not an integer.
+    ValueError
+        If the key needs a layer the link type lacks; the message names the key, the link type and what works.
+    """
+    spec = _check_spec(spec)
+    check_integer("linktype", linktype, range(0, 1 << 32))
+    if linktype == LINKTYPE_ETHERNET:
+        return
+    if linktype not in IP_LINKTYPES:
+        if spec != KeySpec.frame():
+            raise ValueError(f"key {spec} needs the network layer, which link type {linktype_name(linktype)} does "
+                             f"not give: use --key frame (every byte of each record), or a capture with link type "
+                             f"Ethernet, LINUX_SLL, LINUX_SLL2, NULL, LOOP, RAW, IPV4, IPV6 or PPP")
+        return
+    anchored = _frame_anchored(spec)
+    if anchored:
+        raise ValueError(f"key {spec} has ranges anchored at the Ethernet frame's start "
+                         f"({', '.join(map(str, anchored))}), which link type {linktype_name(linktype)} does not "
+                         f"have: use l3 ranges (anchored at the IP header, e.g. l3:12+8), l3l4, or frame (the "
+                         f"packet after the link header)")
+
+
+def network_layer(batch: FrameBatch, linktypes) -> tuple[FrameBatch, np.ndarray]:
+    """Each record's network layer and protocol, for :func:`frame_keys` (module documentation, "Link types").
+
+    Parameters
+    ----------
+    batch : FrameBatch
+        Records (without FCS) as the capture holds them.
+    linktypes : int or array-like of int
+        The link type of every record, or of each.
+
+    Returns
+    -------
+    view : FrameBatch
+        Ethernet records as they are; records of the other link types in :data:`IP_LINKTYPES` without their
+        link header; records of any other link type as they are.
+    ethertypes : numpy.ndarray of int64
+        -1 for an Ethernet record, else the protocol of the view as an EtherType (:data:`NO_ETHERTYPE` if it is
+        not one the link header names).
+
+    Raises
+    ------
+    TypeError
+        If ``batch`` is not a FrameBatch.
+    ValueError
+        If ``linktypes`` is not one integer or one per record.
+    """
+    if not isinstance(batch, FrameBatch):
+        raise TypeError(f"batch must be a FrameBatch, not {batch!r}")
+    nf = len(batch)
+    if np.ndim(linktypes) == 0 and linktypes == LINKTYPE_ETHERNET:
+        return batch, np.full(nf, -1, dtype=np.int64)
+    linktypes = np.broadcast_to(np.asarray(linktypes), (nf,)) if np.ndim(linktypes) == 0 else \
+        np.asarray(linktypes)
+    if linktypes.shape != (nf,) or (nf and linktypes.dtype.kind not in "iu"):
+        raise ValueError(f"linktypes must be an integer or {nf} integers (one per record), not {linktypes!r}")
+    linktypes = linktypes.astype(np.int64)
+    offsets, lengths = batch.offsets, batch.lengths
+    data = batch.data
+
+    def byte(pos):
+        pos = np.asarray(pos, dtype=np.int64)
+        inside = pos < lengths
+        return np.where(inside, data[np.where(inside, offsets + pos, 0)] if len(data) else 0, 0).astype(np.int64)
+
+    def be16(pos):
+        return (byte(pos) << 8) | byte(np.asarray(pos) + 1)
+
+    header = np.zeros(nf, dtype=np.int64)
+    ethertypes = np.full(nf, NO_ETHERTYPE, dtype=np.int64)
+    ethertypes[linktypes == LINKTYPE_ETHERNET] = -1
+    zero = np.zeros(nf, dtype=np.int64)
+
+    def put(which, size, ethertype):
+        header[which] = np.broadcast_to(size, (nf,))[which]
+        ethertypes[which] = np.broadcast_to(ethertype, (nf,))[which]
+
+    def by_family(af):
+        et = np.full(nf, NO_ETHERTYPE, dtype=np.int64)
+        for family, value in _AF_ETHERTYPES.items():
+            et[af == family] = value
+        return et
+
+    put(linktypes == LINKTYPE_LINUX_SLL, 16, be16(zero + 14))
+    put(linktypes == LINKTYPE_LINUX_SLL2, 20, be16(zero))
+    le = byte(zero) | byte(zero + 1) << 8 | byte(zero + 2) << 16 | byte(zero + 3) << 24
+    be = byte(zero + 3) | byte(zero + 2) << 8 | byte(zero + 1) << 16 | byte(zero) << 24
+    # NULL: the family in the capturing host's byte order (a value above 0xFFFF was written the other way)
+    put(linktypes == LINKTYPE_NULL, 4, by_family(np.where(le > 0xFFFF, be, le)))
+    put(linktypes == LINKTYPE_LOOP, 4, by_family(be))
+    version = byte(zero) >> 4
+    put(linktypes == LINKTYPE_RAW, 0, np.where(version == 4, ETHERTYPE_IPV4,
+                                               np.where(version == 6, ETHERTYPE_IPV6, NO_ETHERTYPE)))
+    put(linktypes == LINKTYPE_IPV4, 0, ETHERTYPE_IPV4)
+    put(linktypes == LINKTYPE_IPV6, 0, ETHERTYPE_IPV6)
+    # PPP (RFC 1661), in HDLC-like framing (address 0xFF, control 0x03) or not; a protocol with an odd first
+    # byte is one byte long (protocol-field compression)
+    ppp = (linktypes == LINKTYPE_PPP) | (linktypes == LINKTYPE_PPP_HDLC)
+    framing = np.where((byte(zero) == 0xFF) & (byte(zero + 1) == 0x03), 2, 0)
+    short = (byte(framing) & 1) == 1
+    protocol = np.where(short, byte(framing), be16(framing))
+    et = np.full(nf, NO_ETHERTYPE, dtype=np.int64)
+    for number, value in _PPP_ETHERTYPES.items():
+        et[protocol == number] = value
+    put(ppp, framing + np.where(short, 1, 2), et)
+    header = np.minimum(header, lengths)
+    return FrameBatch(data, offsets + header, lengths - header), ethertypes
+
+
+def _link_header(record: bytes, linktype: int) -> tuple[int, int | None]:
+    """Per record, plainly: (link header bytes, EtherType of what follows; None for Ethernet)."""
+    n = len(record)
+
+    def be16(pos):
+        return int.from_bytes(record[pos:pos + 2].ljust(2, b"\0"), "big") if pos < n else 0
+
+    if linktype == LINKTYPE_ETHERNET:
+        return 0, None
+    if linktype == LINKTYPE_LINUX_SLL:
+        return min(16, n), be16(14)
+    if linktype == LINKTYPE_LINUX_SLL2:
+        return min(20, n), be16(0)
+    if linktype in (LINKTYPE_NULL, LINKTYPE_LOOP):
+        head = record[:4].ljust(4, b"\0")
+        family = int.from_bytes(head, "big" if linktype == LINKTYPE_LOOP else "little")
+        if linktype == LINKTYPE_NULL and family > 0xFFFF:
+            family = int.from_bytes(head, "big")
+        return min(4, n), _AF_ETHERTYPES.get(family, NO_ETHERTYPE)
+    if linktype == LINKTYPE_RAW:
+        version = record[0] >> 4 if n else 0
+        return 0, {4: ETHERTYPE_IPV4, 6: ETHERTYPE_IPV6}.get(version, NO_ETHERTYPE)
+    if linktype in (LINKTYPE_IPV4, LINKTYPE_IPV6):
+        return 0, ETHERTYPE_IPV4 if linktype == LINKTYPE_IPV4 else ETHERTYPE_IPV6
+    if linktype in (LINKTYPE_PPP, LINKTYPE_PPP_HDLC):
+        at = 2 if record[:2] == b"\xff\x03" else 0
+        first = record[at] if at < n else 0
+        size, protocol = (1, first) if first & 1 else (2, be16(at))
+        return min(at + size, n), _PPP_ETHERTYPES.get(protocol, NO_ETHERTYPE)
+    return 0, NO_ETHERTYPE
+
+
+def record_key(record, spec: KeySpec, linktype: int = LINKTYPE_ETHERNET) -> int:
+    """The key of one record (without FCS) of a capture with link type ``linktype``: :func:`frame_key` of its
+    network layer, the link header decoded per record in plain Python (the reference of :func:`network_layer`
+    with :func:`frame_keys`).
+
+    Raises
+    ------
+    TypeError
+        If ``record`` is not bytes or ``spec`` not a KeySpec.
+    ValueError
+        If the key needs a layer the link type lacks (:func:`check_link`).
+    """
+    record = _frame_bytes(record)
+    check_link(spec, linktype)
+    header, ethertype = _link_header(record, linktype)
+    return frame_key(record[header:], spec, ethertype)

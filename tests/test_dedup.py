@@ -27,10 +27,10 @@ from scapy.utils import PcapNgReader, PcapNgWriter, PcapReader, PcapWriter
 
 import apbbf.model.dedup as dedup_module
 from apbbf import cli
-from apbbf.dedup import read_capture
+from apbbf.capture import read_capture
 from apbbf.model import Config, Op
-from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, span_ticks,
-                               to_ticks)
+from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, oversize,
+                               span_ticks, to_ticks)
 from apbbf.model.packet import FrameBatch, KeySpec, frame_key, frame_keys, message
 from apbbf.model.timewindow import TimedAPBBF
 
@@ -253,6 +253,65 @@ def test_frame_path_equals_batch_path(action):
     assert not (dup & ~found).any(), f"seed {seed}: a duplicate within the window was missed"
 
 
+def test_oversize_counts_beats_as_the_gateware_does():
+    """limit = ceil((max_frame + 4 fcs) / lanes) beats; a frame of more than limit + 1 beats is released."""
+    # 64 bits, max_frame 1000: limit 125 beats, released from 127 beats: more than 1008 bytes
+    assert oversize([1000, 1001, 1008, 1009, 9000], 1000, 64).tolist() == [False, False, False, True, True]
+    # with the FCS on the stream: limit ceil(1004 / 8) = 126, released from 128 beats of n + 4 bytes: n > 1012
+    assert oversize([1012, 1013], 1000, 64, True).tolist() == [False, True]
+    # 512 bits, max_frame 9600: limit 150, released above 151 * 64 = 9664 bytes
+    assert oversize([9600, 9664, 9665, 0], 9600, 512).tolist() == [False, False, True, False]
+    for args, error in (((1000, 63), ValueError), ((70000,), ValueError), ((1000, 32), ValueError),
+                        ((1000, 64, 1), TypeError)):
+        with pytest.raises(error):
+            oversize([1], *args)
+
+
+def test_max_frame_in_the_pipeline():
+    """With drop, an oversize frame passes unchecked (errored or not) and is not inserted, so its copy is no
+    duplicate; with mark the limit does not apply. Frame path and batch path agree."""
+    config = Config(3, 4, segment_blocks=64, span=1000, extra_segments=2)
+    small = _eth(IP(dst="10.0.0.1"), UDP(), Raw(b"a" * 20))
+    big = _eth(IP(dst="10.0.0.2"), UDP(), Raw(b"b" * 1200))
+    frames = [small, big, big, small, big]
+    errored = [False, False, False, False, True]
+    for action, duplicates, status in (
+            ("drop", [False, False, False, True, False], [0, 2, 2, 0, 2]),
+            ("mark", [False, False, True, True, False], [0, 0, 0, 0, 1])):
+        for engine in ("model", "bulk"):
+            one = Dedup(config, L3L4, action, engine=engine, max_frame=1000, data_width=64)
+            outputs = [one.frame(f, t, errored=e) for t, (f, e) in enumerate(zip(frames, errored))]
+            many = Dedup(config, L3L4, action, engine=engine, max_frame=1000, data_width=64)
+            result = many.run(FrameBatch.from_frames(frames), list(range(5)), errored=np.array(errored))
+            assert [o[0] for o in outputs] == result.duplicate.tolist() == duplicates, (action, engine)
+            assert result.status.tolist() == status
+            assert one.counters == many.counters
+            assert many.counters.unchecked == status.count(2) and many.counters.errored == status.count(1)
+    with pytest.raises(ValueError, match="max_frame"):
+        Dedup(config, L3L4, max_frame=10)
+    with pytest.raises(ValueError, match="data_width"):
+        Dedup(config, L3L4, max_frame=1000, data_width=48)
+
+
+def test_max_frame_equals_the_gateware_at_the_edge():
+    """The gateware (PacketDedup in Amaranth's simulator, 64 bits, max_frame 1000, with and without FCS) flags
+    exactly the frames :func:`oversize` names unchecked, at the byte where the rule changes."""
+    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.sim.dedup import simulate_dedup
+    config = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
+    for fcs in (False, True):
+        edge = 1012 if fcs else 1008
+        lengths = [edge - 8, edge - 1, edge, edge + 1, edge + 8, 60]
+        frames = [_eth(IP(dst=f"10.0.0.{i}"), UDP(), Raw(bytes(n - 42))) + (b"\xaa" * 4 if fcs else b"")
+                  for i, n in enumerate(lengths)]
+        assert [len(f) - 4 * fcs for f in frames] == lengths
+        run = simulate_dedup(lambda: PacketDedup(config, L3L4, data_width=64, action="drop", fcs=fcs,
+                                                 max_frame=1000), [(f, i, False) for i, f in enumerate(frames)],
+                             name=f"dedup-max-frame-{int(fcs)}")
+        assert [flags[1] for _, flags in run.out] == oversize(lengths, 1000, 64, fcs).astype(int).tolist() \
+            == [0, 0, 0, 1, 1, 0], f"fcs {fcs}"
+
+
 def test_pipeline_checks():
     config = Config(2, 3, span=100)
     with pytest.raises(ValueError, match="action"):
@@ -327,7 +386,7 @@ def _config(report):
     f = report["filter"]
     return Config(f["k"], f["l"], block_bits=f["block_bits"], block_hashes=f["block_hashes"],
                   segment_blocks=f["segment_blocks"], span=f["span"], time_width=f["time_width"],
-                  extra_segments=f["extra_segments"])
+                  extra_segments=f["extra_segments"], seed=f["seed"])
 
 
 def _run(capsys, *args):
@@ -520,11 +579,12 @@ def test_cli_capture_quirks(tmp_path, capsys):
             cli.main(["dedup", *map(str, args), "--quiet"])
         assert exit_info.value.code == 2
         assert words in capsys.readouterr().err
-    raw = tmp_path / "raw.pcap"
-    raw.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 100, 101))
-    with pytest.raises(SystemExit):
-        cli.main(["dedup", str(raw), "--quiet"])
-    assert "link type 101" in capsys.readouterr().err
+    radiotap = tmp_path / "radiotap.pcap"
+    radiotap.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 100, 127))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["dedup", str(radiotap), "--quiet", "-o", str(tmp_path / "no.pcap")])
+    assert exit_info.value.code == 2 and not (tmp_path / "no.pcap").exists()
+    assert "link type 127 (IEEE802_11_RADIOTAP)" in capsys.readouterr().err
 
 
 def test_cli_text_output_and_help(records, tmp_path, capsys):
@@ -601,3 +661,46 @@ def test_empty_captures(tmp_path, capsys):
         status, report = _run(capsys, tmp_path / name, "-o", tmp_path / ("out" + name))
         assert status == 0 and report["counters"]["frames"] == 0
         assert (tmp_path / ("out" + name)).read_bytes() == header
+
+
+@pytest.mark.slow                                   # about 2 minutes; make test has the edge case alone (above)
+def test_apbbf_dedup_and_the_design_it_prints_agree(tmp_path, capsys):
+    """The README's two commands: ``apbbf dedup`` on a capture with frames above ``max_frame`` prints a Config
+    (seed included) and an ``apbbf export --dedup`` command; the PacketDedup that command builds, simulated in
+    Amaranth on the same frames with the same ticks, forwards exactly the frames apbbf dedup wrote, flags the
+    oversize ones unchecked, and counts as it does."""
+    import argparse
+
+    from apbbf.export import add_parser as export_parser
+    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.sim.dedup import simulate_dedup
+
+    seed = 23
+    print(f"seed {seed}")
+    items = list(traffic(160, seed, rate=4e5, duplicates=0.3, window=100_000, start=5_000_000, jumbo=0.04))
+    assert sum(len(f) > 1518 for _, f, _ in items) >= 3, f"seed {seed}: the capture should have jumbo frames"
+    path = tmp_path / "in.pcap"
+    write_scapy(path, [(t, f) for t, f, _ in items], fmt="pcap", nano=True)
+    assert cli.main(["dedup", str(path), "--window", "100us", "--max-frame", "1518", "--data-width", "64",
+                     "--seed", "0xc0ffee", "-q", "-o", str(tmp_path / "out.pcap")]) == 0
+    text = capsys.readouterr().out
+    command = next(line for line in text.splitlines() if line.startswith("export"))[9:]
+    parser = argparse.ArgumentParser()
+    export_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(command.split()[1:])
+    config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
+                    segment_blocks=args.segment_blocks, key_width=args.key_width, seed=args.seed, span=args.span,
+                    time_width=args.time_width, extra_segments=args.extra_segments)
+    assert config.seed == 0xC0FFEE and args.max_frame == 1518 and args.data_width == 64
+    ticks, _ = to_ticks([t for t, _, _ in items], 1000)
+    run = simulate_dedup(lambda: PacketDedup(config, KeySpec.parse(args.key), data_width=args.data_width,
+                                             action=args.action, fcs=args.fcs, max_frame=args.max_frame),
+                         [(f, int(t), False) for (_, f, _), t in zip(items, ticks)], seed=seed,
+                         name="dedup-readme-commands")
+    kept = [r for r in _records_of(tmp_path / "out.pcap")[0]]
+    assert [frame for frame, _ in run.out] == [r[16:] for r in kept], f"seed {seed}"
+    assert [flags[1] for _, flags in run.out] == [int(len(r) - 16 > 1528) for r in kept]
+    printed = next(line for line in text.splitlines() if line.startswith("config"))[9:].split(":")[0]
+    _, report = _run(capsys, path, "--config", printed, "--max-frame", "1518", "--data-width", "64")
+    assert run.counters == report["counters"], f"seed {seed}"
+    assert report["counters"]["unchecked"] >= 3 and report["counters"]["dropped"] > 10

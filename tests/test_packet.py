@@ -1,6 +1,7 @@
 """The de-duplication key (model/packet.py): classification, the key specification, the message and its CRC, on
 frames built with scapy; the batch path against the reference path on thousands of random frames; the key's
-independence of the beat width, down to Amaranth's CRC Processor."""
+independence of the beat width, down to Amaranth's CRC Processor; the link-type layer (SLL, SLL2, NULL, LOOP, RAW,
+IPV4, IPV6, PPP records built by scapy's own link layers key as the Ethernet frame carrying their packet)."""
 
 import random
 
@@ -12,8 +13,9 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
 from scapy.packet import Raw
 
-from apbbf.model.packet import (BLOCK_BYTES, CRC, MAX_RANGES, FrameBatch, FrameClass, KeySpec, Range, frame_key,
-                                frame_keys, key_of_message, message, parse, select)
+from apbbf.model.packet import (BLOCK_BYTES, CRC, MAX_RANGES, FrameBatch, FrameClass, KeySpec, Range, check_link,
+                                frame_key, frame_keys, key_of_message, linktype_name, message, network_layer, parse,
+                                record_key, select)
 
 L3L4, FRAME = KeySpec.l3l4(), KeySpec.frame()
 MACS = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -525,3 +527,158 @@ def test_batch_checks():
         frame_keys([b"abc"], L3L4)
     assert np.array_equal(frame_keys(FrameBatch(b"abcd", [0, 2], [2, 2]), FRAME),
                           [frame_key(b"ab", FRAME), frame_key(b"cd", FRAME)])
+
+
+# Link types -------------------------------------------------------------------------------------------------------
+
+def _link_record(linktype: int, packet, rng: random.Random | None = None) -> bytes:
+    """``packet`` (a scapy IP/IPv6 packet, or another layer) as a record of ``linktype``, built by scapy's own
+    link layers (LINKTYPE_ numbers as scapy's ``conf.l2types`` has them)."""
+    from scapy.layers.l2 import CookedLinux, CookedLinuxV2, Loopback, LoopbackOpenBSD
+    from scapy.layers.ppp import HDLC, PPP
+    rng = rng or random.Random(0)
+    ip = packet.haslayer(IP) or packet.haslayer(IPv6)
+    ethertype = 0x0800 if packet.haslayer(IP) else 0x86DD if packet.haslayer(IPv6) else 0x0806
+    family = 2 if packet.haslayer(IP) else 30 if packet.haslayer(IPv6) else 99
+    if linktype == 1:
+        return bytes(Ether(**MACS) / packet)
+    if linktype == 113:
+        return bytes(CookedLinux(pkttype=rng.choice((0, 4)), lladdrtype=1, lladdrlen=6, src=rng.randbytes(6),
+                                 proto=ethertype) / packet)
+    if linktype == 276:
+        return bytes(CookedLinuxV2(proto=ethertype, ifindex=rng.randrange(1, 9), pkttype=rng.choice((0, 4)),
+                                   lladdrtype=1, lladdrlen=6, src=rng.randbytes(6)) / packet)
+    if linktype == 0:
+        return bytes(Loopback(type=family) / packet)
+    if linktype == 108:
+        return bytes(LoopbackOpenBSD(type=family) / packet)
+    if linktype in (101, 228, 229):
+        assert ip
+        return bytes(packet)
+    if linktype == 9:
+        return bytes(PPP(proto=0x0021 if packet.haslayer(IP) else 0x0057 if packet.haslayer(IPv6) else 0xC021)
+                     / packet)
+    if linktype == 50:
+        return bytes(HDLC() / PPP(proto=0x0021 if packet.haslayer(IP) else 0x0057) / packet)
+    raise ValueError(linktype)
+
+
+LINKTYPES = (1, 113, 276, 0, 108, 101, 9, 50)
+
+
+def _ip_packets(rng: random.Random, count: int):
+    packets = []
+    for _ in range(count):
+        payload = Raw(rng.randbytes(rng.choice((0, 10, 300, 1400))))
+        l4 = rng.choice((TCP(sport=rng.randrange(65536), dport=443, seq=rng.getrandbits(32)), UDP(dport=53)))
+        if rng.random() < 0.6:
+            ip = v4(ttl=rng.randrange(1, 256), tos=rng.randrange(256), ident=rng.randrange(65536))
+        else:
+            ip = v6(hlim=rng.randrange(1, 256), tc=rng.randrange(256), fl=rng.randrange(1 << 20))
+        packets.append(ip / l4 / payload)
+    return packets
+
+
+def test_every_link_type_gives_the_ethernet_l3l4_key():
+    """The same IP packets as records of every link type: record_key (per record) and network_layer with
+    frame_keys (batch) give the key of the Ethernet frame that carries them, for l3l4 and for l3 ranges."""
+    seed = 21
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    packets = _ip_packets(rng, 60)
+    specs = [L3L4, KeySpec.parse("l3:12+8,l3:20+4"), KeySpec.parse("ipv4=l3:0+20/ff00ffff;ipv6=l3:8+32")]
+    for spec in specs:
+        expected = [frame_key(eth(p), spec) for p in packets]
+        for linktype in LINKTYPES:
+            records = [_link_record(linktype, p, rng) for p in packets]
+            assert [record_key(r, spec, linktype) for r in records] == expected, f"{spec} on {linktype}"
+            view, ethertypes = network_layer(FrameBatch.from_frames(records), linktype)
+            assert frame_keys(view, spec, ethertypes=ethertypes).tolist() == expected, f"{spec} on {linktype}"
+    for linktype, version in ((228, 4), (229, 6)):
+        chosen = [p for p in packets if p.version == version]
+        assert [record_key(bytes(p), L3L4, linktype) for p in chosen] == [frame_key(eth(p), L3L4) for p in chosen]
+
+
+def test_frame_key_skips_the_link_header():
+    """frame on a cooked or loopback capture keys the packet after the link header: the same packet seen on two
+    interfaces (different index, packet type, address) has one key, and that key is the raw packet's."""
+    rng = random.Random(4)
+    for packet in _ip_packets(rng, 10) + [ARP(pdst="10.0.0.1")]:
+        raw = frame_key(bytes(packet), FRAME, 0x0800)
+        for linktype in (113, 276, 0, 108):
+            if linktype in (0, 108) and not (packet.haslayer(IP) or packet.haslayer(IPv6)):
+                continue
+            one, two = _link_record(linktype, packet, rng), _link_record(linktype, packet, rng)
+            assert record_key(one, FRAME, linktype) == record_key(two, FRAME, linktype)
+            assert record_key(one, FRAME, linktype) == raw
+            assert record_key(one, L3L4, linktype) == record_key(two, L3L4, linktype)
+
+
+def test_cooked_vlan_tags_are_skipped():
+    """An SLL record of a VLAN interface (protocol 0x8100, then TCI and the inner type) keys as the tagged
+    Ethernet frame under l3l4."""
+    from scapy.layers.l2 import CookedLinux
+    packet = v4() / UDP() / Raw(b"x" * 50)
+    record = bytes(CookedLinux(proto=0x8100) / Dot1Q(vlan=12) / packet)
+    assert record_key(record, L3L4, 113) == frame_key(eth(packet, tags=[("q", 12)]), L3L4) == frame_key(eth(packet),
+                                                                                                          L3L4)
+
+
+def test_link_layers_in_bulk_equal_per_record():
+    """Random and damaged records of every link type, short ones included (header cut, NULL in either byte
+    order, PPP with and without address/control and protocol compression): the batch path equals record_key."""
+    seed = 22
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    for linktype in LINKTYPES + (228, 229, 127):
+        records = []
+        for _ in range(300):
+            roll = rng.random()
+            if roll < 0.3:
+                record = rng.randbytes(rng.randrange(0, 80))
+            else:
+                packet = rng.choice(_ip_packets(rng, 1) + [ARP()])
+                if linktype in (101, 228, 229, 127) and isinstance(packet, ARP):
+                    packet = v4() / UDP()
+                record = _link_record(1 if linktype == 127 else 101 if linktype in (228, 229) else linktype,
+                                      packet, rng)
+                if linktype == 0 and rng.random() < 0.5:                   # written on a big-endian host
+                    record = record[3::-1] + record[4:]
+                if linktype == 9 and rng.random() < 0.5:
+                    record = (b"\xff\x03" if rng.random() < 0.5 else b"") + (
+                        record[1:] if record[0] == 0 and rng.random() < 0.5 else record)
+                if rng.random() < 0.2:
+                    record = record[:rng.randrange(len(record) + 1)]
+            records.append(record)
+        specs = [FRAME] if linktype == 127 else [L3L4, FRAME, KeySpec.parse("l3:0+16/ffff,l3:20+*")]
+        for spec in specs:
+            view, ethertypes = network_layer(FrameBatch.from_frames(records), linktype)
+            keys, texts = frame_keys(view, spec, messages=True, ethertypes=ethertypes)
+            for i, record in enumerate(records):
+                assert int(keys[i]) == record_key(record, spec, linktype), \
+                    f"seed {seed}, link type {linktype}, {spec}, record {i}: {record.hex()}"
+
+
+@pytest.mark.parametrize("linktype, key, words", [
+    (127, "l3l4", ["key l3l4", "127 (IEEE802_11_RADIOTAP)", "--key frame"]),
+    (105, "l3:0+20", ["needs the network layer", "105 (IEEE802_11)", "--key frame"]),
+    (113, "frame:0+12,l3:0+*", ["frame:0+12", "113 (LINUX_SLL)", "l3 ranges"]),
+    (101, "frame:14+*", ["frame:14+*", "101 (RAW)", "l3l4"]),
+    (276, "other=frame:0+*/ff", ["frame:0+*/ff", "276 (LINUX_SLL2)"]),
+])
+def test_keys_a_link_type_cannot_give_are_refused(linktype, key, words):
+    with pytest.raises(ValueError) as error:
+        check_link(KeySpec.parse(key), linktype)
+    for word in words:
+        assert word in str(error.value)
+    with pytest.raises(ValueError):
+        record_key(b"\x45" + bytes(40), KeySpec.parse(key), linktype)
+
+
+def test_keys_every_link_type_can_give():
+    for linktype in LINKTYPES + (228, 229):
+        for key in ("l3l4", "frame", "l3:12+8", "ipv4=l3l4;ipv6=l3:0+40;other=frame"):
+            check_link(KeySpec.parse(key), linktype)
+    check_link(FRAME, 127)
+    check_link(KeySpec.parse("frame:0+12,l3:0+*"), 1)
+    assert linktype_name(113) == "113 (LINUX_SLL)" and linktype_name(4242) == "4242"
