@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Captures as users have them (apbbf/capture.py, through ``apbbf dedup``): every link type that carries IP, a
 ``tcpdump -i any`` capture with each packet on two interfaces, pipes, rings of files, compressed files, time going
 backwards, the sizing options (--rate, --config, --seed), and the errors (exit status 2, nothing written)."""

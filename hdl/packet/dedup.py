@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (the de-duplicator builds its key extractor for its caller: unused when the de-duplicator is)
 """Packet de-duplication at line rate: frames in, each frame's key tested and inserted in the time-bounded window,
 duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
 
