@@ -1,0 +1,14 @@
+"""An RGMII Gigabit Ethernet MAC: the PHY interface, receive and transmit framing and the MAC composing them, with
+frames as ``lib.stream`` beats in the user's clock domain (``docs/ethernet.md``)."""
+
+from .beat_packer import BeatPacker
+from .beat_unpacker import BeatUnpacker
+from .generic_io import GenericIOPlatform
+from .layouts import DATA_WIDTHS, GMIIRxSignature, GMIITxSignature, beat_layout, byte_layout
+from .mac import COUNTERS, RGMIIMAC
+from .rgmii import RGMII
+from .rx_framer import RXFramer
+from .tx_framer import TXFramer
+
+__all__ = ["BeatPacker", "BeatUnpacker", "GenericIOPlatform", "DATA_WIDTHS", "GMIIRxSignature", "GMIITxSignature",
+           "beat_layout", "byte_layout", "COUNTERS", "RGMIIMAC", "RGMII", "RXFramer", "TXFramer"]
