@@ -114,9 +114,9 @@ class RGMIIMAC(wiring.Component):
         # the user's domain may run as slowly as 125 MHz * 8 / data_width. The receive side cannot be held back
         # (the packer cuts frames that do not fit, never the FIFO); the transmit side is paced by the line.
         tx_domain = self._tx_domain
-        m.domains.rx = ClockDomain("rx", local=True)
+        m.domains.rx = rx = ClockDomain("rx", local=True)
         m.submodules.phy = phy = self._phy
-        m.d.comb += m.domains.rx.clk.eq(phy.rx_clk)
+        m.d.comb += rx.clk.eq(phy.rx_clk)
         m.submodules.rx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain="rx")
 
         m.submodules.rx_framer = rx_framer = DomainRenamer("rx")(RXFramer())
