@@ -11,7 +11,7 @@ from apbbf.sim.cocotb import mac_runner, runner
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-mac"
 SEED = 20261125
-EXPECTED_TESTS = frozenset(["receive", "transmit", "line_rate_across_clocks"])
+EXPECTED_TESTS = frozenset(["receive", "transmit", "line_rate_across_clocks", "receive_overflow"])
 
 CASES = {
     # make test: two dozen frames each way, 100 minimum-size frames at line rate

@@ -50,7 +50,7 @@ class BeatUnpacker(wiring.Component):
         held_valid = Signal()
         lane = Signal(range(lanes))
         final_lane = Signal(range(lanes))         # the held beat's last byte present
-        last_lane = (lane == final_lane)
+        last_lane = Signal()                      # lane == final_lane, kept in a register: i.ready hangs on it
 
         m.d.comb += [
             self.o.valid.eq(held_valid),
@@ -59,14 +59,15 @@ class BeatUnpacker(wiring.Component):
             self.o.payload.error.eq(held.user.error & last_lane),
         ]
         with m.If(self.o.valid & self.o.ready):
-            m.d.sync += lane.eq(lane + 1)
+            m.d.sync += [lane.eq(lane + 1), last_lane.eq(lane + 1 == final_lane)]
             with m.If(last_lane):
                 m.d.sync += [lane.eq(0), held_valid.eq(0)]
         m.d.comb += self.i.ready.eq(~held_valid | (self.o.ready & last_lane))
         with m.If(self.i.valid & self.i.ready):
             keep = self.i.payload.keep
-            m.d.sync += [held.eq(self.i.payload), held_valid.eq(1), lane.eq(0), final_lane.eq(0)]
+            m.d.sync += [held.eq(self.i.payload), held_valid.eq(1), lane.eq(0), final_lane.eq(0),
+                         last_lane.eq(1)]
             for n in range(1, lanes):                 # the highest lane kept (the last assignment wins)
                 with m.If(keep[n]):
-                    m.d.sync += final_lane.eq(n)
+                    m.d.sync += [final_lane.eq(n), last_lane.eq(0)]
         return m

@@ -29,13 +29,13 @@ class RGMIIMAC(wiring.Component):
     """A Gigabit Ethernet MAC on an RGMII PHY, with frames as ``lib.stream`` beats in the user's domain (``sync``).
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
-    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through an ``AsyncFIFO`` of ``rx_depth``
-    beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad
+    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through an ``AsyncFIFOBuffered`` of
+    ``rx_depth`` + 1 beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad
     one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO filled). The receive
     side is reset by ``sync``'s reset.
 
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
-    ``AsyncFIFO`` of ``tx_depth`` beats, and go out one byte per clock with preamble, SFD, padding to 60 bytes,
+    ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding to 60 bytes,
     FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error`` goes out with a
     bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its beats as fast
     as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one beat every
@@ -56,7 +56,10 @@ class RGMIIMAC(wiring.Component):
     tx_domain : str
         The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
     rx_depth, tx_depth : int
-        Beats in the receive and transmit FIFOs, powers of 2 from 4.
+        Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds one more in
+        its output register). The receive FIFO absorbs the time ``rx`` is held back (512 beats of 64 bits:
+        4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
+        latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
     rx_delay, tx_delay : float
         I/O delays, see :class:`~apbbf.hdl.eth.rgmii.RGMII`.
     ifg : int
@@ -76,7 +79,7 @@ class RGMIIMAC(wiring.Component):
     """
 
     def __new__(cls, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
-                tx_depth: int = 512, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
+                tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
         check_data_width(data_width)
         if not isinstance(tx_domain, str) or not tx_domain or tx_domain in ("sync", "rx"):
             raise TypeError(f"tx_domain must be a domain name other than 'sync' and 'rx', not {tx_domain!r}")
@@ -87,7 +90,7 @@ class RGMIIMAC(wiring.Component):
         return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
-                 tx_depth: int = 512, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
+                 tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
         self._data_width = data_width
         self._tx_domain = tx_domain
         self._rx_depth, self._tx_depth = rx_depth, tx_depth
@@ -121,21 +124,33 @@ class RGMIIMAC(wiring.Component):
 
         m.submodules.rx_framer = rx_framer = DomainRenamer("rx")(RXFramer())
         m.submodules.packer = packer = DomainRenamer("rx")(BeatPacker(self._data_width))
-        m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFO(
-            width=beat_layout(self._data_width).size, depth=self._rx_depth, w_domain="rx", r_domain="sync")
+        # Buffered FIFOs: their read data comes from a register, not from the block RAM's output (5.8 ns
+        # clock-to-out on ECP5 without its output register), so the logic behind them has the whole clock.
+        m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFOBuffered(
+            width=beat_layout(self._data_width).size, depth=self._rx_depth + 1, w_domain="rx", r_domain="sync")
         wiring.connect(m, phy.gmii_rx, rx_framer.gmii)
         wiring.connect(m, rx_framer.o, packer.i)
         m.d.comb += [
             rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
             self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
         ]
-        with m.If(rx_fifo.w_level <= self._rx_depth - 3):
-            m.d.comb += packer.o_room.eq(3)
+        # The room is a register computed a clock ahead from w_level alone, compared with constants (no carry
+        # chain): w_level is a register too and misses up to two beats written on the last two clocks, which
+        # are taken as written (the packer counts the beat it writes on the current clock itself).
+        room = Signal(2)
+        depth = rx_fifo.depth
+        with m.If(rx_fifo.w_level <= depth - 5):
+            m.d.rx += room.eq(3)
+        with m.Elif(rx_fifo.w_level == depth - 4):
+            m.d.rx += room.eq(2)
+        with m.Elif(rx_fifo.w_level == depth - 3):
+            m.d.rx += room.eq(1)
         with m.Else():
-            m.d.comb += packer.o_room.eq(self._rx_depth - rx_fifo.w_level)
+            m.d.rx += room.eq(0)
+        m.d.comb += packer.o_room.eq(room)
 
-        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFO(
-            width=beat_layout(self._data_width).size, depth=self._tx_depth, w_domain="sync", r_domain=tx_domain)
+        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFOBuffered(
+            width=beat_layout(self._data_width).size, depth=self._tx_depth + 1, w_domain="sync", r_domain=tx_domain)
         m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
         m.submodules.tx_framer = tx_framer = DomainRenamer(tx_domain)(self._tx_framer)
         m.d.comb += [

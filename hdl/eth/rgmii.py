@@ -161,6 +161,8 @@ class RGMII(wiring.Component):
 
         m.submodules.rx_clk_buffer = rx_clk = io.Buffer("i", ports["rx_clk"])
         m.d.comb += self.rx_clk.eq(rx_clk.i)
+        if hasattr(platform, "add_clock_constraint") and hasattr(ports["rx_clk"], "io"):
+            platform.add_clock_constraint(ports["rx_clk"].io, 125e6)
 
         rx = m.d[self._rx_domain]
         ctl_rise, ctl_fall = self._ddr_in(m, "rx_ctl", ports["rx_ctl"], rx_taps)

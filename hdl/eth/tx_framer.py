@@ -95,7 +95,7 @@ class TXFramer(wiring.Component):
                         m.d.sync += count.eq(count + 1)
                     with m.If(self.i.payload.last):
                         m.d.sync += error.eq(self.i.payload.error)
-                        with m.If(count + 1 < MIN_PAYLOAD):
+                        with m.If(count < MIN_PAYLOAD - 1):         # constants: no carry chain
                             m.next = "PAD"
                         with m.Else():
                             m.d.sync += count.eq(0)
@@ -108,7 +108,7 @@ class TXFramer(wiring.Component):
             with m.State("PAD"):
                 send(0)
                 m.d.sync += count.eq(count + 1)
-                with m.If(count + 1 == MIN_PAYLOAD):
+                with m.If(count == MIN_PAYLOAD - 1):
                     m.d.sync += count.eq(0)
                     m.next = "FCS"
             with m.State("FCS"):

@@ -1,0 +1,34 @@
+"""Place and route the RGMII MAC alone on a board with Ethernet (three nextpnr seeds) and write
+build/reports/mac_pnr-<board>.json: the post-route Fmax of the receive, transmit and user clock domains."""
+
+import argparse
+import json
+from pathlib import Path
+
+from apbbf.flows.mac_pnr import mac_pnr
+from apbbf.flows.pnr import SEEDS
+from apbbf.hdl.eth.loopback import BOARD_PHYS
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--board", choices=sorted(BOARD_PHYS), default="colorlight-5a75b")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument("--data-width", type=int, default=64)
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parents[1] / "build"
+    result = mac_pnr(args.board, root / "mac-pnr" / args.board, seeds=args.seeds, data_width=args.data_width)
+    out = root / "reports" / f"mac_pnr-{args.board}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{result['board']} ({result['device']}), {result['data_width']}-bit beats")
+    for name, d in result["domains"].items():
+        print(f"  {name:28s} {d['fmax_mhz']:7.1f} MHz (seeds {d['fmax_min_mhz']}..{d['fmax_max_mhz']}) "
+              f"against {d['constraint_mhz']} MHz: {'met' if d['met_every_seed'] else 'NOT met'}")
+    used = ", ".join(f"{name} {v['used']}/{v['available']}" for name, v in result["utilization"].items())
+    print(f"  utilization {used}")
+    print(f"  written {out}")
+
+
+if __name__ == "__main__":
+    main()
