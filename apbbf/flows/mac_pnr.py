@@ -36,7 +36,7 @@ def _domain(net: str) -> str:
         return "rx (PHY receive clock)"
     if "eth_tx" in net:
         return "eth_tx (125 MHz transmit)"
-    if "sync" in net:
+    if "sync" in net or net.endswith(".clk"):
         return "sync (user, 62.5 MHz)"
     return net
 

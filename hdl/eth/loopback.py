@@ -13,7 +13,7 @@ __all__ = ["RGMIILoopback", "BOARD_PHYS"]
 #: the I/O delays each board's PHYs need (:class:`~apbbf.hdl.eth.rgmii.RGMII`).
 BOARD_PHYS = {
     "colorlight-5a75b": ("Colorlight_5A75B_R70Platform", "clk25", 25e6, 2e-9, 0.0),
-    "versa-ecp5": ("VersaECP5Platform", "eth_clk125", 125e6, 2e-9, 2e-9),
+    "versa-ecp5": ("VersaECP5Platform", "eth_clk125", 125e6, 0.0, 0.0),
 }
 
 

@@ -67,7 +67,7 @@ class RGMII(wiring.Component):
     steps) between the pad and the input DDR register of ``rx_ctl`` and ``rx_data``, ``tx_delay`` one after the
     output DDR register of ``tx_clk``. On the Colorlight 5A-75B the B50612D delays its transmit clock by itself
     and the FPGA delays the received data 2 ns (``rx_delay=2e-9, tx_delay=0``, LiteEth's setting for the board);
-    the Versa's 88E1512 adds no delay (``rx_delay=tx_delay=2e-9``).
+    the Versa's PHYs add both delays themselves (``rx_delay=tx_delay=0``, LiteEth's setting for that board).
 
     Parameters
     ----------
