@@ -1,7 +1,7 @@
 """An ECP5 PLL (EHXPLLL) making the 125 MHz transmit clock of the RGMII MAC, and a second clock, from a board's
 oscillator."""
 
-from amaranth import ClockDomain, ClockSignal, Const, Instance, Module, ResetSignal, Signal
+from amaranth import ClockSignal, Const, Instance, Module
 from amaranth.lib import cdc, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -36,15 +36,15 @@ def pll_dividers(input_hz: float, output_hz: float, second_hz: float) -> dict:
 
 
 class ECP5PLL(wiring.Component):
-    """Two clock domains from a reference clock: ``output_domain`` (CLKOP) and ``second_domain`` (CLKOS), each
-    held in reset until the PLL locks (reset synchronizers).
+    """Drives the clocks of two domains the parent defines from a reference clock: ``output_domain`` (CLKOP)
+    and ``second_domain`` (CLKOS), each held in reset until the PLL locks (reset synchronizers).
 
     Parameters
     ----------
     input_hz, output_hz, second_hz : float
         The reference and the two output frequencies.
     output_domain, second_domain : str
-        The domains the component defines (the parent sees them: not local).
+        The domains it clocks (defined by the parent).
 
     Attributes
     ----------
@@ -73,7 +73,6 @@ class ECP5PLL(wiring.Component):
         d = self._dividers
         input_hz, output_hz, second_hz = self._hz
         output_domain, second_domain = self._domains
-        m.domains += [ClockDomain(output_domain), ClockDomain(second_domain)]
         clkop = ClockSignal(output_domain)
         m.submodules.pll = Instance(
             "EHXPLLL",

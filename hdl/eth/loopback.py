@@ -1,7 +1,7 @@
 """The RGMII MAC alone on a board: each frame received on a port is sent back out of it (for place and route, and
 as a first test of a board's Ethernet)."""
 
-from amaranth import Module
+from amaranth import ClockDomain, Module
 from amaranth.lib import io, wiring
 
 from .ecp5_pll import ECP5PLL
@@ -47,6 +47,8 @@ class RGMIILoopback(wiring.Component):
         # stream to its transmit stream (the rest of the design stays out of the timing figures).
         _, clock, clock_hz, rx_delay, tx_delay = BOARD_PHYS[self._board]
         pins = platform.request("eth_rgmii", self._port, dir="-")
+        m.domains.eth_tx = ClockDomain("eth_tx")
+        m.domains.sync = ClockDomain("sync")
         m.submodules.pll = pll = ECP5PLL(input_hz=clock_hz, output_hz=125e6, second_hz=62.5e6)
         m.submodules.clk_buffer = clk = io.Buffer("i", platform.request(clock, 0, dir="-"))
         m.d.comb += pll.clk_in.eq(clk.i)

@@ -151,10 +151,10 @@ class RGMII(wiring.Component):
         return rise, fall
 
     def elaborate(self, platform):
+        delays = self._delays_apply(platform)                  # raises before a Module exists
         m = Module()
         # DDR registers in the I/O cells (io.DDRBuffer through the platform) on every data and control pin, and
         # one more register stage in the fabric each way: what reaches the framers is a plain registered byte.
-        delays = self._delays_apply(platform)
         rx_taps = round(self._rx_delay / DELAY_TAP) if delays else 0
         tx_taps = round(self._tx_delay / DELAY_TAP) if delays else 0
         ports = self._ports
