@@ -71,3 +71,21 @@ def test_loopback_elaborates(board, platform, delayed):
         assert "parameter \\DEL_VALUE 80" in text
     else:
         assert "DELAYG" not in cells
+
+
+@pytest.mark.parametrize("board, platform", [
+    ("colorlight-5a75b", Colorlight_5A75B_R70Platform),
+    ("versa-ecp5", VersaECP5Platform),
+])
+def test_appliance_elaborates(board, platform):
+    """The appliance top (two MACs, the de-duplicator between port 0's receive side and port 1's transmit side)
+    elaborates for both boards; on the Colorlight port 1 is requested without the PHY reset and MDIO that it
+    shares with port 0."""
+    from apbbf.hdl.eth.appliance import DedupAppliance
+    from apbbf.model import Config
+    config = Config(2, 3, segment_blocks=16, span=1000, time_width=16)
+    plan = platform().prepare(DedupAppliance(board, config), name="top")
+    text = plan.files["top.il"]
+    cells = re.findall(r"^\s*cell \\(\w+) ", text, re.MULTILINE)
+    assert cells.count("IDDRX1F") == 10 and cells.count("ODDRX1F") == 12 and cells.count("EHXPLLL") == 1
+    assert "dedup" in text
