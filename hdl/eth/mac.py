@@ -30,13 +30,13 @@ class RGMIIMAC(wiring.Component):
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
     packed into beats (:class:`BeatPacker`) and cross to ``sync`` through an ``AsyncFIFOBuffered`` of
-    ``rx_depth`` + 1 beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad
-    one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO filled). The receive
-    side is reset by ``sync``'s reset.
+    ``rx_depth`` + 1 beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the
+    last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
+    filled). The receive side is reset by ``sync``'s reset.
 
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
-    ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding to 60 bytes,
-    FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error`` goes out with a
+    ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding
+    to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error`` goes out with a
     bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its beats as fast
     as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one beat every
     eight transmit clocks) or the frame is cut short and marked bad (``tx_underflows``). A design that cannot
