@@ -37,10 +37,10 @@ class RGMIIMAC(wiring.Component):
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
     ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding
     to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error``
-    goes out with a bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its beats as fast
-    as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one beat every
-    eight transmit clocks) or the frame is cut short and marked bad (``tx_underflows``). A design that cannot
-    promise it gives ``tx`` whole frames at a time (store and forward before the MAC).
+    goes out with a bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its
+    beats as fast as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one
+    beat every eight transmit clocks) or the frame is cut short and marked bad (``tx_underflows``). A design
+    that cannot promise it gives ``tx`` whole frames at a time (store and forward before the MAC).
 
     The counters count in ``sync`` (events in the PHY's domains cross through pulse synchronizers: at most one
     per frame, so none is lost).
