@@ -15,10 +15,14 @@ def main():
     parser.add_argument("--board", choices=sorted(BOARD_PHYS), default="colorlight-5a75b")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--data-width", type=int, default=64)
+    parser.add_argument("--top", choices=["loopback", "appliance"], default="loopback",
+                        help="the MAC alone (default), or the appliance top with a small filter")
     args = parser.parse_args()
     root = Path(__file__).resolve().parents[1] / "build"
-    result = mac_pnr(args.board, root / "mac-pnr" / args.board, seeds=args.seeds, data_width=args.data_width)
-    out = root / "reports" / f"mac_pnr-{args.board}.json"
+    name = args.board if args.top == "loopback" else f"{args.board}-appliance"
+    result = mac_pnr(args.board, root / "mac-pnr" / name, seeds=args.seeds, data_width=args.data_width,
+                     top=args.top)
+    out = root / "reports" / f"mac_pnr-{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{result['board']} ({result['device']}), {result['data_width']}-bit beats")

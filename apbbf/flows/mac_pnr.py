@@ -37,12 +37,17 @@ def _domain(net: str) -> str:
     if "eth_tx" in net:
         return "eth_tx (125 MHz transmit)"
     if "sync" in net or net.endswith(".clk"):
-        return "sync (user, 62.5 MHz)"
+        return "sync (user)"
     return net
 
 
-def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64) -> dict:
-    """Build the MAC's loopback top for ``board`` once per seed in ``<work>/seed<N>``.
+#: The filter of the appliance's trial build (``top="appliance"``): small enough for the 5A-75B's 56 DP16KD.
+APPLIANCE_CONFIG = dict(k=2, l=4, segment_blocks=128, span=1000, time_width=32, extra_segments=1)
+
+
+def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64, top: str = "loopback") -> dict:
+    """Build the MAC's loopback top (or, with ``top="appliance"``, the appliance top with the filter of
+    :data:`APPLIANCE_CONFIG`) for ``board`` once per seed in ``<work>/seed<N>``.
 
     Returns
     -------
@@ -57,7 +62,11 @@ def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64) -> dict:
     ValueError
         If ``board`` is not one of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
     """
+    from ..hdl.eth.appliance import DedupAppliance
     from ..hdl.eth.loopback import RGMIILoopback
+    from ..model import Config
+    if top not in ("loopback", "appliance"):
+        raise ValueError(f"top must be 'loopback' or 'appliance', not {top!r}")
     seeds = _check_seeds(seeds)
     toolchain.use_yowasp()
     work = Path(work).resolve()
@@ -68,7 +77,9 @@ def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64) -> dict:
         build_dir = work / f"seed{seed}"
         build_dir.mkdir(parents=True, exist_ok=True)
         start = time.monotonic()
-        plan = platform.build(RGMIILoopback(board, data_width=data_width), name="top", build_dir=str(build_dir),
+        design = (RGMIILoopback(board, data_width=data_width) if top == "loopback"
+                  else DedupAppliance(board, Config(**APPLIANCE_CONFIG), data_width=data_width))
+        plan = platform.build(design, name="top", build_dir=str(build_dir),
                               do_build=False,
                               nextpnr_opts=f"--timing-allow-fail --report nextpnr_report.json --seed {seed}")
         cwd = os.getcwd()
@@ -90,7 +101,7 @@ def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64) -> dict:
         }
     cells = toolchain.group_cells(toolchain.yosys_cells((work / f"seed{seeds[0]}" / "top.rpt").read_text()), "ecp5")
     speed = getattr(platform, "speed", None)
-    return {"board": board, "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
+    return {"board": board, "top": top, "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
             "data_width": data_width, "domains": domains,
             "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"]} for s, r in runs.items()},
             "utilization": runs[seeds[0]]["utilization"], "cells": cells}
