@@ -75,7 +75,8 @@ def export_mac(build_dir, *, data_width: int = 64, waves: bool = False, **option
 
 
 def run_mac(build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = True,
-            frames: int = 40, line_rate_frames: int = 200, data_width: int = 64, **options) -> Path:
+            frames: int = 40, line_rate_frames: int = 200, data_width: int = 64, user_period_fs: int = 10_000_000,
+            **options) -> Path:
     """Export and build the MAC in ``build_dir`` and run the cocotb benches of :data:`MAC_TEST_MODULE`.
 
     Parameters
@@ -88,6 +89,8 @@ def run_mac(build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1, wav
         Frames per direction in the receive and transmit benches.
     line_rate_frames : int
         Minimum-size frames back to back in the line-rate bench.
+    user_period_fs : int
+        The user's clock period, fs (even); at least 125 MHz * 8 / ``data_width`` for line rate.
 
     Returns
     -------
@@ -107,8 +110,8 @@ def run_mac(build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1, wav
     build_args = list(verilator.ARGS) if sim == "verilator" else ["-g2005"]
     runner.build(sources=sources, hdl_toplevel=MAC_TB, build_dir=build_dir, waves=waves and sim != "icarus",
                  timescale=("1ns", "1fs"), build_args=build_args, always=False)
-    env = {PARAMS_ENV: json.dumps({"data_width": data_width, "frames": frames,
-                                   "line_rate_frames": line_rate_frames, **options})}
+    env = {PARAMS_ENV: json.dumps({"data_width": data_width, "frames": frames, "line_rate_frames": line_rate_frames,
+                                   "user_period_fs": user_period_fs, **options})}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)
     return runner.test(test_module=MAC_TEST_MODULE, hdl_toplevel=MAC_TB, build_dir=build_dir, testcase=testcase,

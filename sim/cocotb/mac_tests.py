@@ -3,7 +3,7 @@ and ``RgmiiSink`` at 1000 Mb/s on the PHY side, cocotbext-axi on the user side, 
 frame's bytes and error flag compared.
 
 The receive clock runs 100 ppm fast and the transmit clock 100 ppm slow (the PHYs' clocks are not locked), the
-user's clock at 100 MHz.
+user's clock at 100 MHz unless the runner says otherwise.
 """
 
 import json
@@ -22,10 +22,10 @@ from scapy.packet import Raw
 from .mac_runner import PARAMS_ENV
 from .testbench import _quiet
 
-#: Clock periods, fs: 125 MHz +100 ppm (receive), 125 MHz -100 ppm (transmit), 100 MHz (user).
+#: Clock periods, fs: 125 MHz +100 ppm (receive), 125 MHz -100 ppm (transmit); the user's clock is a parameter
+#: (``user_period_fs``, default 10 ns: it must be at least 125 MHz * 8 / data_width).
 RX_PERIOD_FS = 7_999_200
 TX_PERIOD_FS = 8_000_800
-USER_PERIOD_FS = 10_000_000
 COUNTERS = ("rx_frames", "rx_bad_fcs", "rx_phy_errors", "rx_runts", "rx_overflows", "tx_frames", "tx_underflows")
 
 
@@ -81,7 +81,7 @@ class TB:
         # The clocks start low: a rising edge at time 0 would race Icarus's first evaluation of the logic.
         self.dut.aresetn.value = 0
         for clock, period in ((self.dut.rgmii_rx_clk, RX_PERIOD_FS), (self.dut.eth_tx_clk, TX_PERIOD_FS),
-                              (self.dut.aclk, USER_PERIOD_FS)):
+                              (self.dut.aclk, self.params.get("user_period_fs", 10_000_000))):
             Clock(clock, period, unit="fs").start(start_high=False)
         await ClockCycles(self.dut.aclk, 10)
         self.dut.aresetn.value = 1
