@@ -75,7 +75,7 @@ def test_loopback_elaborates(board, platform, delayed):
 
 @pytest.mark.parametrize("board, platform", [
     ("colorlight-5a75b", Colorlight_5A75B_R70Platform),
-    ("versa-ecp5", VersaECP5Platform),
+    pytest.param("versa-ecp5", VersaECP5Platform, marks=pytest.mark.slow),     # the de-duplicator takes ~10 s
 ])
 def test_appliance_elaborates(board, platform):
     """The appliance top (two MACs, the de-duplicator between port 0's receive side and port 1's transmit side)
