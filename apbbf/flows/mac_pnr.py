@@ -33,7 +33,8 @@ def _platform(board: str):
 def _domain(net: str) -> str:
     """A readable clock name for a nextpnr clock net."""
     if "rx_clk" in net:
-        return "rx (PHY receive clock)"
+        port = net.removeprefix("$glbnet$").split(".")[0]
+        return f"rx ({port}, PHY receive clock)" if port.startswith("port") else "rx (PHY receive clock)"
     if "eth_tx" in net:
         return "eth_tx (125 MHz transmit)"
     if "sync" in net or net.endswith(".clk"):

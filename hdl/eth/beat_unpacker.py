@@ -43,8 +43,9 @@ class BeatUnpacker(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # The beat is held in a register and its lanes sent in turn; the next beat is taken on the clock that
-        # sends the current one's last byte, so bytes flow without a gap when the source keeps up.
+        # The beat is held in a register that shifts down a byte for each byte sent, so the byte out is always
+        # bits 7..0 of a register (no lane multiplexer in front of the framer's CRC); the next beat is taken on
+        # the clock that sends the current one's last byte, so bytes flow without a gap when the source keeps up.
         lanes = self._data_width // 8
         held = Signal(beat_layout(self._data_width))
         held_valid = Signal()
@@ -54,12 +55,12 @@ class BeatUnpacker(wiring.Component):
 
         m.d.comb += [
             self.o.valid.eq(held_valid),
-            self.o.payload.data.eq(held.data.word_select(lane, 8)),
+            self.o.payload.data.eq(held.data[:8]),
             self.o.payload.last.eq(held.last & last_lane),
             self.o.payload.error.eq(held.user.error & last_lane),
         ]
         with m.If(self.o.valid & self.o.ready):
-            m.d.sync += [lane.eq(lane + 1), last_lane.eq(lane + 1 == final_lane)]
+            m.d.sync += [lane.eq(lane + 1), last_lane.eq(lane + 1 == final_lane), held.data.eq(held.data >> 8)]
             with m.If(last_lane):
                 m.d.sync += [lane.eq(0), held_valid.eq(0)]
         m.d.comb += self.i.ready.eq(~held_valid | (self.o.ready & last_lane))
