@@ -47,7 +47,8 @@ def test_wheel_contains_only_apbbf(dist):
     assert top <= {"apbbf", f"apbbf-{apbbf.__version__}.dist-info"}, top
     for module in ("apbbf/model/filters.py", "apbbf/hdl/core.py", "apbbf/hdl/devices.py", "apbbf/sim/harness.py",
                    "apbbf/sim/verilator.py", "apbbf/sim/cocotb/runner.py", "apbbf/cli.py", "apbbf/toolchain.py",
-                   "apbbf/flows/bench.py", "apbbf/fusesoc/apbbf.core", "apbbf/fusesoc/apbbf_gen.py"):
+                   "apbbf/flows/bench.py", "apbbf/fusesoc/apbbf.core", "apbbf/fusesoc/apbbf_gen.py",
+                   "apbbf/hdl/eth/mac.py", "apbbf/sim/cocotb/mac_runner.py"):
         assert module in names, f"{module} missing from the wheel"
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "apbbf = apbbf.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
