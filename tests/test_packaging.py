@@ -49,7 +49,8 @@ def test_wheel_contains_only_apbbf(dist):
     for module in ("apbbf/model/filters.py", "apbbf/hdl/core/apbbf.py", "apbbf/hdl/core/devices.py",
                    "apbbf/hdl/packet/dedup.py", "apbbf/hdl/export/verilog.py", "apbbf/hdl/board/boards.py", "apbbf/sim/harness.py",
                    "apbbf/sim/verilator.py", "apbbf/sim/cocotb/runner.py", "apbbf/cli.py", "apbbf/toolchain.py",
-                   "apbbf/flows/bench.py", "apbbf/fusesoc/apbbf.core", "apbbf/fusesoc/apbbf_gen.py"):
+                   "apbbf/flows/bench.py", "apbbf/fusesoc/apbbf.core", "apbbf/fusesoc/apbbf_gen.py",
+                   "apbbf/hdl/eth/mac.py", "apbbf/sim/cocotb/mac_runner.py"):
         assert module in names, f"{module} missing from the wheel"
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "apbbf = apbbf.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

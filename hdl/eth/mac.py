@@ -1,0 +1,181 @@
+"""The RGMII Gigabit Ethernet MAC: the PHY interface, receive and transmit framing, and the clock domain crossings
+to the user's domain."""
+
+from amaranth import Cat, ClockDomain, DomainRenamer, Module, ResetSignal, Signal
+from amaranth.lib import cdc, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .beat_packer import BeatPacker
+from .beat_unpacker import BeatUnpacker
+from .layouts import MIN_IFG, beat_layout, check_data_width
+from .rgmii import RGMII, check_rgmii_parameters
+from .rx_framer import RXFramer
+from .tx_framer import TXFramer, check_ifg
+
+__all__ = ["RGMIIMAC", "COUNTERS"]
+
+#: The MAC's counters, in the user's domain, 32 bits each (they wrap).
+COUNTERS = ("rx_frames", "rx_bad_fcs", "rx_phy_errors", "rx_runts", "rx_overflows", "tx_frames", "tx_underflows")
+
+
+def _check_depth(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < minimum or value > 1 << 16 or value & (value - 1):
+        raise ValueError(f"{name} must be a power of 2 from {minimum} to 65536 beats, not {value}")
+
+
+class RGMIIMAC(wiring.Component):
+    """A Gigabit Ethernet MAC on an RGMII PHY, with frames as ``lib.stream`` beats in the user's domain (``sync``).
+
+    Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
+    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through an ``AsyncFIFOBuffered`` of
+    ``rx_depth`` + 1 beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the
+    last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
+    filled). The receive side is reset by ``sync``'s reset.
+
+    Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
+    ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding
+    to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error``
+    goes out with a bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its
+    beats as fast as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one
+    beat every eight transmit clocks) or the frame is cut short and marked bad (``tx_underflows``). A design
+    that cannot promise it gives ``tx`` whole frames at a time (store and forward before the MAC).
+
+    The counters count in ``sync`` (events in the PHY's domains cross through pulse synchronizers: at most one
+    per frame, so none is lost).
+
+    100 Mb/s and 10 Mb/s (RGMII at 25 and 2.5 MHz, four bits per clock) are not supported.
+
+    Parameters
+    ----------
+    pins
+        The RGMII resource, requested with ``dir="-"`` (see :class:`~apbbf.hdl.eth.rgmii.RGMII`).
+    data_width : int
+        Bits per beat on ``rx`` and ``tx``, one of :data:`~apbbf.hdl.eth.layouts.DATA_WIDTHS`.
+    tx_domain : str
+        The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
+    rx_depth, tx_depth : int
+        Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds one more in
+        its output register). The receive FIFO absorbs the time ``rx`` is held back (512 beats of 64 bits:
+        4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
+        latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
+    rx_delay, tx_delay : float
+        I/O delays, see :class:`~apbbf.hdl.eth.rgmii.RGMII`.
+    ifg : int
+        Inter-frame gap on transmit, byte times, 12..255.
+
+    Attributes
+    ----------
+    rx : Out(stream.Signature(beat_layout(data_width)))
+    tx : In(stream.Signature(beat_layout(data_width)))
+    rx_frames, rx_bad_fcs, rx_phy_errors, rx_runts, rx_overflows, tx_frames, tx_underflows : Out(32)
+        ``rx_frames`` counts the frames received with at least one byte besides the FCS (good or bad, and
+        those then cut short or dropped whole for want of room: ``rx_overflows``), ``tx_frames`` the frames sent
+        whole. Each counts once per frame as long as ``sync`` runs at least at 1/8 of 125 MHz.
+    link_up, full_duplex : Out(1)
+    speed : Out(2)
+        The PHY's in-band status (:class:`~apbbf.hdl.eth.rgmii.RGMII`), synchronized to ``sync``.
+    """
+
+    def __new__(cls, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
+                tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
+        check_data_width(data_width)
+        if not isinstance(tx_domain, str) or not tx_domain or tx_domain in ("sync", "rx"):
+            raise TypeError(f"tx_domain must be a domain name other than 'sync' and 'rx', not {tx_domain!r}")
+        _check_depth("rx_depth", rx_depth, 4)
+        _check_depth("tx_depth", tx_depth, 4)
+        check_rgmii_parameters(pins, rx_domain="rx", tx_domain=tx_domain, rx_delay=rx_delay, tx_delay=tx_delay)
+        check_ifg(ifg)
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
+                 tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
+        self._data_width = data_width
+        self._tx_domain = tx_domain
+        self._rx_depth, self._tx_depth = rx_depth, tx_depth
+        self._phy = RGMII(pins, rx_domain="rx", tx_domain=tx_domain, rx_delay=rx_delay, tx_delay=tx_delay)
+        self._tx_framer = TXFramer(ifg=ifg)
+        super().__init__({
+            "rx": Out(stream.Signature(beat_layout(data_width))),
+            "tx": In(stream.Signature(beat_layout(data_width))),
+            **{name: Out(32) for name in COUNTERS},
+            "link_up": Out(1), "speed": Out(2), "full_duplex": Out(1),
+        })
+
+    @property
+    def data_width(self) -> int:
+        return self._data_width
+
+    @property
+    def tx_domain(self) -> str:
+        return self._tx_domain
+
+    def elaborate(self, platform):
+        m = Module()
+        # Byte-wide logic in the PHY's clocks, wide beats in the user's: the FIFOs cross at the wide side, so
+        # the user's domain may run as slowly as 125 MHz * 8 / data_width. The receive side cannot be held back
+        # (the packer cuts frames that do not fit, never the FIFO); the transmit side is paced by the line.
+        tx_domain = self._tx_domain
+        m.domains.rx = rx = ClockDomain("rx", local=True)
+        m.submodules.phy = phy = self._phy
+        m.d.comb += rx.clk.eq(phy.rx_clk)
+        m.submodules.rx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain="rx")
+
+        m.submodules.rx_framer = rx_framer = DomainRenamer("rx")(RXFramer())
+        m.submodules.packer = packer = DomainRenamer("rx")(BeatPacker(self._data_width))
+        # Buffered FIFOs: their read data comes from a register, not from the block RAM's output (5.8 ns
+        # clock-to-out on ECP5 without its output register), so the logic behind them has the whole clock.
+        m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFOBuffered(
+            width=beat_layout(self._data_width).size, depth=self._rx_depth + 1, w_domain="rx", r_domain="sync")
+        wiring.connect(m, phy.gmii_rx, rx_framer.gmii)
+        wiring.connect(m, rx_framer.o, packer.i)
+        m.d.comb += [
+            rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
+            self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
+        ]
+        # The room is a register computed a clock ahead from w_level alone, compared with constants (no carry
+        # chain): w_level is a register too and misses up to two beats written on the last two clocks, which
+        # are taken as written (the packer counts the beat it writes on the current clock itself).
+        room = Signal(2)
+        depth = rx_fifo.depth
+        with m.If(rx_fifo.w_level <= depth - 5):
+            m.d.rx += room.eq(3)
+        with m.Elif(rx_fifo.w_level == depth - 4):
+            m.d.rx += room.eq(2)
+        with m.Elif(rx_fifo.w_level == depth - 3):
+            m.d.rx += room.eq(1)
+        with m.Else():
+            m.d.rx += room.eq(0)
+        m.d.comb += packer.o_room.eq(room)
+
+        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFOBuffered(
+            width=beat_layout(self._data_width).size, depth=self._tx_depth + 1, w_domain="sync", r_domain=tx_domain)
+        m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
+        m.submodules.tx_framer = tx_framer = DomainRenamer(tx_domain)(self._tx_framer)
+        m.d.comb += [
+            tx_fifo.w_data.eq(self.tx.payload), tx_fifo.w_en.eq(self.tx.valid), self.tx.ready.eq(tx_fifo.w_rdy),
+            unpacker.i.payload.eq(tx_fifo.r_data), unpacker.i.valid.eq(tx_fifo.r_rdy),
+            tx_fifo.r_en.eq(unpacker.i.ready),
+        ]
+        wiring.connect(m, unpacker.o, tx_framer.i)
+        wiring.connect(m, tx_framer.gmii, phy.gmii_tx)
+
+        events = {
+            "rx_frames": ("rx", rx_framer.frame), "rx_bad_fcs": ("rx", rx_framer.bad_fcs),
+            "rx_phy_errors": ("rx", rx_framer.phy_error), "rx_runts": ("rx", rx_framer.runt),
+            "rx_overflows": ("rx", packer.overflow),
+            "tx_frames": (tx_domain, tx_framer.frame), "tx_underflows": (tx_domain, tx_framer.underflow),
+        }
+        for name, (domain, pulse) in events.items():
+            m.submodules[f"{name}_sync"] = sync = cdc.PulseSynchronizer(domain, "sync")
+            m.d.comb += sync.i.eq(pulse)
+            counter = getattr(self, name)
+            with m.If(sync.o):
+                m.d.sync += counter.eq(counter + 1)
+
+        status = Signal(4)
+        m.submodules.status_sync = cdc.FFSynchronizer(Cat(phy.link_up, phy.speed, phy.full_duplex), status,
+                                                      o_domain="sync")
+        m.d.comb += [self.link_up.eq(status[0]), self.speed.eq(status[1:3]), self.full_duplex.eq(status[3])]
+        return m

@@ -1,0 +1,138 @@
+"""Transmit framing: frame bytes to GMII bytes, with the preamble and SFD, padding, the FCS and the inter-frame
+gap."""
+
+from amaranth import Module, Signal
+from amaranth.lib import crc, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layouts import FCS_BYTES, MIN_IFG, MIN_PAYLOAD, PREAMBLE, SFD, GMIITxSignature, byte_layout
+
+__all__ = ["TXFramer", "check_ifg"]
+
+
+def check_ifg(ifg) -> None:
+    """Raise ``TypeError``/``ValueError`` unless ``ifg`` is a gap of 12..255 byte times."""
+    if isinstance(ifg, bool) or not isinstance(ifg, int):
+        raise TypeError(f"ifg must be an integer, not {ifg!r}")
+    if not MIN_IFG <= ifg <= 255:
+        raise ValueError(f"ifg must be from {MIN_IFG} to 255 byte times, not {ifg}")
+
+
+class TXFramer(wiring.Component):
+    """GMII bytes out of frames, in the transmit clock domain (``sync`` here: rename it).
+
+    Each frame on ``i`` goes out as seven preamble bytes, the SFD, its bytes, zeros up to 60 bytes when it is
+    shorter, and its FCS (CRC-32 of the bytes after the SFD, padding included, least significant byte first);
+    then ``en`` stays low for the inter-frame gap, at least 12 byte times (``ifg``, 12..255), before the next
+    preamble. A frame whose last byte carries ``error`` goes out with ``er`` over its FCS and the FCS inverted,
+    so that the link partner drops it.
+
+    The line cannot wait: once a frame has started, ``i`` must give a byte every clock until its last one. If it
+    does not (an underflow: the user side was too slow), the frame is cut short with ``er`` set, ``underflow``
+    pulses, and the rest of the frame on ``i`` is discarded.
+
+    Attributes
+    ----------
+    i : In(stream.Signature(byte_layout()))
+    gmii : Out(GMIITxSignature())
+        Registered.
+    frame, underflow : Out(1)
+        One-clock pulses at the end of each frame sent (``frame``) or cut short (``underflow``).
+    """
+
+    i: In(stream.Signature(byte_layout()))
+    gmii: Out(GMIITxSignature())
+    frame: Out(1)
+    underflow: Out(1)
+
+    def __new__(cls, *, ifg: int = MIN_IFG):
+        check_ifg(ifg)                  # before the object exists: a bad one is not reported as unused
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, *, ifg: int = MIN_IFG):
+        self._ifg = ifg
+        super().__init__()
+
+    @property
+    def ifg(self) -> int:
+        return self._ifg
+
+    def elaborate(self, platform):
+        m = Module()
+        # One FSM state per part of the frame on the wire; the outputs are registered, and the CRC is computed
+        # over each byte as it is registered, so that its register holds the frame's CRC on the first FCS byte.
+        m.submodules.crc = generator = crc.catalog.CRC32_ETHERNET(8).create()
+        count = Signal(range(max(MIN_PAYLOAD, self._ifg) + 1))
+        error = Signal()
+        gmii = self.gmii
+
+        def send(byte, *, fcs=False):
+            m.d.sync += [gmii.data.eq(byte), gmii.en.eq(1), gmii.er.eq(0)]
+            if not fcs:
+                m.d.comb += [generator.data.eq(byte), generator.valid.eq(1)]
+
+        m.d.sync += [gmii.en.eq(0), gmii.er.eq(0), gmii.data.eq(0)]
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.i.valid):
+                    m.d.sync += count.eq(1)
+                    send(PREAMBLE, fcs=True)
+                    m.next = "PREAMBLE"
+            with m.State("PREAMBLE"):
+                with m.If(count == 7):
+                    send(SFD, fcs=True)
+                    m.d.comb += generator.start.eq(1)
+                    m.d.sync += [count.eq(0), error.eq(0)]
+                    m.next = "DATA"
+                with m.Else():
+                    send(PREAMBLE, fcs=True)
+                    m.d.sync += count.eq(count + 1)
+            with m.State("DATA"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(self.i.valid):
+                    send(self.i.payload.data)
+                    with m.If(count != MIN_PAYLOAD):
+                        m.d.sync += count.eq(count + 1)
+                    with m.If(self.i.payload.last):
+                        m.d.sync += error.eq(self.i.payload.error)
+                        with m.If(count < MIN_PAYLOAD - 1):         # constants: no carry chain
+                            m.next = "PAD"
+                        with m.Else():
+                            m.d.sync += count.eq(0)
+                            m.next = "FCS"
+                with m.Else():
+                    # Underflow: end the frame now, marked bad, and discard the rest of it.
+                    m.d.sync += [gmii.en.eq(1), gmii.er.eq(1), count.eq(1)]
+                    m.d.comb += self.underflow.eq(1)
+                    m.next = "DISCARD"
+            with m.State("PAD"):
+                send(0)
+                m.d.sync += count.eq(count + 1)
+                with m.If(count == MIN_PAYLOAD - 1):
+                    m.d.sync += count.eq(0)
+                    m.next = "FCS"
+            with m.State("FCS"):
+                byte = generator.crc.word_select(count[:2], 8)
+                send(byte ^ error.replicate(8), fcs=True)
+                m.d.sync += [gmii.er.eq(error), count.eq(count + 1)]
+                with m.If(count == FCS_BYTES - 1):
+                    m.d.comb += self.frame.eq(1)
+                    m.d.sync += count.eq(1)
+                    m.next = "IFG"
+            with m.State("DISCARD"):
+                m.d.comb += self.i.ready.eq(1)
+                with m.If(self.i.valid & self.i.payload.last):
+                    m.next = "IFG_AFTER_DISCARD"
+                with m.If(count != self._ifg):
+                    m.d.sync += count.eq(count + 1)
+            with m.State("IFG_AFTER_DISCARD"):
+                with m.If(count != self._ifg):
+                    m.d.sync += count.eq(count + 1)
+                with m.Else():
+                    m.next = "IDLE"
+            with m.State("IFG"):
+                with m.If(count == self._ifg):
+                    m.next = "IDLE"
+                with m.Else():
+                    m.d.sync += count.eq(count + 1)
+        return m
