@@ -10,6 +10,7 @@ RGMII-ID does: ``phy_tx_clk`` is ``rgmii_tx_clk`` delayed by 2 ns, the clock at 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -65,6 +66,8 @@ def export_mac(build_dir, *, data_width: int = 64, waves: bool = False, **option
 
     from ...hdl.eth import GenericIOPlatform
     from ...hdl.eth.axis_mac import AXIStreamRGMIIMAC
+    from ...hdl.export.verilog import find_yosys
+    os.environ.setdefault("YOSYS", find_yosys())       # Amaranth's convert looks there (as `make` sets it)
     build_dir = Path(build_dir).resolve()
     top = AXIStreamRGMIIMAC(data_width, **options)
     text = verilog.convert(top, name=MAC_TOPLEVEL, platform=GenericIOPlatform(), emit_src=False)
