@@ -90,10 +90,7 @@ class DedupAppliance(wiring.Component):
 
         port0_pins = platform.request("eth_rgmii", 0, dir="-")
         port1_pins = _port_pins(platform, 1)
-        # Short FIFOs: the de-duplicator's packet buffer is the appliance's buffer, so the MACs' only cover the
-        # clock crossings, and short pointers (the transmit FIFO in LUT RAM) keep their logic fast in a full chip.
-        options = dict(data_width=self._data_width, tx_domain="eth_tx", rx_delay=rx_delay, tx_delay=tx_delay,
-                       rx_depth=64, tx_depth=16)
+        options = dict(data_width=self._data_width, tx_domain="eth_tx", rx_delay=rx_delay, tx_delay=tx_delay)
         m.submodules.port0 = port0 = RGMIIMAC(port0_pins, **options)
         m.submodules.port1 = port1 = RGMIIMAC(port1_pins, **options)
         m.submodules.dedup = dedup = self._dedup
