@@ -678,6 +678,9 @@ class _Prefixed(io.RawIOBase):
 
 #: Most bytes :func:`iter_capture` reads at a time.
 STREAM_CHUNK = 1 << 22
+#: Bytes a stream may hold without a complete record (a pcapng block or pcap record; snap lengths are at most
+#: 256 KiB) before it is taken for corrupt: the bound of the buffer.
+_LONGEST_RECORD = 1 << 26
 
 
 def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
@@ -743,6 +746,9 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
                 prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])]
                                   for i in range(shbs[-1], len(kinds)) if i == shbs[-1] or kinds[i] == 1)
         pending = buffer[consumed:]
+        if len(pending) > _LONGEST_RECORD:
+            raise ValueError(f"{name}: no complete record in {len(pending)} bytes: not a capture, or a corrupt "
+                             f"one")
 
 
 def write_chunk(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None = None) -> int:
