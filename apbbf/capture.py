@@ -203,25 +203,23 @@ def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
     record = dpkt.pcap.MAGIC_TO_PKT_HDR[magic]
     linktype = header.linktype & 0xFFFF
     fcs = 2 * (header.linktype >> 28) if header.linktype & 0x04000000 else 0
-    unpack = struct.Struct(record.__hdr_fmt__).unpack_from
+    order = record.__hdr_fmt__[0]
+    caplen_at = struct.Struct(order + "I").unpack_from
     size = record.__hdr_len__
     buffer = data.data if len(data) else b""
     end = len(data)
     pos = 24
-    starts, secs, fracs, caplens, wirelens = [], [], [], [], []
+    starts = []
     warnings = []
     step = 1 << 24
     mark = step
+    # the walk from record to record is sequential: only the starts here, the fields below at once
     while pos + size <= end:
-        sec, frac, caplen, wirelen = unpack(buffer, pos)[:4]
+        caplen = caplen_at(buffer, pos + 8)[0]
         if pos + size + caplen > end:
             warnings.append(f"the last record is cut short at byte {end} (of {pos + size + caplen}): ignored")
             break
         starts.append(pos)
-        secs.append(sec)
-        fracs.append(frac)
-        caplens.append(caplen)
-        wirelens.append(wirelen)
         pos += size + caplen
         if pos >= mark and progress:
             progress(pos)
@@ -229,12 +227,15 @@ def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
     if pos < end and not warnings:
         warnings.append(f"{end - pos} bytes after the last record ignored")
     starts = np.array(starts, dtype=np.int64)
-    caplens = np.array(caplens, dtype=np.int64)
-    times = np.array(secs, dtype=np.int64) * 1_000_000_000 + np.array(fracs, dtype=np.int64) * (1 if nano else 1000)
     n = len(starts)
+    # each record header's first four 32-bit fields: seconds, fraction, captured and original lengths
+    fields = data[starts[:, None] + np.arange(16)].view(("<" if order == "<" else ">") + "u4").astype(np.int64) \
+        if n else np.zeros((0, 4), dtype=np.int64)
+    secs, fracs, caplens, wirelens = fields.T
+    times = secs * 1_000_000_000 + fracs * (1 if nano else 1000)
     blocks = np.concatenate([[[0, 24, -1]], np.stack([starts, starts + size + caplens, np.arange(n)], axis=1)]) \
         if n else np.array([[0, 24, -1]], dtype=np.int64)
-    return Capture(path, "pcap", data, starts + size, caplens, np.array(wirelens, dtype=np.int64), times,
+    return Capture(path, "pcap", data, starts + size, caplens, wirelens, times,
                    np.full(n, fcs, dtype=np.int64), np.zeros(n, dtype=bool), "1 ns" if nano else "1 us",
                    blocks.astype(np.int64), np.full(len(blocks), not little), np.full(n, linktype, dtype=np.int64),
                    linktype, warnings)
@@ -678,6 +679,9 @@ class _Prefixed(io.RawIOBase):
 
 #: Most bytes :func:`iter_capture` reads at a time.
 STREAM_CHUNK = 1 << 22
+#: Bytes a stream may hold without a complete record (a pcapng block or pcap record; snap lengths are at most
+#: 256 KiB) before it is taken for corrupt: the bound of the buffer.
+_LONGEST_RECORD = 1 << 26
 
 
 def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
@@ -743,6 +747,9 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
                 prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])]
                                   for i in range(shbs[-1], len(kinds)) if i == shbs[-1] or kinds[i] == 1)
         pending = buffer[consumed:]
+        if len(pending) > _LONGEST_RECORD:
+            raise ValueError(f"{name}: no complete record in {len(pending)} bytes: not a capture, or a corrupt "
+                             f"one")
 
 
 def write_chunk(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None = None) -> int:

@@ -358,9 +358,10 @@ class TimedTestAndInsert:
         values = np.arange(256, dtype=np.uint64)[:, None] << (8 * np.arange(8, dtype=np.uint64))[None, :]
         parities = np.bitwise_count(values[:, :, None, None] & masks[None, None, :, :]) & 1
         weights = np.uint64(1) << np.arange(c.hash_bits, dtype=np.uint64)
-        # _tab[p, q, v]: H3 hash in physical segment p of the mixed key whose byte q is v and the others 0
+        # _tab[q, v, p]: H3 hash in physical segment p of the mixed key whose byte q is v and the others 0 (a row
+        # per byte value: a gather by byte gives every segment's hash contiguously)
         self._tab = np.ascontiguousarray((parities.astype(np.uint64) * weights).sum(axis=3, dtype=np.uint64)
-                                         .transpose(2, 1, 0))
+                                         .transpose(1, 0, 2))
         self.n = self.shifts = self.overflows = self.expired = self.restarts = 0
         self._base = 0
         self._inc_pos: list[int] = []                # physical position of each segment incarnation
@@ -463,11 +464,10 @@ class TimedTestAndInsert:
     def _locate(self, keys: np.ndarray) -> np.ndarray:
         """Bit positions of each key in each physical segment, (n, P, b) int64."""
         c = self._config
-        hashes = np.zeros((len(keys), self._P), dtype=np.uint64)
         keys = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
-        for q in range(8):
-            byte = ((keys >> np.uint64(8 * q)) & np.uint64(0xFF)).astype(np.intp)
-            hashes ^= self._tab[:, q, :][:, byte].T
+        hashes = self._tab[0][(keys & np.uint64(0xFF)).astype(np.intp)]
+        for q in range(1, 8):
+            hashes ^= self._tab[q][((keys >> np.uint64(8 * q)) & np.uint64(0xFF)).astype(np.intp)]
         blocks = (hashes & np.uint64(c.segment_blocks - 1)).astype(np.int64)
         parts = np.arange(c.block_hashes, dtype=np.uint64)
         shifts = np.uint64(c.block_index_bits) + parts * np.uint64(c.offset_bits)

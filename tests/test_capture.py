@@ -74,9 +74,13 @@ def _ng_packet(data, t, linktype):
 
 
 def _run(capsys, *args, code=None):
-    """``apbbf dedup ARGS --json --quiet`` in this process: (exit status, report)."""
+    """``apbbf dedup ARGS --json --quiet`` in this process (the hash seed fixed, unless given): (exit status,
+    report)."""
+    args = list(map(str, args))
+    if "--seed" not in args and "--config" not in args:
+        args += ["--seed", str(SEED)]                  # reproducible: the hash seed fixed
     capsys.readouterr()
-    status = cli.main(["dedup", *map(str, args), "--json", "--quiet"])
+    status = cli.main(["dedup", *args, "--json", "--quiet"])
     captured = capsys.readouterr()
     assert captured.out.startswith("{"), captured.err
     return status, json.loads(captured.out)

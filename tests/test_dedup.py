@@ -390,7 +390,11 @@ def _config(report):
 
 
 def _run(capsys, *args):
-    status = cli.main(["dedup", *map(str, args), "--json", "--quiet"])
+    """``apbbf dedup ARGS --json --quiet`` (with the hash seed fixed, unless given): (exit status, report)."""
+    args = list(map(str, args))
+    if "--seed" not in args and "--config" not in args:
+        args += ["--seed", str(SEED)]
+    status = cli.main(["dedup", *args, "--json", "--quiet"])
     out = capsys.readouterr().out
     return status, json.loads(out)
 
@@ -544,7 +548,7 @@ def test_cli_fcs(records, tmp_path, capsys):
     frame key, copies whose FCS bytes differ are still duplicates; --fcs 0 keys it, and finds fewer."""
     with_fcs = tmp_path / "fcs.pcapng"
     write_dpkt_pcapng(with_fcs, records, fcs=True, flags=False)
-    _, report = _run(capsys, with_fcs, "--window", "200us", "--key", "frame")
+    _, report = _run(capsys, with_fcs, "--window", "200us", "--key", "frame", "--seed", "1")
     _, counters, exact = _expected(records, _config(report), "drop", spec=KeySpec.frame(), errored=False)
     assert report["counters"] == counters.as_dict() and report["exact"]["duplicates"] == exact
     assert report["capture"]["fcs_removed"] == len(records)
@@ -553,9 +557,9 @@ def test_cli_fcs(records, tmp_path, capsys):
         writer = dpkt.pcap.Writer(f, snaplen=65535, linktype=1 | 0x04000000 | (2 << 28), nano=True)
         for i, (t, frame, *_) in enumerate(records):
             writer.writepkt_time(frame + struct.pack(">I", i), Decimal(t) / Decimal(10 ** 9))
-    _, report = _run(capsys, pcap, "--window", "200us", "--key", "frame")
+    _, report = _run(capsys, pcap, "--window", "200us", "--key", "frame", "--seed", "1")
     assert report["counters"] == counters.as_dict()
-    _, unstripped = _run(capsys, pcap, "--window", "200us", "--key", "frame", "--fcs", "0")
+    _, unstripped = _run(capsys, pcap, "--window", "200us", "--key", "frame", "--seed", "1", "--fcs", "0")
     assert unstripped["exact"]["duplicates"] < exact
 
 
@@ -590,7 +594,7 @@ def test_cli_capture_quirks(tmp_path, capsys):
 def test_cli_text_output_and_help(records, tmp_path, capsys):
     path = tmp_path / "t.pcap"
     write_scapy(path, records, fmt="pcap", nano=True)
-    assert cli.main(["dedup", str(path), "--window", "200us", "--quiet"]) == 0
+    assert cli.main(["dedup", str(path), "--window", "200us", "--seed", str(SEED), "--quiet"]) == 0
     text = capsys.readouterr().out
     for words in ("config   Config(k=", "missed 0", "exact    ", "seconds  read"):
         assert words in text
@@ -605,7 +609,7 @@ def test_cli_console_script(records, tmp_path):
     path = tmp_path / "t.pcapng"
     write_dpkt_pcapng(path, records)
     script = Path(sys.executable).parent / "apbbf"
-    result = subprocess.run([str(script), "dedup", str(path), "--window", "200us", "--json", "-o",
+    result = subprocess.run([str(script), "dedup", str(path), "--window", "200us", "--seed", str(SEED), "--json", "-o",
                              str(tmp_path / "out.pcapng")], capture_output=True, text=True, timeout=600,
                             env={**os.environ, "PYTHONWARNINGS": "error"})
     assert result.returncode == 0, result.stderr
