@@ -314,3 +314,25 @@ def test_a_shift_by_time_waits_while_the_pool_is_full():
     assert filt.shifts == shifts + 1                    # due by time, but the pool is full: waits
     filt.insert(10**6 + 1, 10 + config.span + 1)        # the burst's segments expired: the shift goes
     assert filt.shifts == shifts + 2
+
+
+def test_time_window_facts():
+    """The facts the README, docs/verilog.md and the Verilog header state, from one function: the shift
+    interval's formula and value, the planned rate, the floor's headroom (or its absence, with the numbers),
+    the time step limit, the restart and the counters."""
+    from apbbf.hdl.verilog import header
+    from apbbf.model.timeanalysis import floor_headroom, time_window_facts, tolerated_burst
+    facts = " ".join(time_window_facts(TRICKLE))
+    assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in facts
+    assert "g / I = 0.912351 inserts per tick" in facts
+    assert "NO HEADROOM" in facts and "extra_segments = 2 < l - 1 = 7" in facts
+    assert "2**(time_width-1) = 32768 ticks" in facts and "any time" in facts
+    assert "64 cycles of clearing" in facts and "overflows" in facts and "expired" in facts
+    roomy = Config(3, 8, segment_blocks=64, span=2000, time_width=16, extra_segments=7)
+    assert floor_headroom(roomy) and not floor_headroom(TRICKLE)
+    assert "NO HEADROOM" not in " ".join(time_window_facts(roomy))
+    assert tolerated_burst(roomy) > tolerated_burst(TRICKLE) >= 1.0
+    text = " ".join(line.lstrip("/ -") for line in header(TRICKLE).splitlines())
+    assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in text and "NO HEADROOM" in text
+    with pytest.raises(ValueError, match="no span"):
+        time_window_facts(Config(2, 3))
