@@ -28,7 +28,8 @@ import math
 from . import analysis
 from .config import Config, check_config, check_integer
 
-__all__ = ["planned_rate", "timed_analysis", "solve_timed", "tolerated_burst", "floor_headroom", "time_window_facts"]
+__all__ = ["planned_rate", "timed_analysis", "solve_timed", "tolerated_burst", "floor_headroom", "time_window_facts",
+           "default_extra_segments"]
 
 
 def _check_rate(name: str, rate) -> float:
@@ -286,3 +287,36 @@ def time_window_facts(config: Config) -> list[str]:
         "retired because they expired: the stale ones at each shift, and every live segment at a restart.",
     ]
     return facts
+
+
+def default_extra_segments(config: Config, *, burst: float = 2.0) -> int:
+    """The headroom a build takes unless told otherwise: the fewest extra segments, at least ``l - 1`` (the
+    count floor by construction), with which inserts at ``burst`` times :func:`planned_rate` keep the span
+    without overflow (:func:`timed_analysis`, as :func:`solve_timed` sizes the pool); at most 64.
+
+    Parameters
+    ----------
+    config : Config
+        With a span; its ``extra_segments`` is ignored.
+    burst : float
+        The burst factor over the planned rate to hold, >= 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` has no span, or ``burst`` is below 1.
+    """
+    check_config(config)
+    if not config.timed:
+        raise ValueError("config has no span: extra segments only serve a time-bounded window")
+    burst = _check_rate("burst", burst)
+    if burst < 1:
+        raise ValueError(f"burst must be at least 1, not {burst}")
+    fields = {**config.__dict__}
+    rate = planned_rate(config) * burst
+    for extra in range(min(config.l - 1, 64), 65):
+        fields["extra_segments"] = extra
+        candidate = Config(**fields)
+        if not timed_analysis(candidate, rate, points=1)["overflow"]:
+            return extra
+    return 64

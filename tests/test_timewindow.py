@@ -336,3 +336,25 @@ def test_time_window_facts():
     assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in text and "NO HEADROOM" in text
     with pytest.raises(ValueError, match="no span"):
         time_window_facts(Config(2, 3))
+
+
+@pytest.mark.parametrize("rate", [1.0, 2.0])
+def test_default_headroom_never_overflows(rate):
+    """With the default headroom (default_extra_segments: the count floor's l - 1, and room for 2x the planned
+    rate), a random stream with re-inserts at 1.0x and 2.0x the planned rate never overflows; with none it
+    does at 1.0x (so the test can fail)."""
+    from apbbf.model.timeanalysis import default_extra_segments
+    from apbbf.sim.harness import timed_commands
+    bare = Config(3, 8, segment_blocks=64, span=2000, time_width=16)
+    config = Config(**{**bare.__dict__, "extra_segments": default_extra_segments(bare)})
+    assert config.extra_segments >= config.l - 1
+    for seed in (5,):
+        print(f"default headroom at {rate}x: seed {seed}")
+        commands = timed_commands(config, 120 * config.generation, seed=seed, rate=rate, duplicates=0.5)
+        filt = TimedAPBBF(config)
+        filt.run(*zip(*commands))
+        assert filt.overflows == 0 and filt.shifts > 3 * config.physical_segments, f"seed {seed}"
+    if rate == 1.0:
+        filt = TimedAPBBF(bare)
+        filt.run(*zip(*timed_commands(bare, 40 * bare.generation, seed=5, rate=rate, duplicates=0.5)))
+        assert filt.overflows > 0
