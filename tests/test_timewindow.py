@@ -358,3 +358,15 @@ def test_default_headroom_never_overflows(rate):
         filt = TimedAPBBF(bare)
         filt.run(*zip(*timed_commands(bare, 40 * bare.generation, seed=5, rate=rate, duplicates=0.5)))
         assert filt.overflows > 0
+
+
+def test_readme_and_docs_state_the_facts():
+    """README and docs/verilog.md say what time_window_facts says: the interval's formula, the floor's
+    headroom, the time step limit."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    readme, docs = (root / "README.md").read_text(), (root / "docs" / "verilog.md").read_text()
+    for text in (readme, docs):
+        assert "span // l + 1" in text and "time_window_facts" in text
+    assert "`extra_segments ≥ l − 1`" in readme and "`2**(time_width-1)`" in readme
+    assert "`span / l`" not in readme
