@@ -280,8 +280,8 @@ def time_window_facts(config: Config) -> list[str]:
         f"less than 2**(time_width-1) = {1 << (c.time_width - 1)} ticks; the first command after reset may "
         "carry any time.",
         f"Restart: an insert more than span = {c.span} ticks after the last insert finds every segment expired; "
-        f"every memory is cleared first ({c.segment_blocks} cycles of clearing, commands not accepted), then "
-        "the insert is taken as the first after reset (its key is present afterwards).",
+        f"the commands ahead of it finish, every memory is cleared ({c.segment_blocks} cycles, commands not "
+        "accepted), then the insert is taken as the first after reset (its key is present afterwards).",
         "Counters (32 bits, wrapping, counted the cycle after the command is decided): overflows, segments "
         "retired early: the oldest live segment at a shift by count with the pool full; expired, segments "
         "retired because they expired: the stale ones at each shift, and every live segment at a restart.",

@@ -327,7 +327,7 @@ def test_time_window_facts():
     assert "g / I = 0.912351 inserts per tick" in facts
     assert "NO HEADROOM" in facts and "extra_segments = 2 < l - 1 = 7" in facts
     assert "2**(time_width-1) = 32768 ticks" in facts and "any time" in facts
-    assert "64 cycles of clearing" in facts and "overflows" in facts and "expired" in facts
+    assert "(64 cycles, commands not accepted)" in facts and "overflows" in facts and "expired" in facts
     roomy = Config(3, 8, segment_blocks=64, span=2000, time_width=16, extra_segments=7)
     assert floor_headroom(roomy) and not floor_headroom(TRICKLE)
     assert "NO HEADROOM" not in " ".join(time_window_facts(roomy))
