@@ -370,3 +370,21 @@ def test_readme_and_docs_state_the_facts():
         assert "span // l + 1" in text and "time_window_facts" in text
     assert "`extra_segments ≥ l − 1`" in readme and "`2**(time_width-1)`" in readme
     assert "`span / l`" not in readme
+
+
+def test_docs_state_the_generated_latency():
+    """README, docs/verilog.md and the header give one response latency: L + 9 on the parallel scan, with L the
+    hash latency (6 for keys up to 64 bits, 9 wider), as response_latency computes it."""
+    from pathlib import Path
+
+    from apbbf.hdl.hash import hash_latency
+    from apbbf.hdl.scan_parallel import response_latency
+    from apbbf.hdl.verilog import header
+    root = Path(__file__).resolve().parents[1]
+    readme, docs = (root / "README.md").read_text(), (root / "docs" / "verilog.md").read_text()
+    narrow, wide = Config(3, 8), Config(3, 8, key_width=128)
+    assert {response_latency(c) - hash_latency(c) for c in (narrow, wide)} == {9}
+    assert (hash_latency(narrow), hash_latency(wide)) == (6, 9)
+    assert "| L+9 |" in readme and "L + 9 edges later" in docs
+    assert f"({response_latency(narrow)} cycles for keys" in docs and f"{response_latency(wide)} for wider" in docs
+    assert f"each response comes {response_latency(narrow)} cycles after" in header(narrow, scan="parallel")
