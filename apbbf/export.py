@@ -63,12 +63,33 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
     return path
 
 
+def _headroom(config, args):
+    """With a span and no --extra-segments: the default headroom for --burst (the count floor and the burst,
+    :func:`apbbf.model.timeanalysis.default_extra_segments`); a build without the floor's headroom is warned
+    about, with the numbers."""
+    from dataclasses import replace
+
+    from .model.timeanalysis import default_extra_segments, floor_headroom, planned_rate, tolerated_burst
+    if not config.timed:
+        return config
+    if args.extra_segments is None:
+        config = replace(config, extra_segments=default_extra_segments(config, burst=args.burst))
+    print(f"headroom: {config.extra_segments} extra segments; planned rate {planned_rate(config):.6g} inserts per "
+          f"tick, the span held up to {tolerated_burst(config):g}x it", file=sys.stderr)
+    if not floor_headroom(config):
+        print(f"apbbf export: warning: extra_segments={config.extra_segments} < l-1={config.l - 1}: the count "
+              f"floor (the last {config.window} inserts within the span, overflow or not) is not guaranteed",
+              file=sys.stderr)
+    return config
+
+
 def _export(args) -> int:
     from .model.config import Config
     seed = draw_seed() if args.seed is None else args.seed
     config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
                     segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
-                    time_width=args.time_width, extra_segments=args.extra_segments)
+                    time_width=args.time_width, extra_segments=args.extra_segments or 0)
+    config = _headroom(config, args)
     if args.dedup:
         return _export_dedup(args, config)
     try:
@@ -146,8 +167,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "bounded by count alone)")
     parser.add_argument("--time-width", type=int, default=defaults.time_width, metavar="BITS",
                         help=f"bits of the command times, with --span (default {defaults.time_width})")
-    parser.add_argument("--extra-segments", type=int, default=0, metavar="N",
-                        help="segments beyond k+l+1 for bursts, with --span (default 0)")
+    parser.add_argument("--extra-segments", type=int, default=None, metavar="N",
+                        help="segments beyond k+l+1 for bursts, with --span (default: the fewest, at least l-1 "
+                             "for the count floor, that hold the span at --burst times the planned rate)")
+    parser.add_argument("--burst", type=float, default=2.0, metavar="X",
+                        help="with --span and no --extra-segments: the burst over the planned rate (g per "
+                             "shift interval) the pool holds without overflow (default 2)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default=None,
                         help="fsm: Algorithm 1, one segment per cycle (the core's default); parallel: one command "
                              "per clock (the de-duplicator's default)")

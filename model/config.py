@@ -97,12 +97,14 @@ class Config:
         The time window in ticks (paper 001's time span), 1..2**(time_width-1)-1; 0 (the default) for a window
         bounded by count alone. With a span every command carries a timestamp and the filter is the
         hardware variant of paper 001 (:class:`apbbf.model.timewindow.TimedAPBBF`): every key inserted at time
-        t is reported present by every query at a time up to ``t + span``.
+        t is reported present by every query at a time up to ``t + span`` while no segment overflows, and,
+        with ``extra_segments >= l - 1``, while it is among the last ``l·g`` inserts, overflow or not.
     time_width : int
         Bits of the command timestamps, 2..64 (ages are computed modulo ``2**time_width``); used with a span.
     extra_segments : int
         Segments beyond ``k + l + 1`` in the pool of a time-bounded window, 0..64: room for the segments that
-        stay alive when inserts come faster than planned. Must be 0 without a span.
+        stay alive when inserts come faster than planned; ``l - 1`` or more make the count floor hold by
+        construction (:func:`apbbf.model.timeanalysis.default_extra_segments` sizes it). Must be 0 without a span.
 
     Raises
     ------

@@ -434,7 +434,10 @@ class TimedTestAndInsert:
                 e = j
             else:
                 e = j + self._g - self._fill
-                e = min(e, max(j, int(np.searchsorted(times, self._t_shift + self._interval, side="left"))))
+                due = self._t_shift + self._interval
+                if len(self._live) >= self._P - 1 and due - self._stamp[self._live[-1]] <= span:
+                    due = self._stamp[self._live[-1]] + span + 1   # the pool is full: a shift by time waits
+                e = min(e, max(j, int(np.searchsorted(times, due, side="left"))))
                 at = int(np.searchsorted(gaps, j, side="left"))
                 if at < len(gaps):
                     e = min(e, int(gaps[at]))

@@ -28,7 +28,8 @@ import math
 from . import analysis
 from .config import Config, check_config, check_integer
 
-__all__ = ["planned_rate", "timed_analysis", "solve_timed"]
+__all__ = ["planned_rate", "timed_analysis", "solve_timed", "tolerated_burst", "floor_headroom", "time_window_facts",
+           "default_extra_segments"]
 
 
 def _check_rate(name: str, rate) -> float:
@@ -215,3 +216,107 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
         raise ValueError(f"no configuration with k <= {max_k} and l <= {max_l} meets fp={fp} at {rate} keys per "
                          f"tick and keeps a span of {span} ticks at {burst}x that rate")
     return best
+
+
+def tolerated_burst(config: Config, *, top: float = 64.0) -> float:
+    """The largest factor β (to 1 %, at most ``top``) such that inserts at β times :func:`planned_rate` never
+    overflow the pool in :func:`timed_analysis`'s steady state; 0.0 if even the planned rate overflows."""
+    check_config(config)
+    r0 = planned_rate(config)
+    if timed_analysis(config, r0, points=1)["overflow"]:
+        return 0.0
+    low, high = 1.0, top
+    if not timed_analysis(config, high * r0, points=1)["overflow"]:
+        return high
+    while high - low > 0.01 * low:
+        mid = (low + high) / 2
+        low, high = (mid, high) if not timed_analysis(config, mid * r0, points=1)["overflow"] else (low, mid)
+    return round(low, 2)
+
+
+def floor_headroom(config: Config) -> bool:
+    """Whether the count floor holds by construction: ``extra_segments >= l - 1``
+    (:mod:`apbbf.model.timewindow`, guarantee 2)."""
+    check_config(config)
+    return config.extra_segments >= config.l - 1
+
+
+def time_window_facts(config: Config) -> list[str]:
+    """What a time-bounded build promises, one paragraph per item, the numbers filled in: the one source of the
+    Verilog header's time-window lines (:mod:`apbbf.hdl.verilog`) and of the README's and docs' statements.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If it has no span.
+    """
+    check_config(config)
+    if not config.timed:
+        raise ValueError("config has no span: a count window has no time-window facts")
+    c = config
+    k, l, g, w, I, e = c.k, c.l, c.generation, c.window, c.shift_interval, c.extra_segments
+    r0 = planned_rate(c)
+    burst = tolerated_burst(c)
+    facts = [
+        f"Shift interval I = span // l + 1 = {c.span} // {l} + 1 = {I} ticks (the smallest I with l*I > span): "
+        f"the newest segment is replaced when its generation holds g = {g} inserts or after I ticks, "
+        "whichever comes first; a shift by time waits while the pool is full (every position but one holds a "
+        "live segment younger than the span), and the newest generation then fills by count.",
+        f"Planned rate g / I = {r0:.6g} inserts per tick; the pool holds the span without overflow up to "
+        + (f"{burst:g}x that rate (steady state)." if burst else "- nothing: it overflows at the planned rate."),
+        f"A key inserted at time t is reported present at every t' <= t + {c.span} while no segment has "
+        "overflowed (the overflows counter is constant)"
+        + (f"; and, overflow or not, while it is among the last w = l*g = {w} inserts (the count floor: "
+           f"extra_segments = {e} >= l - 1 = {l - 1})." if floor_headroom(c) else
+           f". NO HEADROOM FOR THE COUNT FLOOR: extra_segments = {e} < l - 1 = {l - 1}, so an overflow after "
+           f"slow traffic can retire keys among the last w = {w} inserts; {l - 1} extra segments make the floor "
+           "hold by construction."),
+        f"Expiry: a key whose last insert is more than span + I = {c.span + I} ticks old is answered as a key "
+        "never inserted is (false positives only), unless a shift by time waited for a full pool in between; "
+        "the time bound holds both ways (a key older than the span is not kept for the count floor).",
+        f"Times: each command's time is non-decreasing modulo 2**time_width, and consecutive commands differ by "
+        f"less than 2**(time_width-1) = {1 << (c.time_width - 1)} ticks; the first command after reset may "
+        "carry any time.",
+        f"Restart: an insert more than span = {c.span} ticks after the last insert finds every segment expired; "
+        f"the commands ahead of it finish, every memory is cleared ({c.segment_blocks} cycles, commands not "
+        "accepted), then the insert is taken as the first after reset (its key is present afterwards).",
+        "Counters (32 bits, wrapping, counted the cycle after the command is decided): overflows, segments "
+        "retired early: the oldest live segment at a shift by count with the pool full; expired, segments "
+        "retired because they expired: the stale ones at each shift, and every live segment at a restart.",
+    ]
+    return facts
+
+
+def default_extra_segments(config: Config, *, burst: float = 2.0) -> int:
+    """The headroom a build takes unless told otherwise: the fewest extra segments, at least ``l - 1`` (the
+    count floor by construction), with which inserts at ``burst`` times :func:`planned_rate` keep the span
+    without overflow (:func:`timed_analysis`, as :func:`solve_timed` sizes the pool); at most 64.
+
+    Parameters
+    ----------
+    config : Config
+        With a span; its ``extra_segments`` is ignored.
+    burst : float
+        The burst factor over the planned rate to hold, >= 1.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` has no span, or ``burst`` is below 1.
+    """
+    check_config(config)
+    if not config.timed:
+        raise ValueError("config has no span: extra segments only serve a time-bounded window")
+    burst = _check_rate("burst", burst)
+    if burst < 1:
+        raise ValueError(f"burst must be at least 1, not {burst}")
+    fields = {**config.__dict__}
+    rate = planned_rate(config) * burst
+    for extra in range(min(config.l - 1, 64), 65):
+        fields["extra_segments"] = extra
+        candidate = Config(**fields)
+        if not timed_analysis(candidate, rate, points=1)["overflow"]:
+            return extra
+    return 64

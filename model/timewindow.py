@@ -33,21 +33,48 @@ first insert, which sets every ``t_j`` to that insert's time. Each command, in o
       life. The filter is cleared instead (the hardware clears every memory, ``segment_blocks`` cycles, as
       after reset; its L live segments are counted as expired), keeps ``base``, and is as after reset.
    b. *Start*: if not started, every ``t_j`` and the time of the last shift become ``now``.
-   c. *Shift* if the generation is full (g inserts since the last shift; count) or the newest segment has
-      been newest for :attr:`~apbbf.model.config.Config.shift_interval` ticks (``now - t_shift >= I``; time):
-      the stale segments are retired (counted in ``expired``); if L is then ``physical_segments - 1``, the
-      oldest live segment is retired early (counted in ``overflows``: the window falls back to the last
-      ``(physical_segments - 1 - k)·g >= l·g`` inserts); ``base`` moves down by one and the position below
-      the old base, free and clear, becomes logical 0 with ``t = now``. At most one shift per insert: after a
-      gap shorter than the span, the segments that are due simply stay older (they expire in step 1).
+   c. *Shift* if the generation is full (g inserts since the last shift; count), or if the newest segment has
+      been newest for :attr:`~apbbf.model.config.Config.shift_interval` ticks (``now - t_shift >= I``, I =
+      ``span // l + 1``; time) and the pool is not full. The pool is *full* when the live segments that are
+      not stale fill every position but the one below base (``fresh == physical_segments - 1``): a shift
+      then would retire a segment early, so a shift by time waits and the newest generation fills by count
+      instead (it shifts when it holds g, or by time once a segment has expired). A shift: the stale
+      segments are retired (counted in ``expired``); if L is then ``physical_segments - 1`` (only when the
+      generation is full: a shift by count), the oldest live segment is retired early (counted in
+      ``overflows``); ``base`` moves down by one and the position below the old base, free and clear,
+      becomes logical 0 with ``t = now``. At most one shift per insert: after a gap shorter than the span,
+      the segments that are due simply stay older (they expire in step 1).
    d. The key's bits are set in logical 0..k-1 (never stale: their ``t_j`` is the last insert's); their
       ``t_j = now``.
 
-Guarantees (tested): with no overflow, a key inserted at time t is reported present by every query at a time
-up to ``t + span`` (its k segments keep a ``t_j >= t``, and none is retired while not stale). The oldest of its
-segments receives no insert after the next shift, which comes before ``t + shift_interval`` or after a gap that
-restarts the filter, so after ``t + span + shift_interval`` the key is answered as a fresh key is (false
-positives only). With overflows, every key among the last ``l·g`` inserts is reported present.
+Guarantees (tested). Let a key be inserted at t, and queried at t' (ages modulo ``2**time_width``; every
+step between commands below ``2**(time_width-1)``).
+
+1. **The span.** If no segment is retired early (``overflows`` does not move) between t and t', the key is
+   reported present whenever ``t' - t <= span``: its k segments keep a ``t_j >= t`` and none is retired while
+   not stale.
+2. **The count floor.** With ``extra_segments >= l - 1``, the key is reported present whenever ``t' - t <=
+   span`` and it is among the last ``l·g`` inserts at t', overflow or not ("within T, and under overload the
+   last l·g inserts of T"). Proof: a segment retired early is the oldest, at a shift by count (a shift by
+   time waits while the pool is full), with ``L = physical_segments - 1``; the only generation that loses a
+   segment is the one for which it was logical k-1, say generation d (``d = l + extra_segments`` shifts
+   before). Its last insert is within the span (the segment is not stale). The generations younger than d
+   were closed by the shifts since the one that started generation d-1; a generation closed by count holds
+   g inserts, and shifts by time are at least I ticks apart with ``l·I > span``, so at most ``l - 1`` of them
+   fall within the span: at most ``l - 1`` of the ``l + extra_segments`` younger generations hold fewer than g,
+   at least l hold g, and the last ``l·g`` inserts all come after generation d. With fewer extra segments
+   the deferral still keeps the floor after a burst followed by slow traffic (the burst's generations are
+   not retired for a generation of one key), but not when a burst follows up to ``l - 2`` partly filled
+   generations younger than the span: the test of this module shows a key lost with ``l - 2``.
+3. **Expiry.** The oldest of the key's segments receives no insert after the next shift. That shift comes
+   before ``t + I`` unless the pool is full, in which case it waits until a segment expires (at most
+   ``span + 1`` ticks after the oldest segment's last insert), or the filter restarts after a gap; after
+   ``t + span + I`` (with the pool not full in between) the key is answered as a fresh key is (false
+   positives only). A key older than the span is not kept for the count floor: the time bound is a bound
+   both ways.
+4. **Restart.** An insert at least ``span + 1`` ticks after the last insert finds every segment expired;
+   it clears the filter first and is then the first insert after reset (the key it inserts is present
+   afterwards).
 
 Without a span (count only) none of this applies: the filter is :class:`apbbf.model.filters.APBBF`, and
 :class:`TimedAPBBF` refuses the Config.
@@ -134,6 +161,12 @@ class TimedAPBBF:
     def fresh(self) -> int:
         """L', the live segments that are not stale: the ones a query looks at."""
         return int((self._live & ~self._stale).sum())
+
+    @property
+    def pool_full(self) -> bool:
+        """A shift now would retire a segment early: the live segments that are not stale fill every position
+        but the one below base (``fresh == physical_segments - 1``). A shift by time then waits."""
+        return self.fresh >= self._P - 1
 
     @property
     def started(self) -> bool:
@@ -240,7 +273,8 @@ class TimedAPBBF:
             self._stamps[:] = now
             self._t_shift = now
             self._started = True
-        shifting = self._fill == c.generation or self._age(now, self._t_shift) >= c.shift_interval
+        shifting = self._fill == c.generation or (self._age(now, self._t_shift) >= c.shift_interval
+                                                  and not self.pool_full)
         if shifting:
             self._shift(now)
         return shifting
@@ -345,7 +379,8 @@ class TimedAPBBF:
                 starts = np.concatenate([[window.start], at[:-1] + 1]) - window.start
                 restarts = lapsed_count[at - window.start + 1] > lapsed_count[starts]
                 fills = self._fill + np.arange(len(at))
-                shifts = (fills >= c.generation) | (((times[at] - np.uint64(self._t_shift)) & mask) >= interval)
+                due = ((times[at] - np.uint64(self._t_shift)) & mask) >= interval
+                shifts = (fills >= c.generation) | (due & ~self._pool_full_at(times[window], at - window.start))
                 stop_at = np.flatnonzero(restarts | shifts)
                 t1 = int(at[stop_at[0]]) if len(stop_at) else window.stop
             else:
@@ -354,6 +389,20 @@ class TimedAPBBF:
                 self._chunk(ops[t0:t1], keys[t0:t1], times[t0:t1], hits[t0:t1], accesses[t0:t1], probe=True)
             t0 = t1
         return hits, accesses
+
+    def _pool_full_at(self, times, at) -> np.ndarray:
+        """:attr:`pool_full` at the commands ``at`` of ``times``, with no shift or restart before them: the k
+        targets are fresh (an insert that finds them stale restarts), the older live segments turn stale
+        for good once their age passes the span."""
+        c = self._config
+        older = [self.pos(i) for i in range(c.k, self.live)]
+        if not older:
+            return np.zeros(len(at), dtype=bool)
+        stale = np.broadcast_to(self._stale[older][None, :], (len(times), len(older)))
+        if self._started:
+            ages = (times[:, None] - self._stamps[older][None, :]) & np.uint64(self._mask)
+            stale = np.logical_or.accumulate(ages > np.uint64(c.span), axis=0) | stale
+        return c.k + (~stale[at]).sum(axis=1) >= self._P - 1
 
     def _chunk(self, ops, keys, times, hits, accesses, *, probe):
         """Commands with no restart or shift among their inserts (the state they need is already set)."""

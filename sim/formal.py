@@ -11,7 +11,8 @@ the stream rules a correct producer and consumer follow; it asserts:
    depth (the core never has more in flight than it admits).
 3. **No false negatives within the window.** One key, chosen by the solver and fixed (``tracked``), is followed:
    a QUERY or TEST_AND_INSERT of it accepted while it is among the last ``window`` inserts must be answered
-   hit. (With a span: while its last insert is at most ``span`` ticks old and no segment has overflowed.)
+   hit. (With a span: while its last insert is at most ``span`` ticks old and either no segment has overflowed
+   or, the count floor, with ``extra_segments >= l - 1``, it is among the last ``window`` inserts.)
 
 Covers make the proof not vacuous: a tracked key answered present, and the filter shifting more than once.
 ``check(config, scan, depth)`` writes the design and the ``.sby`` file under ``build/formal/`` and runs it.
@@ -130,8 +131,11 @@ class Properties(wiring.Component):
         if c.timed:
             clock = Signal(c.time_width)
             stamp = Signal(c.time_width)
+            # Within the span: always while nothing has overflowed; and, the count floor, while the key is among
+            # the last l·g inserts, overflow or not (by construction with extra_segments >= l - 1).
+            kept = (core.overflows == 0) | (since < c.window) if c.extra_segments >= c.l - 1 else core.overflows == 0
             m.d.comb += must_hit.eq(inserted & ((self.cmd_time - stamp)[:c.time_width] <= c.span) &
-                                    (core.overflows == 0) & (self.cmd_op != Op.INSERT) & is_tracked)
+                                    kept & (self.cmd_op != Op.INSERT) & is_tracked)
         with m.If(accept & inserting):
             with m.If(is_tracked):
                 m.d.sync += [inserted.eq(1), since.eq(0)]
@@ -154,6 +158,8 @@ class Properties(wiring.Component):
         # Covers: the properties are not vacuous.
         m.d.comb += [Cover(answer & must[0] & core.rsp.payload.hit), Cover(core.shifts == 2), Cover(accept),
                      Cover(answer)]
+        if c.timed:                                   # the count floor after an overflow
+            m.d.comb += Cover(answer & must[0] & core.rsp.payload.hit & (core.overflows != 0))
         return m
 
 

@@ -57,6 +57,7 @@ EXPECTED_TESTS = frozenset([
 TIMED_TESTS = frozenset([
     *_combinations("time_window", ["None", "pause30x3"], ["None", "pause40x3"]),
     "time_edges",
+    "count_floor_trickle",
 ])
 
 
@@ -111,7 +112,7 @@ def test_icarus(name, scan):
     expected = EXPECTED_TESTS | (TIMED_TESTS if CONFIGS[name].timed else frozenset())
     assert set(ran) == expected, (f"missing {sorted(expected - set(ran))}, "
                                   f"unexpected {sorted(set(ran) - expected)}")
-    assert len(ran) == len(set(ran)) == len(expected) == (21 if CONFIGS[name].timed else 16), sorted(ran)
+    assert len(ran) == len(set(ran)) == len(expected) == (22 if CONFIGS[name].timed else 16), sorted(ran)
 
 
 def test_export_ports(tmp_path):
@@ -144,3 +145,21 @@ def test_failure_leaves_a_waveform():
     assert _failures(build_dir / "results.xml")
     assert runner.waves_file("icarus", build_dir).stat().st_size > 0
 
+
+@pytest.mark.parametrize("scan", ["fsm", "parallel"])
+def test_icarus_count_floor(scan):
+    """The overload reproducer's pattern (16·g keys at one time, then one key per shift interval) on the exported
+    Verilog, k=2 l=8 with 2 extra segments: after each of the 7 trickles the last l·g inserts are all found."""
+    runner.check_simulator("icarus")
+    config = Config(2, 8, segment_blocks=2, span=400, time_width=12, extra_segments=2)
+    build_dir = BUILD / f"trickle-{scan}"
+    results = build_dir / "results.xml"
+    try:
+        runner.run(config, build_dir, sim="icarus", seed=SEED, waves="on-failure", results_xml=results, scan=scan,
+                   testcase="count_floor_trickle")
+    except SystemExit as exit_:
+        pytest.fail(f"cocotb on Icarus, trickle, scan {scan}: "
+                    + "; ".join(_failures(results) if results.exists() else [f"simulator exit {exit_.code}"]),
+                    pytrace=False)
+    assert not _failures(results)
+    assert _ran(results) == ["count_floor_trickle"]

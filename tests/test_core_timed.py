@@ -185,3 +185,33 @@ def test_expiry_is_sticky_across_the_wrap(scan):
     run = simulate(config, commands, seed=18, scan=scan, name=f"timed-sticky-{scan}")
     assert run.hits[1] and not any(run.hits[i] for i in range(2, len(commands) - 1))
     assert overflows(config, commands).restarts == 1
+
+
+
+# The reproducer's pattern on a small Config (k=2 l=8, 2 blocks, 12-bit times that wrap, 2 extra segments):
+# without the deferral the model too loses keys from the 4th trickle on (76, 66, 57, 49 of 80).
+TRICKLE_SMALL = Config(2, 8, segment_blocks=2, span=400, time_width=12, extra_segments=2)
+
+
+def check_trickle(config, scan, every):
+    from tests.test_timewindow import trickle
+    commands, queries = trickle(config, every=every)
+    run = simulate(config, commands, seed=18, scan=scan, name=f"timed-trickle-{scan}")
+    for j, asked in enumerate(queries, 1):
+        found = sum(run.hits[i] for i in asked)
+        assert found == len(asked), f"trickle {j}: {found} of {len(asked)} queried inserts found"
+
+
+def test_trickle_keeps_the_count_floor(scan):
+    """The overload reproducer's pattern: 16·g keys at one time, then one key per shift interval; after each of
+    the 7 trickles every one of the last l·g inserts is found, every answer equal to the model's."""
+    check_trickle(TRICKLE_SMALL, scan, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scan, every", [("parallel", 1), ("fsm", 16)])
+def test_trickle_reproducer(scan, every):
+    """The reproducer itself (k=3 l=8 B=64 b=4, 64 blocks, span 2000, 16-bit times, 2 extra segments): the
+    last l·g inserts queried after each trickle (every one on the parallel scan, every 16th on the FSM)."""
+    from tests.test_timewindow import TRICKLE
+    check_trickle(TRICKLE, scan, every)

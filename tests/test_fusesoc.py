@@ -73,3 +73,13 @@ def test_generator_reports_errors(tmp_path, capsys):
 def test_defaults():
     config, scan, name = config_from_parameters({name: 2 for name in REQUIRED})
     assert (config.k, config.l, config.segment_blocks, scan, name) == (2, 2, 512, "fsm", "apbbf_axis")
+
+
+def test_default_headroom():
+    """With a span and no extra_segments the generator takes the default headroom (as apbbf export)."""
+    from apbbf.model.timeanalysis import default_extra_segments
+    params = {"k": 3, "l": 8, "segment_blocks": 64, "span": 2000, "time_width": 16, "seed": 1}
+    config = config_from_parameters(params)[0]
+    assert config.extra_segments == default_extra_segments(config) == 9
+    assert config_from_parameters({**params, "burst": 4.0})[0].extra_segments > 9
+    assert config_from_parameters({**params, "extra_segments": 0})[0].extra_segments == 0

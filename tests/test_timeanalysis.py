@@ -100,3 +100,22 @@ def test_cli_time_window(capsys):
     with pytest.raises(SystemExit):
         cli.main(["params", "--fp", "1e-3", "--span", "1ms"])            # no rate
     assert "needs --rate" in capsys.readouterr().err
+
+
+def test_export_headroom(capsys):
+    """``apbbf export --span`` without --extra-segments takes the default headroom (the count floor's l - 1 and
+    2x the planned rate) and says so; a build given fewer is warned about, with the numbers."""
+    import argparse
+
+    from apbbf.export import _headroom
+    from apbbf.model import Config
+    from apbbf.model.timeanalysis import default_extra_segments
+    bare = Config(3, 8, segment_blocks=64, span=2000, time_width=16)
+    chosen = _headroom(bare, argparse.Namespace(extra_segments=None, burst=2.0))
+    assert chosen.extra_segments == default_extra_segments(bare) >= bare.l - 1
+    assert "headroom: 9 extra segments" in capsys.readouterr().err
+    given = Config(**{**bare.__dict__, "extra_segments": 2})
+    assert _headroom(given, argparse.Namespace(extra_segments=2, burst=2.0)) == given
+    err = capsys.readouterr().err
+    assert "warning: extra_segments=2 < l-1=7" in err and "last 1832 inserts" in err
+    assert _headroom(Config(2, 3), argparse.Namespace(extra_segments=None, burst=2.0)) == Config(2, 3)

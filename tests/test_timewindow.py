@@ -191,3 +191,200 @@ def test_wrong_times():
         filt.insert(1, 1.5)
     with pytest.raises(ValueError, match="times must be integers"):
         filt.run([Op.INSERT], [1], [-1])
+
+
+TRICKLE = Config(3, 8, block_bits=64, block_hashes=4, segment_blocks=64, span=2000, time_width=16,
+                 extra_segments=2)
+
+
+def trickle(config, *, start=5000, trickles=7, every=1):
+    """The overload reproducer: after an idle gap, 16·g keys at one time T, then one fresh key at each of
+    T + I, ..., T + trickles·I; after each trickle a query of every ``every``-th of the last l·g inserts (all
+    younger than the span). Returns the commands and, per trickle, the indices of its queries."""
+    g, interval, w = config.generation, config.shift_interval, config.window
+    mask = (1 << config.time_width) - 1
+    keys = [0x5A000000 + i for i in range(16 * g)]
+    commands = [(Op.INSERT, key, start & mask) for key in keys]
+    queries = []
+    for j in range(1, trickles + 1):
+        now = (start + j * interval) & mask
+        keys.append(0x7B000000 + j)
+        commands.append((Op.INSERT, keys[-1], now))
+        asked = keys[-w:][::-1][::every]
+        queries.append(range(len(commands), len(commands) + len(asked)))
+        commands += [(Op.QUERY, key, now) for key in asked]
+    return commands, queries
+
+
+def test_trickle_keeps_the_count_floor():
+    """The reproducer: a burst fills the pool, then one key per shift interval. A shift by time would retire a
+    generation of the burst early for a generation of one key; it waits, and every one of the last l·g
+    inserts stays present after each trickle."""
+    config = TRICKLE
+    assert config.generation == 229 and config.shift_interval == 251
+    commands, queries = trickle(config)
+    filt = TimedAPBBF(config)
+    hits, _ = filt.run(*zip(*commands))
+    for j, asked in enumerate(queries, 1):
+        found = int(hits[asked.start:asked.stop].sum())
+        assert found == config.window, f"trickle {j}: {found} of the last {config.window} inserts found"
+    assert filt.overflows == 16 - (config.physical_segments - 1 - config.k) + 1    # the burst's, and trickle 1's
+
+
+def floor_stream(config, seed, inserts):
+    """Adversarial timing for the count floor (unwrapped times): trickles of one key per shift interval, bursts
+    at one time, medium rates, gaps of half a span to two spans."""
+    rng = random.Random(seed)
+    g, interval, span = config.generation, config.shift_interval, config.span
+    clock, times = rng.randrange(1 << config.time_width), []
+    while len(times) < inserts:
+        phase = rng.random()
+        if phase < 0.3:
+            steps = [interval + rng.randrange(-1, 2) for _ in range(rng.randrange(1, 3 * config.l))]
+        elif phase < 0.55:
+            steps = [0] * rng.randrange(1, 3 * g)
+        elif phase < 0.8:
+            top = max(1, 2 * interval * rng.choice((1, 2, 3)) // g) + 1
+            steps = [rng.randrange(top) for _ in range(rng.randrange(1, 4 * g))]
+        elif phase < 0.9:
+            steps = [rng.randrange(span // 2, 2 * span)]
+        else:
+            steps = [rng.choice((0, 1, interval - 1, interval)) for _ in range(rng.randrange(1, g))]
+        for step in steps:
+            clock += step
+            times.append(clock)
+    return times[:inserts]
+
+
+@pytest.mark.parametrize("k, l", [(2, 3), (3, 4), (2, 5)])
+def test_count_floor(k, l):
+    """Independent of the model's bookkeeping: with extra_segments >= l - 1, every key inserted at t that is
+    among the last l·g inserts at t' <= t + span is present, whatever the timing (bursts, trickles, gaps)."""
+    config = Config(k, l, segment_blocks=4, span=60 * l, time_width=16, extra_segments=l - 1)
+    mask = (1 << config.time_width) - 1
+    overflows = 0
+    for seed in range(2):
+        print(f"count floor k={k} l={l}: seed {seed}")
+        rng = random.Random(1000 + seed)
+        filt = TimedAPBBF(config)
+        history = []
+        for key, clock in enumerate(floor_stream(config, seed, 1500)):
+            filt.insert(key, clock & mask)
+            history.append(clock)
+            if rng.random() < 0.15 or filt.fresh >= config.physical_segments - 2:
+                w = config.window
+                asked = [i for i in range(max(0, len(history) - w), len(history)) if clock - history[i] <= config.span]
+                hits, _ = filt.run([Op.QUERY] * len(asked), asked, [clock & mask] * len(asked))
+                assert hits.all(), (f"seed {seed}: {int((~hits).sum())} of the last {w} inserts within the span "
+                                    f"absent at insert {key}")
+        overflows += filt.overflows
+    assert overflows > 0, "the streams never filled the pool"
+
+
+def test_the_floor_needs_headroom():
+    """With fewer extra segments a burst after a trickle can still retire one of the last l·g inserts (so the
+    test above can fail): k=2 l=3 with extra_segments = l - 2."""
+    config = Config(2, 3, segment_blocks=4, span=180, time_width=16, extra_segments=1)
+    mask = (1 << config.time_width) - 1
+    seed = 3                                            # the first of seeds 0.. that loses a key
+    print(f"the floor needs headroom: seed {seed}")
+    filt = TimedAPBBF(config)
+    history, lost = [], 0
+    for key, clock in enumerate(floor_stream(config, seed, 400)):
+        filt.insert(key, clock & mask)
+        history.append(clock)
+        asked = [i for i in range(max(0, len(history) - config.window), len(history))
+                 if clock - history[i] <= config.span]
+        hits, _ = filt.run([Op.QUERY] * len(asked), asked, [clock & mask] * len(asked))
+        lost = max(lost, int((~hits).sum()))
+    assert lost > 0
+
+
+def test_a_shift_by_time_waits_while_the_pool_is_full():
+    """The pool is full of segments younger than the span: a due shift by time waits (the newest generation
+    fills by count), and happens once the oldest segment has expired."""
+    config = Config(2, 3, segment_blocks=4, span=300, time_width=16)
+    g, interval = config.generation, config.shift_interval
+    filt = TimedAPBBF(config)
+    filt.run([Op.INSERT] * (6 * g), list(range(6 * g)), [10] * (6 * g))
+    assert filt.pool_full
+    shifts = filt.shifts
+    filt.insert(-1 & ((1 << 64) - 1), 10 + interval)    # the generation is full: shifts by count
+    filt.insert(10**6, 10 + 2 * interval)
+    assert filt.shifts == shifts + 1                    # due by time, but the pool is full: waits
+    filt.insert(10**6 + 1, 10 + config.span + 1)        # the burst's segments expired: the shift goes
+    assert filt.shifts == shifts + 2
+
+
+def test_time_window_facts():
+    """The facts the README, docs/verilog.md and the Verilog header state, from one function: the shift
+    interval's formula and value, the planned rate, the floor's headroom (or its absence, with the numbers),
+    the time step limit, the restart and the counters."""
+    from apbbf.hdl.verilog import header
+    from apbbf.model.timeanalysis import floor_headroom, time_window_facts, tolerated_burst
+    facts = " ".join(time_window_facts(TRICKLE))
+    assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in facts
+    assert "g / I = 0.912351 inserts per tick" in facts
+    assert "NO HEADROOM" in facts and "extra_segments = 2 < l - 1 = 7" in facts
+    assert "2**(time_width-1) = 32768 ticks" in facts and "any time" in facts
+    assert "(64 cycles, commands not accepted)" in facts and "overflows" in facts and "expired" in facts
+    roomy = Config(3, 8, segment_blocks=64, span=2000, time_width=16, extra_segments=7)
+    assert floor_headroom(roomy) and not floor_headroom(TRICKLE)
+    assert "NO HEADROOM" not in " ".join(time_window_facts(roomy))
+    assert tolerated_burst(roomy) > tolerated_burst(TRICKLE) >= 1.0
+    text = " ".join(line.lstrip("/ -") for line in header(TRICKLE).splitlines())
+    assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in text and "NO HEADROOM" in text
+    with pytest.raises(ValueError, match="no span"):
+        time_window_facts(Config(2, 3))
+
+
+@pytest.mark.parametrize("rate", [1.0, 2.0])
+def test_default_headroom_never_overflows(rate):
+    """With the default headroom (default_extra_segments: the count floor's l - 1, and room for 2x the planned
+    rate), a random stream with re-inserts at 1.0x and 2.0x the planned rate never overflows; with none it
+    does at 1.0x (so the test can fail)."""
+    from apbbf.model.timeanalysis import default_extra_segments
+    from apbbf.sim.harness import timed_commands
+    bare = Config(3, 8, segment_blocks=64, span=2000, time_width=16)
+    config = Config(**{**bare.__dict__, "extra_segments": default_extra_segments(bare)})
+    assert config.extra_segments >= config.l - 1
+    for seed in (5,):
+        print(f"default headroom at {rate}x: seed {seed}")
+        commands = timed_commands(config, 120 * config.generation, seed=seed, rate=rate, duplicates=0.5)
+        filt = TimedAPBBF(config)
+        filt.run(*zip(*commands))
+        assert filt.overflows == 0 and filt.shifts > 3 * config.physical_segments, f"seed {seed}"
+    if rate == 1.0:
+        filt = TimedAPBBF(bare)
+        filt.run(*zip(*timed_commands(bare, 40 * bare.generation, seed=5, rate=rate, duplicates=0.5)))
+        assert filt.overflows > 0
+
+
+def test_readme_and_docs_state_the_facts():
+    """docs/core.md (the core's page, where the README sends readers) and docs/verilog.md say what
+    time_window_facts says: the interval's formula, the floor's headroom, the time step limit."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    readme, docs = (root / "docs" / "core.md").read_text(), (root / "docs" / "verilog.md").read_text()
+    for text in (readme, docs):
+        assert "span // l + 1" in text and "time_window_facts" in text
+    assert "`extra_segments ≥ l − 1`" in readme and "`2**(time_width-1)`" in readme
+    assert "`span / l`" not in readme
+
+
+def test_docs_state_the_generated_latency():
+    """docs/core.md, docs/verilog.md and the header give one response latency: L + 9 on the parallel scan, with L
+    the hash latency (6 for keys up to 64 bits, 9 wider), as response_latency computes it."""
+    from pathlib import Path
+
+    from apbbf.hdl.hash import hash_latency
+    from apbbf.hdl.scan_parallel import response_latency
+    from apbbf.hdl.verilog import header
+    root = Path(__file__).resolve().parents[1]
+    readme, docs = (root / "docs" / "core.md").read_text(), (root / "docs" / "verilog.md").read_text()
+    narrow, wide = Config(3, 8), Config(3, 8, key_width=128)
+    assert {response_latency(c) - hash_latency(c) for c in (narrow, wide)} == {9}
+    assert (hash_latency(narrow), hash_latency(wide)) == (6, 9)
+    assert "| L+9 |" in readme and "L + 9 edges later" in docs
+    assert f"({response_latency(narrow)} cycles for keys" in docs and f"{response_latency(wide)} for wider" in docs
+    assert f"each response comes {response_latency(narrow)} cycles after" in header(narrow, scan="parallel")

@@ -27,7 +27,9 @@ PARAMETERS = {
     "seed": "hash seed, 0..2**64-1 (default: a fresh random one, recorded in the Verilog header)",
     "span": "time window in ticks (0: a window bounded by count alone); commands then carry a time",
     "time_width": "bits of the command times, 2..64 (with span)",
-    "extra_segments": "segments beyond k+l+1 for bursts, 0..64 (with span)",
+    "extra_segments": "segments beyond k+l+1 for bursts, 0..64 (with span; default: the fewest, at least l-1 for "
+                      "the count floor, that hold the span at burst times the planned rate)",
+    "burst": "with span and no extra_segments: the burst over the planned rate the pool holds (default 2)",
     "scan": "fsm or parallel",
     "name": "top module name, a plain Verilog identifier",
 }
@@ -71,10 +73,15 @@ def config_from_parameters(parameters) -> tuple:
     missing = [name for name in REQUIRED if name not in parameters]
     if missing:
         raise ValueError(f"parameter {missing[0]!r} is required")
-    fields = {name: value for name, value in parameters.items() if name not in ("scan", "name")}
+    fields = {name: value for name, value in parameters.items() if name not in ("scan", "name", "burst")}
     if "seed" not in fields:
         fields["seed"] = draw_seed()
     config = Config(**fields)
+    if config.timed and "extra_segments" not in parameters:      # headroom by default (apbbf export's)
+        from dataclasses import replace
+
+        from ..model.timeanalysis import default_extra_segments
+        config = replace(config, extra_segments=default_extra_segments(config, burst=parameters.get("burst", 2.0)))
     scan = parameters.get("scan", "fsm")
     if scan not in ("fsm", "parallel"):
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")

@@ -149,8 +149,11 @@ class CircularBuffer(wiring.Component):
                                                                                below, undecided)
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
+        # The count floor: a shift by time waits while the pool is full (the live segments that are not stale
+        # fill every position but the one below base), so that only a full generation retires one early.
+        pool_full = ((live & ~stale_now) & below.rotate_right(1)).any()
         m.d.comb += [self.restart.eq(inserting & started & newest_stale),
-                     self.shift.eq(inserting & (self.restart | ~started | full | shift_due)),
+                     self.shift.eq(inserting & (self.restart | ~started | full | (shift_due & ~pool_full))),
                      self.fresh.eq(live & ~stale_now),
                      self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0)),
                      self.wait.eq(self.shift & ~self.restart & below_dirty)]

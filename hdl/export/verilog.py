@@ -15,9 +15,11 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from ...model.config import check_config
+from ...model.timeanalysis import time_window_facts
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from ..core.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
@@ -155,11 +157,13 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         + (" --parity)" if parity else ")"),
         "Derived:",
         f"  generation g = {c.generation} inserts; window w = l*g = {c.window} inserts "
-        f"(the last w inserts are always reported present); slack k*g = {c.slack}",
+        + ("(within the span, the count floor below); " if c.timed else "(the last w inserts are always reported present); ")
+        + f"slack k*g = {c.slack}",
     ]
     if c.timed:
-        lines += [f"  time window: every key inserted at time t is reported present up to t + {c.span} ticks while",
-                  "  no segment overflows (the overflows counter stays constant); then the last w inserts still are"]
+        lines.append("  time window (apbbf.model.timeanalysis.time_window_facts):")
+        for fact in time_window_facts(c):
+            lines += textwrap.wrap(fact, 112, initial_indent="  - ", subsequent_indent="    ")
     lines.append(f"  memory = {c.physical_segments} segments (k+l, a spare"
                  + (f" and {c.extra_segments} extra" if c.extra_segments else "") +
                  f") x {c.segment_blocks} blocks x {c.block_bits} bits = {c.hardware_memory_bits} bits")
@@ -184,7 +188,8 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         "  inserts[31:0], shifts[31:0]  inserts and shifts since reset (wrap)",
     ]
     if c.timed:
-        lines.append("  overflows[31:0], expired[31:0]  segments retired early (pool full) / expired (wrap)")
+        lines.append("  overflows[31:0], expired[31:0]  segments retired early (pool full, at a shift by count) / "
+                     "expired (wrap)")
     if parity:
         lines.append("  parity_errors[31:0]  block words read whose parity failed, one per memory per read (wrap)")
     lines += [

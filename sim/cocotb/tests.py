@@ -382,6 +382,29 @@ async def time_edges(dut):
     tb.check_counters()
 
 
+@cocotb.test(skip=_timed_only())
+async def count_floor_trickle(dut):
+    """(A Config with a span.) The count floor: 16·g keys at one time fill the pool, then one fresh key per
+    shift interval, l - 1 of them (all within the span); after each, every one of the last l·g inserts is
+    found (a shift by time waits while the pool is full), every answer equal to the model's."""
+    tb = await _bench(dut, 12)
+    config = tb.config
+    await tb.reset()
+    mask = (1 << config.time_width) - 1
+    start, g, w = tb.clock, config.generation, config.window
+    keys = [0x5A000000 + i for i in range(16 * g)]
+    tb.send([(Op.INSERT, key, start & mask) for key in keys])
+    for j in range(1, config.l):
+        now = (start + j * config.shift_interval) & mask
+        keys.append(0x7B000000 + j)
+        tb.send([(Op.INSERT, keys[-1], now)])
+        asked = tb.send([(Op.QUERY, key, now) for key in keys[-w:]])
+        await tb.drain()
+        found = sum(tb.scoreboard.results[i] for i in asked)
+        assert found == w, f"{tb.where()}: trickle {j}: {found} of the last {w} inserts found"
+    tb.check_counters()
+
+
 @cocotb.test(skip=not os.environ.get(SOAK_ENV))
 async def soak(dut):
     """Long random stream (``APBBF_SOAK_COMMANDS`` commands) with light idle gaps and backpressure; the model
