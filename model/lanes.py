@@ -50,7 +50,7 @@ from .filters import APBBF, Op
 from .hashing import HashSpec, splitmix64
 from .timewindow import TimedAPBBF
 
-__all__ = ["LANES", "LANE_STREAM", "check_lanes", "lane_masks", "LaneSpec", "Lanes", "lanes_window"]
+__all__ = ["LANES", "LANE_STREAM", "check_lanes", "lane_masks", "LaneSpec", "Lanes", "lanes_window", "lane_window_for"]
 
 #: Lane counts a lanes filter takes: powers of two.
 LANES = (1, 2, 4, 8, 16)
@@ -278,17 +278,24 @@ class Lanes:
         return result
 
 
-def _binomial_cdf(trials: int, p: float, at_most: int) -> float:
-    """P(Binomial(trials, p) <= at_most), from the log-pmf's recurrence (vectorised)."""
-    if at_most >= trials:
+def _binomial_upper_tail(trials: int, p: float, above: int) -> float:
+    """P(Binomial(trials, p) > above), accurate far into the tail: 1.0 stands for "at least a half" when
+    ``above`` is below the mean (the median is within 1 of it); else the pmf from ``above + 1`` on, the first
+    term from log-gamma, the next ones by the pmf's recurrence, over the 16 standard deviations that matter."""
+    if above >= trials:
+        return 0.0
+    if above < math.floor(trials * p):
         return 1.0
-    i = np.arange(1, at_most + 1, dtype=np.float64)
+    start = above + 1
+    terms = min(trials - start + 1, int(16 * math.sqrt(trials * p * (1 - p))) + 64)
+    first = (math.lgamma(trials + 1) - math.lgamma(start + 1) - math.lgamma(trials - start + 1)
+             + start * math.log(p) + (trials - start) * math.log1p(-p))
+    i = np.arange(start + 1, start + terms, dtype=np.float64)
     steps = np.log((trials - i + 1) / i) + math.log(p) - math.log1p(-p)
-    log_pmf = trials * math.log1p(-p) + np.concatenate(([0.0], np.cumsum(steps)))
-    return float(min(1.0, np.exp(log_pmf).sum()))
+    return float(np.exp(first + np.concatenate(([0.0], np.cumsum(steps)))).sum())
 
 
-def lanes_window(window: int, lanes: int, p: float = 1e-6) -> dict:
+def lanes_window(window: int, lanes: int, p: float = 1e-9) -> dict:
     """The count window a user of a lanes filter gets, each lane keeping the last ``window`` (= l·g) inserts of
     its own keys.
 
@@ -327,7 +334,7 @@ def lanes_window(window: int, lanes: int, p: float = 1e-6) -> dict:
         return result
 
     def kept(w):                  # the key and w - 1 later inserts: at most window - 1 of those in its lane
-        return _binomial_cdf(w - 1, 1 / lanes, window - 1) >= 1 - p
+        return _binomial_upper_tail(w - 1, 1 / lanes, window - 1) <= p
 
     low, high = window, lanes * window              # kept(low) holds; kept(high) fails for p < 1/2
     while high - low > 1:
@@ -338,3 +345,26 @@ def lanes_window(window: int, lanes: int, p: float = 1e-6) -> dict:
             high = middle
     result["guaranteed"] = low
     return result
+
+
+def lane_window_for(window: int, lanes: int, p: float = 1e-9) -> int:
+    """The smallest window per lane (l·g) whose :func:`lanes_window` keeps a key for the last ``window``
+    inserts over all lanes with probability at least ``1 - p`` on random keys: what the solver sizes each
+    lane's Config for (``apbbf params --lanes N``). For 1 lane, ``window`` itself.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`lanes_window`.
+    """
+    check_integer("window", window, range(1, 1 << 62))
+    if check_lanes(lanes) == 1:
+        return window
+    low, high = -(-window // lanes) - 1, window          # guaranteed(low) < window <= guaranteed(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if middle >= 1 and lanes_window(middle, lanes, p)["guaranteed"] >= window:
+            high = middle
+        else:
+            low = middle
+    return high
