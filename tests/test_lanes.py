@@ -23,7 +23,7 @@ def test_random(config, lanes):
     seed = 10 * lanes + config.timed
     print("seed", seed)
     extra = {"gaps": 0.01, "rate": float(lanes)} if config.timed else {}
-    beats = random_beats(config, 360, lanes, seed=seed, empty=0.1, **extra)
+    beats = random_beats(config, 240, lanes, seed=seed, empty=0.1, **extra)
     simulate_lanes(config, lanes, beats, seed=seed, cmd_gap=0.2, rsp_stall=0.2, name=f"lanes-random-{lanes}")
 
 
@@ -48,7 +48,7 @@ def test_one_lane_per_beat(lanes):
     rng = random.Random(seed)
     pools = [_keys_in_lane(COUNT, lanes, lane, 40, seed + lane) for lane in range(lanes)]
     beats = []
-    for _ in range(60):
+    for _ in range(40):
         pool = pools[rng.randrange(lanes)]
         beat = []
         for _ in range(lanes):
@@ -65,8 +65,8 @@ def test_reset():
     """Resets while beats are in flight: their responses are dropped and the filter is empty again."""
     seed = 51
     print("seed", seed)
-    commands = random_commands(COUNT, 300, seed=seed)
-    for at in (250, 160, 70):
+    commands = random_commands(COUNT, 200, seed=seed)
+    for at in (170, 110, 50):
         commands.insert(at, RESET)
     beats = beats_of(commands, 2, seed=seed, empty=0.05)
     run = simulate_lanes(COUNT, 2, beats, seed=seed, rsp_stall=0.3, name="lanes-reset")
@@ -74,8 +74,9 @@ def test_reset():
 
 
 def test_commands_per_clock():
-    """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.3 commands per clock
-    (measured 3.5 here; the rest are beats whose keys pile into one lane beyond what the FIFOs absorb)."""
+    """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.2 commands per clock
+    (3.34 over these 1200 commands, 3.47 over 3000; what is lost: beats whose keys pile into one lane beyond what
+    its FIFOs absorb)."""
     seed = 61
     print("seed", seed)
     config = Config(3, 8, segment_blocks=64, seed=seed)
@@ -83,7 +84,7 @@ def test_commands_per_clock():
     run = simulate_lanes(config, 4, beats, seed=seed, name="lanes-rate")
     rate = run.commands_per_cycle(beats)
     print(f"4 lanes, 4 slots: {rate:.3f} commands per clock")
-    assert rate >= 3.3
+    assert rate >= 3.2
 
 
 def test_one_lane_two_slots():
@@ -102,7 +103,7 @@ def test_random_long(config, lanes, slots, scan):
     seed = 100 * lanes + slots + config.timed
     print("seed", seed)
     extra = {"gaps": 0.01, "rate": float(lanes)} if config.timed else {}
-    beats = random_beats(config, 3000, slots, seed=seed, empty=0.1, **extra)
+    beats = random_beats(config, 1500, slots, seed=seed, empty=0.1, **extra)
     simulate_lanes(config, lanes, beats, seed=seed, cmd_gap=0.1, rsp_stall=0.2, slots=slots, scan=scan,
                    fifo_depth=2 if scan == "fsm" else 4, reorder_depth=8 if slots == 2 else 32,
                    name=f"lanes-long-{lanes}-{slots}-{scan}")
