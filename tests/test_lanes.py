@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from apbbf.hdl.lanes import LaneHash, Lanes
+from apbbf.hdl import Lanes
+from apbbf.hdl.lanes import LaneHash
 from apbbf.model import Config, LaneSpec, Op
 from apbbf.sim.harness import RESET, random_commands
 from apbbf.sim.lanes import beats_of, random_beats, simulate_lanes
