@@ -40,8 +40,8 @@ def test_params_lanes(capsys):
     assert data["lanes"] == 4 and data["lane_window"] == data["window"] < 10000
     assert data["window_kept_1e_9"] >= 10000 and data["window_worst"] == data["window"]
     assert data["window_kept_1e_9"] == lanes_window(data["window"], 4)["guaranteed"]
-    one = _json(capsys, ["params", "--fp", "0.001", "--span", "1ms", "--rate", "1e7", "--json"])
-    four = _json(capsys, ["params", "--fp", "0.001", "--span", "1ms", "--rate", "1e7", "--lanes", "4", "--json"])
+    one = _json(capsys, ["params", "--fp", "0.01", "--span", "100us", "--rate", "1e7", "--json"])
+    four = _json(capsys, ["params", "--fp", "0.01", "--span", "100us", "--rate", "1e7", "--lanes", "4", "--json"])
     assert four["memory_bits"] < one["memory_bits"] and four["lanes_memory_bits"] == 4 * four["memory_bits"]
 
 
