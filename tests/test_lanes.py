@@ -104,7 +104,7 @@ def test_random_long(config, lanes, slots, scan):
     seed = 100 * lanes + slots + config.timed
     print("seed", seed)
     extra = {"gaps": 0.01, "rate": float(lanes)} if config.timed else {}
-    beats = random_beats(config, 1500, slots, seed=seed, empty=0.1, **extra)
+    beats = random_beats(config, 1000, slots, seed=seed, empty=0.1, **extra)
     simulate_lanes(config, lanes, beats, seed=seed, cmd_gap=0.1, rsp_stall=0.2, slots=slots, scan=scan,
                    fifo_depth=2 if scan == "fsm" else 4, reorder_depth=8 if slots == 2 else 32,
                    name=f"lanes-long-{lanes}-{slots}-{scan}")
