@@ -115,10 +115,20 @@ def _params(args) -> int:
             raise ValueError("give --window (a window bounded by count) or --span and --rate (a time window)")
         if args.rate is not None or args.burst != 1.0:
             raise ValueError("--rate and --burst size a time window: give --span too")
-        config = solve(args.fp, args.window, max_npws=args.max_npws, block_bits=args.block_bits,
+        from .model.lanes import lane_window_for, lanes_window
+        per_lane = lane_window_for(args.window, args.lanes)
+        config = solve(args.fp, per_lane, max_npws=args.max_npws, block_bits=args.block_bits,
                        block_hashes=args.block_hashes)
         result = describe(config)
         title = f"smallest filter with fp <= {args.fp} and window >= {args.window}"
+        if args.lanes > 1:
+            window = lanes_window(config.window, args.lanes)
+            result.update(lanes=args.lanes, lane_window=config.window, window_expected=window["expected"],
+                          window_kept_1e_9=window["guaranteed"], window_worst=window["worst"],
+                          lanes_memory_bits=args.lanes * config.hardware_memory_bits)
+            title += (f" over {args.lanes} lanes (each lane sized as below; a key kept for the last "
+                      f"{args.window} inserts with probability 1 - 1e-9 on random keys, for {config.window} "
+                      f"in the worst case)")
     else:
         from .model.timeanalysis import planned_rate, solve_timed, timed_analysis
         if args.rate is None:
@@ -128,6 +138,7 @@ def _params(args) -> int:
         ticks = round(args.span / args.tick)
         rate = args.rate * args.tick
         time_width = args.time_width or next(w for w in (32, 48, 64) if ticks < 1 << (w - 2))
+        rate /= args.lanes                                 # each lane takes its share of the keys
         config = solve_timed(args.fp, ticks, rate, burst=args.burst, block_bits=args.block_bits,
                              block_hashes=args.block_hashes, time_width=time_width)
         steady, burst = timed_analysis(config, rate), timed_analysis(config, rate * args.burst)
@@ -143,6 +154,10 @@ def _params(args) -> int:
                   "burst_alive_segments": burst["alive"], "burst_keeps_span": not burst["overflow"]}
         title = (f"smallest time window with fp <= {args.fp} at {args.rate:g} keys/s over {args.span:g} s "
                  f"(tick {args.tick:g} s), span kept up to {args.burst:g}x that rate")
+        if args.lanes > 1:
+            result.update(lanes=args.lanes, lanes_memory_bits=args.lanes * c.hardware_memory_bits)
+            result["planned_rate_per_second"] *= args.lanes
+            title += f" over {args.lanes} lanes (each lane sized for 1/{args.lanes} of the rate, as below)"
     fit = _fit(config, args.board)
     if fit is not None:
         result["fit"] = fit
@@ -172,6 +187,9 @@ def _add_params(subparsers) -> None:
                         help="bits of the command times (default: 32, or 48/64 for long spans)")
     parser.add_argument("--board", "--device", dest="board", default=None, metavar="NAME",
                         help="check that the filter fits this board (icebreaker, ulx3s-85f) or device's block RAM")
+    parser.add_argument("--lanes", type=int, default=1, choices=(1, 2, 4, 8, 16), metavar="N",
+                        help="size each of N lanes (apbbf.model.lanes): a count window over all lanes kept with "
+                             "probability 1-1e-9 on random keys; a time window at 1/N of the rate per lane")
     _block_args(parser, 64, 4)
     parser.set_defaults(func=_params)
 

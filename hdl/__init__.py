@@ -1,6 +1,7 @@
 """Amaranth 0.5 gateware, in rooms by subsystem:
 
-- :mod:`.core`: the filter core (hash -> segments -> circular buffer and scan -> response), :class:`APBBF`;
+- :mod:`.core`: the filter core (hash -> segments -> circular buffer and scan -> response), :class:`APBBF`,
+  and N of them behind one stream of command beats (:class:`Lanes`);
 - :mod:`.packet`: frames to keys (:class:`KeyExtractor`) and the packet de-duplicator (:class:`PacketDedup`);
 - :mod:`.export`: the AXI4-Stream wrappers and the conversion to one Verilog file;
 - :mod:`.board`: the UART, the host protocol and the board tops.
@@ -16,11 +17,12 @@ import sys
 
 from .core.apbbf import APBBF, SCANS
 from .core.hash import HashUnit
+from .core.lanes import Lanes
 from .core.types import Op, command_layout, response_layout
 from .packet.dedup import PacketDedup
 from .packet.key_extractor import KeyExtractor
 
-__all__ = ["APBBF", "SCANS", "HashUnit", "KeyExtractor", "PacketDedup", "Op", "command_layout", "response_layout",
+__all__ = ["APBBF", "SCANS", "HashUnit", "KeyExtractor", "Lanes", "PacketDedup", "Op", "command_layout", "response_layout",
            "MOVED"]
 
 #: Former flat module names and the modules they are now (``apbbf.hdl.`` omitted on both sides).
@@ -32,7 +34,7 @@ MOVED = {
     "axis": "export.axis", "axis_dedup": "export.axis_dedup", "verilog": "export.verilog",
     "uart": "board.uart", "host_parser": "board.host_parser", "host_executor": "board.host_executor",
     "host_replier": "board.host_replier", "host_interface": "board.host_interface",
-    "filter_over_uart": "board.filter_over_uart", "boards": "board.boards",
+    "filter_over_uart": "board.filter_over_uart", "boards": "board.boards", "lanes": "core.lanes",
 }
 
 

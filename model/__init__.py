@@ -18,3 +18,8 @@ from .solver import describe, solve
 from .timelimited import TimeLimitedAPBF
 
 __all__ += ["analysis", "solver", "analyze", "analyze_config", "describe", "solve", "TimeLimitedAPBF"]
+
+from . import lanes
+from .lanes import Lanes, LaneSpec, lanes_window
+
+__all__ += ["lanes", "Lanes", "LaneSpec", "lanes_window"]

@@ -59,6 +59,9 @@ discarded and the next one is drawn.
    then b offsets of ``log2(B/b)`` bits each. Offset p selects bit ``p * (B/b) + offset_p`` of the B-bit block
    word (bit 0 is the least significant): one bit in each of the b parts.
 
+Stream -2 gives the lane masks of a lanes filter (:mod:`apbbf.model.lanes`: N filters, a key's lane an H3 hash
+of the mixed key, its masks independent of every segment's).
+
 The seed keys all of it: the fold, the round keys and the segment masks. It is a Config field (tests use fixed
 seeds); the board builds and ``apbbf export`` draw a fresh one (``secrets.randbits(64)``) unless one is given,
 and record it (``docs/trust.md`` says what keeping it secret buys).

@@ -33,6 +33,18 @@ def test_params(capsys):
     assert data["block_bits"] == 64 and data["block_hashes"] == 4
 
 
+def test_params_lanes(capsys):
+    """--lanes sizes each lane so that the window over all lanes holds with probability 1 - 1e-9 on random keys."""
+    from apbbf.model.lanes import lanes_window
+    data = _json(capsys, ["params", "--fp", "0.001", "--window", "10000", "--lanes", "4", "--json"])
+    assert data["lanes"] == 4 and data["lane_window"] == data["window"] < 10000
+    assert data["window_kept_1e_9"] >= 10000 and data["window_worst"] == data["window"]
+    assert data["window_kept_1e_9"] == lanes_window(data["window"], 4)["guaranteed"]
+    one = _json(capsys, ["params", "--fp", "0.01", "--span", "100us", "--rate", "1e7", "--json"])
+    four = _json(capsys, ["params", "--fp", "0.01", "--span", "100us", "--rate", "1e7", "--lanes", "4", "--json"])
+    assert four["memory_bits"] < one["memory_bits"] and four["lanes_memory_bits"] == 4 * four["memory_bits"]
+
+
 def test_params_table(capsys):
     assert cli.main(["params", "--fp", "0.01", "--window", "1000"]) == 0
     assert "bits_per_element" in capsys.readouterr().out

@@ -1,0 +1,320 @@
+"""Lanes: several commands per clock, each to the filter of its key's lane (:mod:`apbbf.model.lanes`)."""
+
+from amaranth import Array, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.config import Config, check_config, check_integer
+from ...model.hashing import HashSpec
+from ...model.lanes import check_lanes, lane_masks
+from .apbbf import APBBF, SCANS
+from .hash import HashUnit, _selected, _tree_groups, hash_latency
+from .scan_parallel import queue_depth
+from .types import Op
+
+__all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
+           "lanes_response_layout"]
+
+
+def slot_command_layout(config: Config) -> data.StructLayout:
+    """One command slot of a beat: ``{valid, op, key[, time]}`` (``time`` with a span)."""
+    fields = {"valid": 1, "op": Op, "key": config.key_width}
+    if config.timed:
+        fields["time"] = config.time_width
+    return data.StructLayout(fields)
+
+
+def slot_response_layout() -> data.StructLayout:
+    """One response slot of a beat: ``{valid, op, hit}``."""
+    return data.StructLayout({"valid": 1, "op": Op, "hit": 1})
+
+
+def lanes_command_layout(config: Config, slots: int) -> data.ArrayLayout:
+    """A command beat: ``slots`` :func:`slot_command_layout` slots, slot 0 in the least significant bits."""
+    return data.ArrayLayout(slot_command_layout(config), slots)
+
+
+def lanes_response_layout(slots: int) -> data.ArrayLayout:
+    """A response beat: ``slots`` :func:`slot_response_layout` slots, slot 0 in the least significant bits."""
+    return data.ArrayLayout(slot_response_layout(), slots)
+
+
+class LaneHash(HashUnit):
+    """The lane of a key (:class:`apbbf.model.lanes.LaneSpec`), pipelined as the hash unit: fold, mixer, then an
+    XOR tree per lane bit in place of the segment hashes; :func:`~apbbf.hdl.hash.hash_latency` cycles.
+
+    It is a :class:`~apbbf.hdl.hash.HashUnit` with other output masks, so the fold and the mixer are the hash
+    unit's own (one definition of the mixer in gateware).
+
+    Parameters
+    ----------
+    config : Config
+    lanes : int
+        2 or more, one of :data:`apbbf.model.lanes.LANES`.
+
+    Attributes
+    ----------
+    key : In(key_width)
+    en : In(1)
+        Load the pipeline registers (as :class:`~apbbf.hdl.hash.HashUnit`'s ``en``).
+    lane : Out(range(lanes))
+        The lane of the key that entered :attr:`latency` loads ago.
+    """
+
+    def __new__(cls, config, lanes, *args, **kwargs):
+        # Checked before the object exists: a unit refused here is not an unused elaboratable.
+        lane_masks(config, lanes)
+        if lanes < 2:
+            raise ValueError(f"lanes must be at least 2 for a LaneHash, not {lanes}")
+        return super().__new__(cls, config)
+
+    def __init__(self, config: Config, lanes: int):
+        self._masks = lane_masks(config, lanes)
+        self._config = config
+        self._spec = HashSpec(config)
+        wiring.Component.__init__(self, {"key": In(config.key_width), "en": In(1), "lane": Out(range(lanes))})
+
+    def elaborate(self, platform):
+        # The hash unit's fold and mixer, then one pipelined XOR tree per lane bit: the same stages as the
+        # segment hashes, so the lane is ready when a core's hashes of the same key would be.
+        m = Module()
+        spec = self._spec
+        folded = self.key
+        if spec.fold_masks:
+            folded = Cat(*self._tree(m, [_selected(self.key, mask) for mask in spec.fold_masks],
+                                     _tree_groups(self._config.key_width), "fold"))
+        mixed = self._mixer(m, folded)
+        bits = self._tree(m, [_selected(mixed, mask) for mask in self._masks], _tree_groups(spec.mix_width), "lane")
+        m.d.comb += self.lane.eq(Cat(*bits))
+        return m
+
+
+class Lanes(wiring.Component):
+    """N filters with one Config, taking up to ``slots`` commands per clock, each answered by the filter of
+    its key's lane, every answer as :class:`apbbf.model.lanes.Lanes` gives it, in command order.
+
+    **Interface.** One command stream whose beat carries ``slots`` commands, each with its own ``valid`` bit
+    (:func:`lanes_command_layout`), and one response stream whose beat answers one command beat, slot for slot
+    (:func:`lanes_response_layout`: a response slot is valid iff its command slot was). One wide stream, not N
+    streams, because that is what AXI4-Stream users have: a wide TDATA with TKEEP-like per-slot qualifiers,
+    one handshake per beat, so the beats keep their order without any cross-stream arbitration outside, and a
+    response beat matches its command beat one to one (a beat with no valid slot gets an empty response beat).
+    Command order is beat order, then slot 0 first within a beat.
+
+    **Dispatch.** The key of every slot goes through a :class:`LaneHash` (the stall pipeline in front: ``cmd``
+    moves through it while its end is empty or dispatches). A beat dispatches when a reorder entry is free and
+    each valid slot's FIFO has room: one FIFO per (slot, lane), so a beat's slots never contend for a write
+    port, and slots of one beat in one lane simply queue. Each entry carries the beat's reorder tag. Each lane
+    takes, every clock, from the heads of its ``slots`` FIFOs the command with the oldest (tag, slot): its
+    lane's next command in command order (a FIFO's entry shows at its head the cycle after its write, the same
+    for every FIFO, so no older command can be hidden behind a younger one's head).
+
+    **Reorder.** Each lane's core answers its commands in order; a FIFO per lane remembers the (tag, slot) of
+    every command in flight in it, and the answer is written into the reorder buffer at that place. The oldest
+    beat leaves when all of its valid slots are answered. Everything else is the core's
+    (:class:`~apbbf.hdl.core.APBBF`): the lanes' cores are independent, so the lanes filter has no forwarding
+    between them and no false negative by construction.
+
+    Parameters
+    ----------
+    config : Config
+    lanes : int
+        One of :data:`apbbf.model.lanes.LANES`.
+    slots : int, optional
+        Commands per beat, 1 to 16; ``lanes`` by default. More lanes than slots (more banks than lanes) trades
+        memory for fewer stalls when two keys of a beat collide.
+    scan : {"parallel", "fsm"}
+        The cores' scan (``"parallel"``: one command per clock per lane).
+    fifo_depth : int
+        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.47 commands per
+        clock with 8, 3.29 with 4; ``docs/lanes.md``).
+    reorder_depth : int
+        Beats in flight between dispatch and response, a power of two from 2 to 256 (default 32: more than a
+        FIFO's wait plus a core's latency, so that it does not limit the rate).
+
+    Attributes
+    ----------
+    cmd : In(stream.Signature(lanes_command_layout(config, slots)))
+    rsp : Out(stream.Signature(lanes_response_layout(slots)))
+    inserts, shifts : Out(ArrayLayout(32, lanes))
+        Each lane's core's counters; ``overflows`` and ``expired`` too with a span.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If a parameter is out of its range (the message names it).
+    """
+
+    def __new__(cls, config, lanes, *, slots=None, scan="parallel", fifo_depth=8, reorder_depth=32):
+        # Checked before the object exists: a component refused here is not an unused elaboratable.
+        check_config(config)
+        check_lanes(lanes)
+        lane_masks(config, lanes)
+        if slots is not None:
+            check_integer("slots", slots, range(1, 17))
+        if scan not in SCANS:
+            raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
+        check_integer("fifo_depth", fifo_depth, range(2, 65))
+        check_integer("reorder_depth", reorder_depth, range(2, 257))
+        if reorder_depth & (reorder_depth - 1):
+            raise ValueError(f"reorder_depth must be a power of two from 2 to 256, not {reorder_depth}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, lanes: int, *, slots: int | None = None, scan: str = "parallel",
+                 fifo_depth: int = 8, reorder_depth: int = 32):
+        slots = lanes if slots is None else slots
+        self._config, self._lanes, self._slots, self._scan = config, lanes, slots, scan
+        self._fifo_depth, self._reorder_depth = fifo_depth, reorder_depth
+        counters = ["inserts", "shifts"] + (["overflows", "expired"] if config.timed else [])
+        super().__init__({
+            "cmd": In(stream.Signature(lanes_command_layout(config, slots))),
+            "rsp": Out(stream.Signature(lanes_response_layout(slots))),
+            **{name: Out(data.ArrayLayout(32, lanes)) for name in counters},
+        })
+        self._counters = counters
+
+    config = property(lambda self: self._config)
+    lanes = property(lambda self: self._lanes, doc="Filters (lanes).")
+    slots = property(lambda self: self._slots, doc="Commands per beat.")
+
+    @property
+    def latency(self) -> int:
+        """Cycles of the lane hash in front of the dispatch (0 with one lane)."""
+        return hash_latency(self._config) if self._lanes > 1 else 0
+
+    def elaborate(self, platform):
+        # Stall pipeline (lane hash) -> per-(slot, lane) FIFOs -> per-lane oldest-first merge -> N cores ->
+        # reorder buffer. A FIFO per (slot, lane) rather than a multi-write queue per lane: each has one write
+        # port and the merge compares a few tags; the reorder buffer is registers (a few bits per slot).
+        m = Module()
+        c, N, S, D = self._config, self._lanes, self._slots, self._reorder_depth
+        tag_bits = max(1, (D - 1).bit_length())
+        entry_layout = data.StructLayout({
+            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits})
+        inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
+
+        # 1. The lane hash: a stall pipeline of `latency` stages; it moves while its end is empty or dispatches.
+        latency = self.latency
+        advance = Signal()
+        beat = self.cmd.payload
+        beat_valid = self.cmd.valid
+        lane_of = [Signal(range(N), name=f"lane_of{s}") for s in range(S)]
+        if N > 1:
+            for s in range(S):
+                unit = LaneHash(c, N)
+                m.submodules[f"lane_hash{s}"] = unit
+                m.d.comb += [unit.key.eq(self.cmd.payload[s].key), unit.en.eq(advance), lane_of[s].eq(unit.lane)]
+        for stage in range(latency):
+            registered = Signal(lanes_command_layout(c, S), name=f"beat{stage}")
+            valid = Signal(name=f"beat{stage}_valid")
+            with m.If(advance):
+                m.d.sync += [registered.eq(beat), valid.eq(beat_valid)]
+            beat, beat_valid = registered, valid
+
+        # 2. Dispatch into the (slot, lane) FIFOs, with a reorder entry per beat.
+        queues = [[fifo.SyncFIFO(width=entry_layout.size, depth=self._fifo_depth) for _ in range(N)]
+                  for _ in range(S)]
+        for s in range(S):
+            for lane in range(N):
+                m.submodules[f"queue_{s}_{lane}"] = queues[s][lane]
+        head = Signal(tag_bits)
+        tail = Signal(tag_bits)
+        count = Signal(range(D + 1))
+        room = Signal()
+        m.d.comb += room.eq(Cat(~beat[s].valid | Array(q.w_rdy for q in queues[s])[lane_of[s]]
+                                for s in range(S)).all())
+        dispatch = Signal()
+        m.d.comb += [
+            dispatch.eq(beat_valid & room & (count != D)),
+            advance.eq(~beat_valid | dispatch),
+            self.cmd.ready.eq(advance),
+        ]
+        for s in range(S):
+            for lane in range(N):
+                entry = data.View(entry_layout, queues[s][lane].w_data)
+                m.d.comb += [
+                    entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail),
+                    queues[s][lane].w_en.eq(dispatch & beat[s].valid & (lane_of[s] == lane)),
+                ]
+                if c.timed:
+                    m.d.comb += entry.time.eq(beat[s].time)
+
+        # 3. Per lane: the oldest head among its FIFOs goes to the lane's core.
+        expected = [Signal(S, name=f"expected{e}") for e in range(D)]
+        done = [Signal(S, name=f"done{e}") for e in range(D)]
+        answers = [Signal(lanes_response_layout(S), name=f"answer{e}") for e in range(D)]
+        answered = []                                        # per lane: (valid, tag, slot, op, hit)
+        for lane in range(N):
+            core = APBBF(c, scan=self._scan)
+            m.submodules[f"lane{lane}"] = core
+            inflight = fifo.SyncFIFO(width=inflight_layout.size, depth=queue_depth(c) + 2)
+            m.submodules[f"inflight{lane}"] = inflight
+            heads = [data.View(entry_layout, queues[s][lane].r_data) for s in range(S)]
+            ready = [queues[s][lane].r_rdy for s in range(S)]
+            age = [Signal(tag_bits, name=f"age{lane}_{s}") for s in range(S)]
+            wins = [Signal(name=f"win{lane}_{s}") for s in range(S)]
+            for s in range(S):
+                m.d.comb += age[s].eq(heads[s].tag - head)
+            for s in range(S):
+                older = [~ready[t] | ((age[s] <= age[t]) if s < t else (age[s] < age[t])) for t in range(S) if t != s]
+                m.d.comb += wins[s].eq(ready[s] & Cat(*older).all() if older else ready[s])
+            chosen = Signal(entry_layout, name=f"chosen{lane}")
+            chosen_slot = Signal(range(S), name=f"chosen_slot{lane}")
+            for s in range(S):
+                with m.If(wins[s]):
+                    m.d.comb += [chosen.eq(heads[s]), chosen_slot.eq(s)]
+            fire = Signal(name=f"issue{lane}")
+            m.d.comb += [
+                core.cmd.valid.eq(Cat(*wins).any() & inflight.w_rdy),
+                core.cmd.payload.op.eq(chosen.op),
+                core.cmd.payload.key.eq(chosen.key),
+                fire.eq(core.cmd.valid & core.cmd.ready),
+                inflight.w_en.eq(fire),
+                inflight.w_data.eq(Cat(chosen.tag, chosen_slot)),
+                core.rsp.ready.eq(1),
+                inflight.r_en.eq(core.rsp.valid),
+            ]
+            if c.timed:
+                m.d.comb += core.cmd.payload.time.eq(chosen.time)
+            for s in range(S):
+                m.d.comb += queues[s][lane].r_en.eq(fire & wins[s])
+            for name in self._counters:
+                m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
+            where = data.View(inflight_layout, inflight.r_data)
+            answered.append((core.rsp.valid, where.tag, where.slot, core.rsp.payload.op, core.rsp.payload.hit))
+
+        # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
+        for e in range(D):
+            for s in range(S):
+                with m.If(dispatch & (tail == e)):
+                    m.d.sync += [expected[e][s].eq(beat[s].valid), done[e][s].eq(0)]
+                for valid, tag, slot, op, hit in answered:
+                    with m.If(valid & (tag == e) & (slot == s)):
+                        m.d.sync += [done[e][s].eq(1), answers[e][s].op.eq(op), answers[e][s].hit.eq(hit)]
+        oldest = Signal(lanes_response_layout(S))
+        oldest_expected = Signal(S)
+        oldest_done = Signal(S)
+        complete = Signal()
+        m.d.comb += [
+            oldest_expected.eq(Array(expected)[head]),
+            oldest_done.eq(Array(done)[head]),
+            oldest.eq(Array(answer.as_value() for answer in answers)[head]),
+            complete.eq((oldest_expected & ~oldest_done) == 0),
+        ]
+        for s in range(S):
+            m.d.comb += [
+                self.rsp.payload[s].valid.eq(oldest_expected[s]),
+                self.rsp.payload[s].op.eq(oldest[s].op),
+                self.rsp.payload[s].hit.eq(oldest[s].hit),
+            ]
+        leave = Signal()
+        m.d.comb += [
+            self.rsp.valid.eq((count != 0) & complete),
+            leave.eq(self.rsp.valid & self.rsp.ready),
+        ]
+        m.d.sync += count.eq(count + dispatch - leave)
+        with m.If(dispatch):
+            m.d.sync += tail.eq(tail + 1)
+        with m.If(leave):
+            m.d.sync += head.eq(head + 1)
+        return m

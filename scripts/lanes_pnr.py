@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Place and route of the lanes filter on ECP5-85F speed 6, ports registered (:mod:`apbbf.flows.lanes`), for its
+post-route Fmax; Mops/s is that Fmax times the commands per clock measured in simulation on random keys
+(``docs/lanes.md``). Writes ``build/lanes_pnr/<lanes>/result.json``.
+
+Run one at a time, in the background, under ``nice``: an ECP5-85F seed of a multi-lane design takes minutes.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from apbbf.flows.lanes import lanes_pnr
+from apbbf.model import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lanes", type=int, default=2, help="lanes (default 2)")
+    parser.add_argument("--seeds", default="1", help="comma-separated nextpnr seeds (default 1)")
+    parser.add_argument("--segment-blocks", type=int, default=512, help="of Config(3, 8, 64, 4, ...) (default 512)")
+    args = parser.parse_args(argv)
+    config = Config(3, 8, 64, 4, args.segment_blocks)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    result = lanes_pnr(config, args.lanes, "ecp5", ROOT / "build" / "lanes_pnr" / str(args.lanes), reuse=True,
+                       seeds=seeds)
+    print(json.dumps({k: result[k] for k in ("fmax_mhz", "seeds", "bram_used", "critical_path", "seconds")
+                      if k in result}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
