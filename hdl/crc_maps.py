@@ -73,10 +73,21 @@ def step_matrix(step: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=None)
-def trailer_matrix(bits: int) -> tuple[int, ...]:
-    """The trailer block's contribution from a zero register, a linear map of the segment's length."""
+def trailer_matrix(bits: int, slots: int = 1) -> tuple[int, ...]:
+    """The trailer block's contribution from a zero register, a linear map of the segments' lengths:
+    ``Cat(len_0, ..., len_(slots-1))``, ``bits`` bits each, ``len_r`` in the trailer's bytes ``4r .. 4r + 3``."""
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be 1..32, not {bits}")
     model = crc_model()
-    return tuple(model.matrix(lambda length: model.feed(0, length, BLOCK_BYTES), bits))
+    field = (1 << bits) - 1
+
+    def trailer(lengths):
+        value = 0
+        for r in range(slots):
+            value |= (lengths >> (bits * r) & field) << (32 * r)
+        return model.feed(0, value, BLOCK_BYTES)
+
+    return tuple(model.matrix(trailer, bits * slots))
 
 
 def apply_rows(rows, value):
