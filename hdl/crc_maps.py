@@ -9,7 +9,8 @@ from amaranth import Cat, Const
 
 from ..model.packet import BLOCK_BYTES, CRC
 
-__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows"]
+__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows",
+           "xor_lut4"]
 
 _M64 = (1 << 64) - 1
 
@@ -93,3 +94,9 @@ def trailer_matrix(bits: int, slots: int = 1) -> tuple[int, ...]:
 def apply_rows(rows, value):
     """``rows`` (from :meth:`CRCModel.matrix`) applied to ``value``: one XOR tree per output bit."""
     return Cat(*[(value & row).xor() if row else Const(0) for row in rows])
+
+
+def xor_lut4(rows) -> int:
+    """LUT4s of ``rows`` (from :meth:`CRCModel.matrix`) as XOR trees of 4-input LUTs: a row of weight w >= 2
+    needs ``ceil((w - 1) / 3)`` (each LUT4 folds three more inputs in); a row of weight 0 or 1 is a wire."""
+    return sum(-(-(bin(row).count("1") - 1) // 3) for row in rows if bin(row).count("1") > 1)

@@ -9,6 +9,8 @@ the last beat fed in excess) and the trailer are applied after the last beat as 
 bit-serial register on unit vectors; :func:`~apbbf.hdl.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
 """
 
+from itertools import product
+
 from amaranth import Cat, Const, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -109,24 +111,12 @@ class KeyExtractor(wiring.Component):
             raise TypeError(f"fcs must be a bool, not {fcs!r}")
         self._spec, self._data_width, self._fcs = spec, data_width, fcs
         step = data_width // 8
-        self._slots = max(len(spec.recipe(kind)) for kind in _KINDS)
-        # per (class index, tags), per slot: (range or None, the segment's start s, the range's end if it has a
-        # length); a slot past the class's recipe has no range and selects nothing
-        self._variants = {}
-        for k, kind in enumerate(_KINDS):
-            recipe = spec.recipe(kind)
-            for tags in (0, 1, 2) if kind != FrameClass.OTHER else (0,):
-                slots = []
-                for r in recipe:
-                    start = r.offset + (0 if r.base == "frame" else 14 + 4 * tags)
-                    slots.append((r, start, _INF if r.length is None else start + r.length))
-                slots += [(None, _INF, _INF)] * (self._slots - len(recipe))
-                self._variants[k, tags] = slots
-        self._shifts = [sorted({ranges[s][1] % step for ranges in self._variants.values() if ranges[s][0]})
-                        for s in range(self._slots)]
-        blocks = [max((_blocks_bound(ranges[s][0], ranges[s][1]) for ranges in self._variants.values()
-                       if ranges[s][0]), default=0) for s in range(self._slots)]
-        self._horner = tuple(max(1, b.bit_length()) for b in blocks[1:])
+        self._slots = S = max(len(spec.recipe(kind)) for kind in _KINDS)
+        # A class's range r goes to slot r + first[class]: the firsts that need the fewest Horner stages (a `*`
+        # range, or a long one, in the last slot; slot 0, which has no Horner stage, may take a long one).
+        self._first = min(product(*[range(S - len(spec.recipe(kind)) + 1) for kind in _KINDS]),
+                          key=lambda first: (sum(self._plan(first)[2]), first))
+        self._variants, self._shifts, self._horner = self._plan(self._first)
         self._head_beats = -(-(_PREFIX + 4 * fcs) // step)
         self._depth = self._head_beats + 6
         # the finisher: one stage for the shift, one per bit of q + 1 in 0..64/(W/8), one for the trailer
@@ -135,6 +125,25 @@ class KeyExtractor(wiring.Component):
             "i": In(stream.Signature(beat_layout(data_width), always_ready=True)),
             "o": Out(stream.Signature(key_layout, always_ready=True)),
         })
+
+    def _plan(self, first):
+        """For the class -> first slot map ``first``: per (class index, tags), per slot, (range or None, the
+        segment's start s, the range's end if it has a length); per slot the shifts ``s mod (W/8)``; per slot
+        r >= 1 its Horner stages. A slot outside the class's recipe has no range and selects nothing."""
+        S, step = self._slots, self._data_width // 8
+        variants = {}
+        for k, kind in enumerate(_KINDS):
+            recipe = self._spec.recipe(kind)
+            for tags in (0, 1, 2) if kind != FrameClass.OTHER else (0,):
+                slots = [(None, _INF, _INF)] * S
+                for index, r in enumerate(recipe):
+                    start = r.offset + (0 if r.base == "frame" else 14 + 4 * tags)
+                    slots[first[k] + index] = (r, start, _INF if r.length is None else start + r.length)
+                variants[k, tags] = slots
+        shifts = [sorted({ranges[s][1] % step for ranges in variants.values() if ranges[s][0]}) for s in range(S)]
+        blocks = [max((_blocks_bound(ranges[s][0], ranges[s][1]) for ranges in variants.values() if ranges[s][0]),
+                      default=0) for s in range(S)]
+        return variants, shifts, tuple(max(1, b.bit_length()) for b in blocks[1:])
 
     @property
     def spec(self) -> KeySpec:
@@ -165,6 +174,24 @@ class KeyExtractor(wiring.Component):
         # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the
         # Horner stages of slots 1.., the output register.
         return self._head_beats + 3 + 5 + self._q_bits + sum(self._horner) + 1
+
+    def matrices(self) -> list:
+        """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
+        :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives them, ``copies`` how many times the gateware has one.
+        Stages: ``step`` (a beat into a slot's register), ``pad`` (F0, one per slot and shift), ``zeros`` (F1..,
+        the padding's beats), ``horner`` (moving the key over a later range's blocks), ``trailer``."""
+        B, out = self._data_width // 8, []
+        out.append(("step", step_matrix(B), self._slots))
+        for shifts in self._shifts:
+            for shift in sorted(set(shifts) | {0}):
+                out.append(("pad", zeros_matrix(BLOCK_BYTES - B + shift), 1))
+        for b in range(self._q_bits):
+            out.append(("zeros", zeros_matrix(B << b), self._slots))
+        for bits in self._horner:
+            for b in range(bits):
+                out.append(("horner", zeros_matrix(BLOCK_BYTES << b), 1))
+        out.append(("trailer", trailer_matrix(_POS, self._slots), 1))
+        return out
 
     def elaborate(self, platform):
         # Why this shape: no backpressure anywhere, so every stage takes one beat per cycle and nothing ever
@@ -459,7 +486,13 @@ class KeyExtractor(wiring.Component):
             m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
             f = dict(x=Signal(64, name=f"f0_x_{s}"), q=Signal(self._q_bits, name=f"f0_q_{s}"),
                      len=Signal(_POS, name=f"f0_len_{s}"), blocks=Signal(_POS - 6, name=f"f0_blocks_{s}"))
-            m.d.sync += [f["q"].eq(q1), f["len"].eq(p3["len"]), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6)]
+            m.d.sync += [f["q"].eq(q1), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6)]
+            # the trailer holds the lengths by range, not by slot: range s of the frame's class is in slot
+            # s + first[class]
+            with m.Switch(p3_kind):
+                for k, first in enumerate(self._first):
+                    with m.Case(k):
+                        m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
             with m.Switch(f_shift):
                 for shift in sorted(set(self._shifts[s]) | {0}):
                     with m.Case(shift):
