@@ -11,7 +11,7 @@ bit-serial register on unit vectors; :func:`~apbbf.hdl.crc_maps.crc_model` check
 
 from itertools import product
 
-from amaranth import Cat, Const, Module, Mux, Signal, signed
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -171,9 +171,9 @@ class KeyExtractor(wiring.Component):
         # of the beat that decided its frame's class (info FIFO readable 3 cycles later, info register 4); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
         # a_x + 3 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
-        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0, q_bits stages, the
         # Horner stages of slots 1.., the output register.
-        return self._head_beats + 3 + 5 + self._q_bits + sum(self._horner) + 1
+        return self._head_beats + 3 + 6 + self._q_bits + sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -211,11 +211,15 @@ class KeyExtractor(wiring.Component):
         model = crc_model()
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
-        # Input: the byte count of the beat (keep is a run of ones from lane 0).
+        # Input: the byte count of the beat. keep is a run of ones from lane 0, so count - 1 is the lane where the
+        # run ends: each bit of it an OR of the one-hot run ends (a shallow tree, not a priority chain).
+        keep = self.i.payload.keep
+        ends = Cat(*[keep[lane] & ~keep[lane + 1] for lane in range(B - 1)], keep[B - 1])
         count = Signal(cw)
-        for lane in range(B):
-            with m.If(self.i.payload.keep[lane]):
-                m.d.comb += count.eq(lane + 1)
+        top = Signal(cw - 1)
+        m.d.comb += [top[bit].eq(Cat(*[ends[lane] for lane in range(B) if lane >> bit & 1]).any())
+                     for bit in range(cw - 1)]
+        m.d.comb += count.eq(top + 1)
 
         beat_entry = data.StructLayout({"data": W, "count": cw, "last": 1})
         m.submodules.beats = beats = fifo.SyncFIFO(width=beat_entry.size, depth=self._depth)
@@ -451,23 +455,51 @@ class KeyExtractor(wiring.Component):
                          p2["first"].eq(p1["first"])]
             m.d.sync += [p2[name].eq(p1[name]) for name in fin]
             if s == 0:
-                p2["init"] = Signal(64, name="p2_init_0")
+                # the register after the segment's first beat of zeros: A^B applied to the start state
+                p2["start"] = Signal(64, name="p2_start_0")
                 with m.Switch(p1["lo"]):
                     for shift in self._shifts[0]:
                         with m.Case(shift):
-                            m.d.sync += p2["init"].eq(model.unzero(model.init, shift))
+                            m.d.sync += p2["start"].eq(model.feed(model.unzero(model.init, shift), 0, B))
             slot[s] = p2
 
-        # P2: one CRC step per beat of each slot's segment.
-        p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
-        m.d.sync += [p3_end.eq(p2_end), p3_n.eq(p2_n), p3_kind.eq(p2_kind)]
+        # P2: the beat's part of each slot's CRC step (the step matrix's data columns), as registered XORs of at
+        # most 16 bits each, so that the loop below is only the state's own columns and a few partial sums.
+        step = step_matrix(B)
+        state_rows = [row & ((1 << 64) - 1) for row in step]
+        groups, sums = [], []           # the partial sums' data masks; per row, the mask of its partial sums
+        for row in step:
+            bits = [j for j in range(8 * B) if row >> (64 + j) & 1]
+            first_group = len(groups)
+            groups += [sum(1 << j for j in bits[i:i + 16]) for i in range(0, len(bits), 16)]
+            sums.append(sum(1 << g for g in range(first_group, len(groups))))
+        pd_end, pd_n, pd_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [pd_end.eq(p2_end), pd_n.eq(p2_n), pd_kind.eq(p2_kind)]
         for s, p2 in enumerate(slot):
+            pd = {name: Signal.like(p2[name], name=f"pd_{name}_{s}") for name in fin + ("valid", "first")}
+            m.d.sync += [pd[name].eq(p2[name]) for name in fin + ("valid", "first")]
+            if s == 0:
+                pd["start"] = Signal(64, name="pd_start_0")
+                m.d.sync += pd["start"].eq(p2["start"])
+            pd["partial"] = Signal(len(groups), name=f"pd_partial_{s}")
+            m.d.sync += pd["partial"].eq(Cat(*[(p2["data"] & group).xor() for group in groups]))
+            slot[s] = pd
+
+        # P3: one CRC step per beat of each slot's segment: the data's part, XORed with the state moved over B
+        # bytes (the start state, so moved, on the segment's first beat; slots other than 0 start from zero).
+        p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [p3_end.eq(pd_end), p3_n.eq(pd_n), p3_kind.eq(pd_kind)]
+        for s, pd in enumerate(slot):
             state = Signal(64, name=f"state_{s}")
-            begin = p2["init"] if s == 0 else Const(0, 64)
-            with m.If(p2["valid"]):
-                m.d.sync += state.eq(apply_rows(step_matrix(B), Cat(Mux(p2["first"], begin, state), p2["data"])))
-            p3 = {name: Signal.like(p2[name], name=f"p3_{name}_{s}") for name in fin}
-            m.d.sync += [p3[name].eq(p2[name]) for name in fin]
+            moved = apply_rows(state_rows, state)
+            if s == 0:
+                moved = Mux(pd["first"], pd["start"], moved)
+            else:
+                moved = Mux(pd["first"], 0, moved)
+            with m.If(pd["valid"]):
+                m.d.sync += state.eq(moved ^ apply_rows(sums, pd["partial"]))
+            p3 = {name: Signal.like(pd[name], name=f"p3_{name}_{s}") for name in fin}
+            m.d.sync += [p3[name].eq(pd[name]) for name in fin]
             p3["state"] = state
             slot[s] = p3
 

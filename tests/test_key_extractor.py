@@ -399,3 +399,35 @@ def test_init_wrong_data_width_value():
 def test_init_wrong_fcs():
     with pytest.raises(TypeError, match="fcs"):
         KeyExtractor(SPECS["frame"], 64, fcs=1)
+
+
+def test_trailer_matrix_several_lengths():
+    """trailer_matrix over several lengths equals the CRC register fed the trailer block the model builds."""
+    from apbbf.hdl.crc_maps import crc_model, trailer_matrix
+    model = crc_model()
+    rng = random.Random(4)
+    rows = trailer_matrix(18, 3)
+    for _ in range(20):
+        lengths = [rng.randrange(1 << 18) for _ in range(3)]
+        value = sum(n << (18 * r) for r, n in enumerate(lengths))
+        trailer = sum(n << (32 * r) for r, n in enumerate(lengths))
+        got = sum((bin(value & row).count("1") & 1) << bit for bit, row in enumerate(rows))
+        assert got == model.feed(0, trailer, 64)
+    with pytest.raises(ValueError, match="bits"):
+        trailer_matrix(33)
+
+
+def test_matrix_estimate():
+    """The XOR-tree estimate: a row of weight w costs ceil((w - 1) / 3) LUT4s; the extractor's matrices per
+    stage, more slots costing more."""
+    from apbbf.extractor_cost import RegisteredKeyExtractor, matrix_estimate
+    from apbbf.hdl.crc_maps import xor_lut4
+    assert xor_lut4([0, 1, 0b11, 0b1111, 0b11111, (1 << 10) - 1]) == 0 + 0 + 1 + 1 + 2 + 3
+    one = matrix_estimate(KeyExtractor(SPECS["l3l4"], 64))
+    assert set(one["stages"]) == {"step", "pad", "zeros", "trailer"} and one["total"] == sum(one["stages"].values())
+    many = matrix_estimate(KeyExtractor(SPECS["multi"], 64))
+    assert many["stages"]["horner"] > 0 and many["total"] > 4 * one["total"]
+    with pytest.raises(TypeError, match="extractor"):
+        matrix_estimate(SPECS["l3l4"])
+    with pytest.raises(TypeError, match="extractor"):
+        RegisteredKeyExtractor(SPECS["l3l4"])
