@@ -167,13 +167,13 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 4, P0 of beat x - 1 + 1), d the cycle
-        # of the beat that decided its frame's class (info FIFO readable 3 cycles later, info register 4); with
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 5, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 4 cycles later, info register 5); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
-        # a_x + 3 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
+        # a_x + 4 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
         # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0, q_bits stages, the
         # Horner stages of slots 1.., the output register.
-        return self._head_beats + 3 + 6 + self._q_bits + sum(self._horner) + 1
+        return self._head_beats + 4 + 6 + self._q_bits + sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -211,33 +211,39 @@ class KeyExtractor(wiring.Component):
         model = crc_model()
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
-        # Input: the byte count of the beat. keep is a run of ones from lane 0, so count - 1 is the lane where the
-        # run ends: each bit of it an OR of the one-hot run ends (a shallow tree, not a priority chain).
+        # Input: the byte count of the beat. keep is a run of ones from lane 0 (one-hot where it ends): each bit of
+        # the count is an OR of the run's possible ends (a shallow tree, not a priority chain or an adder).
         keep = self.i.payload.keep
         ends = Cat(*[keep[lane] & ~keep[lane + 1] for lane in range(B - 1)], keep[B - 1])
         count = Signal(cw)
-        top = Signal(cw - 1)
-        m.d.comb += [top[bit].eq(Cat(*[ends[lane] for lane in range(B) if lane >> bit & 1]).any())
-                     for bit in range(cw - 1)]
-        m.d.comb += count.eq(top + 1)
+        m.d.comb += [count[bit].eq(Cat(*[ends[lane] for lane in range(B) if (lane + 1) >> bit & 1]).any())
+                     for bit in range(cw)]
+        # With the FCS, the bytes of a beat that are the frame's depend on the next beat when the FCS straddles
+        # them: each entry carries what it keeps if it is the last (`own`), and what the beat before it keeps
+        # (`prev`), so that the read side only selects.
+        own, prev = Signal(cw), Signal(cw)
+        if fcs:
+            m.d.comb += [own.eq(Mux(count > 4, count - 4, 0)),
+                         prev.eq(Mux(self.i.payload.last & (count < 4), B - 4 + count, B))]
+        else:
+            m.d.comb += [own.eq(count), prev.eq(B)]
 
-        beat_entry = data.StructLayout({"data": W, "count": cw, "last": 1})
+        beat_entry = data.StructLayout({"data": W, "own": cw, "prev": cw, "last": 1})
         m.submodules.beats = beats = fifo.SyncFIFO(width=beat_entry.size, depth=self._depth)
         self._beats = beats
         m.d.comb += [
-            beats.w_data.eq(Cat(self.i.payload.data, count, self.i.payload.last)),
+            beats.w_data.eq(Cat(self.i.payload.data, own, prev, self.i.payload.last)),
             beats.w_en.eq(self.i.valid),
         ]
 
-        # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end.
+        # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end. A beat
+        # that is not its frame's last is whole (B bytes), so the decision needs no count; the frame's length (as
+        # far as the rules need it) is summed in the next stage, K, which also keeps the header for C1.
         header = Signal(8 * _HEADER)
-        received = Signal(7)                # bytes of the frame so far, saturated at 127
+        received = Signal(7)                # bytes of the frame before this beat, saturated at 127
         beat_index = Signal(range(-(-_HEADER // B) + 1))
         decided = Signal()
-        go = Signal()
-        n_head = Signal(7)                  # min(n, 127): the frame's length without FCS, as the rules need it
-        after = Signal(8)
-        m.d.comb += after.eq(received + count)
+        go, k_last, k_received, k_count = Signal(), Signal(), Signal(7), Signal(cw)
         m.d.sync += go.eq(0)
         with m.If(self.i.valid):
             for k in range(-(-_HEADER // B)):
@@ -246,19 +252,30 @@ class KeyExtractor(wiring.Component):
                     m.d.sync += header[8 * lo:8 * hi].eq(self.i.payload.data[:8 * (hi - lo)])
             with m.If(beat_index != -(-_HEADER // B)):
                 m.d.sync += beat_index.eq(beat_index + 1)
-            m.d.sync += received.eq(Mux(after > 127, 127, after))
-            with m.If(~decided & (self.i.payload.last | (after >= _PREFIX + 4 * fcs))):
-                m.d.sync += [go.eq(1), decided.eq(1)]
-                if fcs:
-                    m.d.sync += n_head.eq(Mux(self.i.payload.last, Mux(after > 4, after - 4, 0), 127))
-                else:
-                    m.d.sync += n_head.eq(Mux(self.i.payload.last, after, 127))
+            m.d.sync += received.eq(Mux(received > 127 - B, 127, received + B))
+            with m.If(~decided & (self.i.payload.last | (received >= _PREFIX + 4 * fcs - B))):
+                m.d.sync += [go.eq(1), decided.eq(1), k_last.eq(self.i.payload.last), k_received.eq(received),
+                             k_count.eq(count)]
             with m.If(self.i.payload.last):
                 m.d.sync += [received.eq(0), beat_index.eq(0), decided.eq(0)]
 
+        # K: min(n, 127), the frame's length without FCS, and the header, for C1.
+        n_head = Signal(7)
+        k_go = Signal()
+        k_header = Signal(8 * _HEADER)
+        after = Signal(8)
+        m.d.comb += after.eq(k_received + k_count)
+        m.d.sync += k_go.eq(go)
+        with m.If(go):
+            m.d.sync += k_header.eq(header)
+            if fcs:
+                m.d.sync += n_head.eq(Mux(k_last, Mux(after > 131, 127, Mux(after > 4, after - 4, 0)), 127))
+            else:
+                m.d.sync += n_head.eq(Mux(k_last & (after < 127), after, 127))
+
         # C1: the class from the header (module documentation, "Classification").
         def byte(i):
-            return header[8 * i:8 * i + 8]
+            return k_header[8 * i:8 * i + 8]
 
         def be16(i):
             return Cat(byte(i + 1), byte(i))
@@ -291,7 +308,7 @@ class KeyExtractor(wiring.Component):
                     ]
         c_go, c_kind, c_tags, c_field = Signal(), Signal(2), Signal(2), Signal(17)
         m.d.sync += [
-            c_go.eq(go),
+            c_go.eq(k_go),
             c_kind.eq(Mux(ipv4, 1, Mux(ipv6, 2, 0))),
             c_tags.eq(Mux(ipv4 | ipv6, tags, 0)),
             c_field.eq(Mux(ipv4, total, 40 + payload)),
@@ -338,8 +355,10 @@ class KeyExtractor(wiring.Component):
             m.d.sync += [cur.eq(head), cur_valid.eq(1)]
         with m.Elif(take):
             m.d.sync += cur_valid.eq(0)
+        next_info = Signal(info_entry)
+        m.d.comb += next_info.eq(infos.r_data)
         with m.If(info_load):
-            m.d.sync += [info.eq(infos.r_data), info_valid.eq(1)]
+            m.d.sync += [info.kind.eq(next_info.kind), info.variant.eq(next_info.variant), info_valid.eq(1)]
         with m.Elif(take & cur.last):
             m.d.sync += info_valid.eq(0)
 
@@ -347,11 +366,7 @@ class KeyExtractor(wiring.Component):
         # of the spec's mask words (per slot, numbered from 1; 0 is all ones) applies to it.
         pos = Signal(_POS)                  # the beat's first byte in the frame
         valid_bytes = Signal(cw)
-        if fcs:
-            m.d.comb += valid_bytes.eq(Mux(cur.last, Mux(cur.count > 4, cur.count - 4, 0),
-                                           Mux(head.last & (head.count < 4), B - 4 + head.count, B)))
-        else:
-            m.d.comb += valid_bytes.eq(Mux(cur.last, cur.count, B))
+        m.d.comb += valid_bytes.eq(Mux(cur.last, cur.own, head.prev if fcs else B))
         log_b = B.bit_length() - 1
         kbits = _POS - log_b
         q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
@@ -364,12 +379,19 @@ class KeyExtractor(wiring.Component):
         mask_words = []                     # per slot: the distinct mask words, index 0 all ones
         q_mask = []
         for s in range(S):
+            # start - pos and end - pos as registers: loaded with the frame's info, less B per beat taken until
+            # negative (the segment's start, or its end, is then behind)
             to_start = Signal(signed(_POS + 1), name=f"to_start_{s}")
             to_end = Signal(signed(_POS + 1), name=f"to_end_{s}")
+            with m.If(info_load):
+                m.d.sync += [to_start.eq(next_info.start[s]), to_end.eq(next_info.end[s])]
+            with m.Elif(take & ~cur.last):
+                with m.If(~to_start[-1]):
+                    m.d.sync += to_start.eq(to_start - B)
+                with m.If(~to_end[-1]):
+                    m.d.sync += to_end.eq(to_end - B)
             lo, end_lanes, hi = Signal(cw, name=f"lo_{s}"), Signal(cw, name=f"end_lanes_{s}"), Signal(cw, name=f"hi_{s}")
             m.d.comb += [
-                to_start.eq(info.start[s] - pos),
-                to_end.eq(info.end[s] - pos),
                 lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
                 end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
                 hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
