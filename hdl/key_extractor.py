@@ -1,12 +1,15 @@
 """The streaming key extractor of the packet de-duplicator: frames in, one 64-bit key per frame out, bit-exact with
-:func:`apbbf.model.packet.frame_key` (the module documentation of :mod:`apbbf.model.packet` is the specification).
+:func:`apbbf.model.packet.frame_key` (the module documentation of :mod:`apbbf.model.packet` is the specification),
+for every recipe the model accepts (up to 8 ranges per class).
 
-The CRC-64/XZ of the message is computed over the frame's beats *as they come*, not over beats realigned to the
-segment's first byte: bytes outside the segment are zeroed, the register starts from a state that undoes the
-``shift = s mod (W/8)`` zero bytes in front of the segment, and the zeros that padding to 64 bytes adds (or that
-the last beat fed in excess) and the trailer are applied after the last beat as constant matrices. Every constant
-(matrices, start states) is derived (:mod:`apbbf.hdl.crc_maps`) from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
-bit-serial register on unit vectors; :func:`~apbbf.hdl.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
+The CRC-64/XZ of the message is computed over the frame's beats *as they come*, not over beats realigned to a
+segment's first byte: each range has a CRC register (a slot) fed the beats with the bytes outside its segment
+zeroed; slot 0 starts from a state that undoes the ``shift = s mod (W/8)`` zero bytes in front of its segment, the
+others from zero. After the last beat, the zeros that padding to 64 bytes adds (or that the last beat fed in
+excess), the slots' order in the message (Horner's rule) and the trailer are applied as constant matrices. Every
+constant (matrices, start states) is derived (:mod:`apbbf.hdl.crc_maps`) from the CRC's
+:class:`~amaranth.lib.crc.Algorithm` by running its bit-serial register on unit vectors;
+:func:`~apbbf.hdl.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
 """
 
 from itertools import product
@@ -49,6 +52,19 @@ def _blocks_bound(r, start: int) -> int:
     to 65535 bytes."""
     most = max(0, 65535 - start) if r.length is None else min(r.length, max(0, 65535 - start))
     return -(-most // BLOCK_BYTES)
+
+
+def _partial_sums(rows, inputs: int, size: int = 16):
+    """``rows`` (a matrix as :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives it, on ``inputs`` bits) split for
+    two registered stages: the masks of partial sums of at most ``size`` input bits, and per row the mask of the
+    partial sums whose XOR is that row's output."""
+    groups, sums = [], []
+    for row in rows:
+        bits = [j for j in range(inputs) if row >> j & 1]
+        first = len(groups)
+        groups += [sum(1 << j for j in bits[i:i + size]) for i in range(0, len(bits), size)]
+        sums.append(sum(1 << g for g in range(first, len(groups))))
+    return groups, sums
 
 
 class KeyExtractor(wiring.Component):
@@ -171,9 +187,9 @@ class KeyExtractor(wiring.Component):
         # of the beat that decided its frame's class (info FIFO readable 4 cycles later, info register 5); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
         # a_x + 4 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
-        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0, q_bits stages, the
-        # Horner stages of slots 1.., the output register.
-        return self._head_beats + 4 + 6 + self._q_bits + sum(self._horner) + 1
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0a, F0, q_bits
+        # stages, the Horner stages of slots 1.., the output register.
+        return self._head_beats + 4 + 7 + self._q_bits + sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -390,7 +406,8 @@ class KeyExtractor(wiring.Component):
                     m.d.sync += to_start.eq(to_start - B)
                 with m.If(~to_end[-1]):
                     m.d.sync += to_end.eq(to_end - B)
-            lo, end_lanes, hi = Signal(cw, name=f"lo_{s}"), Signal(cw, name=f"end_lanes_{s}"), Signal(cw, name=f"hi_{s}")
+            lo, hi = Signal(cw, name=f"lo_{s}"), Signal(cw, name=f"hi_{s}")
+            end_lanes = Signal(cw, name=f"end_lanes_{s}")
             m.d.comb += [
                 lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
                 end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
@@ -489,12 +506,7 @@ class KeyExtractor(wiring.Component):
         # most 16 bits each, so that the loop below is only the state's own columns and a few partial sums.
         step = step_matrix(B)
         state_rows = [row & ((1 << 64) - 1) for row in step]
-        groups, sums = [], []           # the partial sums' data masks; per row, the mask of its partial sums
-        for row in step:
-            bits = [j for j in range(8 * B) if row >> (64 + j) & 1]
-            first_group = len(groups)
-            groups += [sum(1 << j for j in bits[i:i + 16]) for i in range(0, len(bits), 16)]
-            sums.append(sum(1 << g for g in range(first_group, len(groups))))
+        groups, sums = _partial_sums([row >> 64 for row in step], 8 * B)
         pd_end, pd_n, pd_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [pd_end.eq(p2_end), pd_n.eq(p2_n), pd_kind.eq(p2_kind)]
         for s, p2 in enumerate(slot):
@@ -529,29 +541,45 @@ class KeyExtractor(wiring.Component):
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
         # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
+        # Two stages: F0a registers partial sums of 16 bits for every shift the slot can have, F0b picks one.
         R = BLOCK_BYTES // B
-        valid, n_out, kind = Signal(name="f0_valid"), Signal(_POS, name="f0_n"), Signal(2, name="f0_kind")
+        valid, n_out, kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
         m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
         lanes_f = []                        # per slot: x (the value), q, len, blocks (ceil(len / 64))
         for s, p3 in enumerate(slot):
             f_state = Mux(p3["started"], p3["state"], model.init if s == 0 else 0)
-            f_shift = Mux(p3["started"], p3["shift"], 0)
             q1 = Signal(self._q_bits + 1, name=f"q1_{s}")
             m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
-            f = dict(x=Signal(64, name=f"f0_x_{s}"), q=Signal(self._q_bits, name=f"f0_q_{s}"),
-                     len=Signal(_POS, name=f"f0_len_{s}"), blocks=Signal(_POS - 6, name=f"f0_blocks_{s}"))
-            m.d.sync += [f["q"].eq(q1), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6)]
+            f = dict(q=Signal(self._q_bits, name=f"f0a_q_{s}"), len=Signal(_POS, name=f"f0a_len_{s}"),
+                     blocks=Signal(_POS - 6, name=f"f0a_blocks_{s}"), shift=Signal(range(B), name=f"f0a_shift_{s}"))
+            m.d.sync += [f["q"].eq(q1), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6),
+                         f["shift"].eq(Mux(p3["started"], p3["shift"], 0))]
             # the trailer holds the lengths by range, not by slot: range s of the frame's class is in slot
             # s + first[class]
             with m.Switch(p3_kind):
                 for k, first in enumerate(self._first):
                     with m.Case(k):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
-            with m.Switch(f_shift):
-                for shift in sorted(set(self._shifts[s]) | {0}):
-                    with m.Case(shift):
-                        m.d.sync += f["x"].eq(apply_rows(zeros_matrix(BLOCK_BYTES - B + shift), f_state))
+            candidates = {}
+            for shift in sorted(set(self._shifts[s]) | {0}):
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
+                m.d.sync += partial.eq(Cat(*[(f_state & group).xor() for group in groups]))
+                candidates[shift] = (partial, sums)
+            f["candidates"] = candidates
             lanes_f.append(f)
+        nxt_valid, nxt_n, nxt_kind = Signal(name="f0_valid"), Signal(_POS, name="f0_n"), Signal(2, name="f0_kind")
+        m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
+        valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+        for s, f in enumerate(lanes_f):
+            nxt = {name: Signal.like(f[name], name=f"f0_{name}_{s}") for name in ("q", "len", "blocks")}
+            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
+            nxt["x"] = Signal(64, name=f"f0_x_{s}")
+            with m.Switch(f["shift"]):
+                for shift, (partial, sums) in f["candidates"].items():
+                    with m.Case(shift):
+                        m.d.sync += nxt["x"].eq(apply_rows(sums, partial))
+            lanes_f[s] = nxt
 
         # F1..: times A^(B * 2^b) for each bit b of q + 1.
         for b in range(self._q_bits):

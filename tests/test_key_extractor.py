@@ -328,7 +328,8 @@ DIRECTED = {
     # eight one-byte ranges in one 64-bit beat, adjacent and at its last lane
     "packed": "frame:0+1,frame:1+1,frame:2+1,frame:3+1,frame:4+1,frame:5+1,frame:6+1,frame:7+1",
     # Gigamon's "ignore VLAN" on a frame key: the MAC addresses, then the IP packet with TTL and checksum masked
-    "ignore_vlan": "ipv4=frame:0+12,l3:0+*/ff00ffffffffffff00ff0000;ipv6=frame:0+12,l3:0+*/f00fffffffffff00;other=frame",
+    "ignore_vlan": "ipv4=frame:0+12,l3:0+*/ff00ffffffffffff00ff0000;"
+                   "ipv6=frame:0+12,l3:0+*/f00fffffffffff00;other=frame",
     # Gigamon's "ignore TCP sequence number" (IPv4, IHL 5): the header, the ports, then past sequence number
     "ignore_seq": "ipv4=l3:0+20/ff00ffffffffffff00ff0000,l3:20+4,l3:28+*;ipv6=l3:0+44,l3:48+*;other=frame",
     # Napatech-like: addresses and ports at several offsets with masks; ranges past the frame's end
