@@ -29,6 +29,11 @@ SPECS = {
     "user": KeySpec.parse("l3:12+8/ffff00"),    # IPv4: the addresses, byte 14 masked out; IPv6: 8 bytes of the source
     "user2": KeySpec((Range("frame", 6, 8, b"\xf0\x0f"),), (Range("l3", 3, None, b"\x0f"),),
                      (Range("frame", 6, 8),)),
+    # eight ranges in every class, a long one before a `*` one (Horner stages with many blocks)
+    "multi": KeySpec.parse("ipv4=frame:0+6,frame:12+2,l3:0+1/f0,l3:2+6,l3:9+1,l3:12+8,l3:20+100,l3:200+*;"
+                           "ipv6=l3:0+1,l3:1+1,l3:2+1,l3:3+1,l3:4+1,l3:5+1,l3:8+200/ffff,l3:300+*;"
+                           "other=frame:0+1,frame:2+1,frame:4+1,frame:6+1,frame:8+1,frame:10+1,frame:12+500,"
+                           "frame:600+*"),
 }
 
 
@@ -231,19 +236,132 @@ def test_jumbo(width):
     run(frames, SPECS["l3l4"], width, fcs=True, gap=0.05, seed=3, name=f"jumbo_{width}")      # raw: keyed whole
 
 
-def test_worst_latency():
+@pytest.mark.parametrize("spec", ["frame", "multi"])
+def test_worst_latency(spec):
     """Long frames each followed by short ones, back to back (the beats of a short frame wait behind a long
-    frame's first 62 bytes): the bound is reached and not exceeded."""
-    for width in (64, 512):
-        for fcs in (False, True):
-            rng = random.Random(width)
-            frames = []
-            for _ in range(6):
-                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(64, 300)))]
-                frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 70)))
-                           for _ in range(rng.randrange(1, 4))]
-            latencies, _ = run(frames, SPECS["frame"], width, fcs=fcs, name=f"worst_{width}_{fcs}")
-            assert max(latencies) == KeyExtractor(SPECS["frame"], width, fcs=fcs).latency
+    frame's first 62 bytes): the bound is reached and not exceeded, for one range and for eight."""
+    cases = [(64, False), (64, True), (512, False), (512, True)] if spec == "frame" else [(64, True), (512, False)]
+    spec = SPECS[spec]
+    for width, fcs in cases:
+        rng = random.Random(width)
+        frames = []
+        for _ in range(6):
+            frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(64, 300)))]
+            frames += [bytes(rng.getrandbits(8) for _ in range(rng.randrange(1, 70)))
+                       for _ in range(rng.randrange(1, 4))]
+        latencies, _ = run(frames, spec, width, fcs=fcs, name=f"worst_{width}_{fcs}")
+        assert max(latencies) == KeyExtractor(spec, width, fcs=fcs).latency
+
+
+# Random recipes from the model's grammar --------------------------------------------------------------------------
+
+def _random_ranges(rng, base, count, *, offset=0, limit=None, star=True):
+    """Up to ``count`` ranges of ``base`` from ``offset`` on, increasing and not overlapping: short fields packed
+    in a beat, gaps, long ranges, masks up to 64 bytes, a `*` range last (if ``star``); all ending by ``limit``."""
+    ranges = []
+    for index in range(count):
+        offset += rng.choice((0, 0, 1, 2, rng.randrange(0, 40), rng.randrange(0, 300)))
+        if limit is not None:
+            if offset >= limit:
+                break
+            length = rng.randrange(1, limit - offset + 1)
+        elif star and index == count - 1 and rng.random() < 0.5:
+            length = None
+        else:
+            length = rng.choice((1, 2, 4, rng.randrange(1, 20), rng.randrange(1, 80), rng.randrange(50, 1000)))
+        most = min(64, length or 64)
+        mask = rng.randbytes(rng.choice((0, 1, rng.randrange(1, most + 1), most))) if rng.random() < 0.6 else b""
+        ranges.append(Range(base, offset, length, mask))
+        if length is None:
+            break
+        offset += length
+    return ranges
+
+
+def random_spec(rng):
+    """A KeySpec drawn from the model's grammar: 1 to 8 ranges per class, frame and l3 bases (both in one recipe
+    with the frame ranges in the Ethernet header), masks, `*` ranges."""
+    recipes = []
+    for name in ("ipv4", "ipv6", "other"):
+        count = rng.choice((1, 2, 3, rng.randrange(1, 9), 8))
+        mode = "frame" if name == "other" else rng.choice(("frame", "l3", "l3", "both"))
+        if mode == "frame":
+            ranges = _random_ranges(rng, "frame", count, offset=rng.randrange(0, 20))
+        elif mode == "l3":
+            ranges = _random_ranges(rng, "l3", count, offset=rng.randrange(0, 30))
+        else:
+            ranges = _random_ranges(rng, "frame", rng.randrange(1, count + 1), offset=rng.randrange(0, 13), limit=14)
+            ranges += _random_ranges(rng, "l3", max(1, count - len(ranges)), offset=rng.randrange(0, 30))
+        recipes.append(tuple(ranges[:8]) or (Range("frame", 0),))
+    return KeySpec(*recipes)
+
+
+def frames_edge(rng, width, *, jumbo=True, count=20):
+    """Frames for multi-range recipes: the mix, VLAN and QinQ IP frames of many lengths, a jumbo frame."""
+    frames = frames_mixed(rng, count, width)
+    for tags in ((), (0x8100,), (0x88A8, 0x8100)):
+        size = rng.choice((0, 30, 200, 700))
+        frames.append(_tagged(IP(src="10.0.0.1", dst="10.0.0.2") / TCP() / rng.randbytes(size), tags, rng))
+        frames.append(_tagged(IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP() / rng.randbytes(size), tags, rng))
+    if jumbo:
+        frames.append(_tagged(IP(src="10.0.0.5", dst="10.0.0.6") / UDP() / rng.randbytes(rng.randrange(1400, 9000)),
+                              rng.choice(((), (0x8100,))), rng))
+    rng.shuffle(frames)
+    return frames
+
+
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_random_recipes(width):
+    """Random recipes (seeded) against frame_key, on every width, FCS on and off, with idle gaps (a jumbo frame
+    at 256 and 512 bits; test_random_recipes_long has more)."""
+    for trial in range(2 if width == 512 else 1):
+        seed = 1000 * width + trial
+        rng = random.Random(seed)
+        spec = random_spec(rng)
+        fcs = width in (128, 512) and trial == 0
+        print(f"seed {seed}: {spec}")
+        run(frames_edge(rng, width, jumbo=width >= 256, count=12), spec, width, fcs=fcs, gap=0.2 * (not fcs),
+            seed=seed, name=f"random_{width}_{trial}")
+
+
+DIRECTED = {
+    # eight one-byte ranges in one 64-bit beat, adjacent and at its last lane
+    "packed": "frame:0+1,frame:1+1,frame:2+1,frame:3+1,frame:4+1,frame:5+1,frame:6+1,frame:7+1",
+    # Gigamon's "ignore VLAN" on a frame key: the MAC addresses, then the IP packet with TTL and checksum masked
+    "ignore_vlan": "ipv4=frame:0+12,l3:0+*/ff00ffffffffffff00ff0000;"
+                   "ipv6=frame:0+12,l3:0+*/f00fffffffffff00;other=frame",
+    # Gigamon's "ignore TCP sequence number" (IPv4, IHL 5): the header, the ports, then past sequence number
+    "ignore_seq": "ipv4=l3:0+20/ff00ffffffffffff00ff0000,l3:20+4,l3:28+*;ipv6=l3:0+44,l3:48+*;other=frame",
+    # Napatech-like: addresses and ports at several offsets with masks; ranges past the frame's end
+    "napatech": "l3:9+1,l3:12+8/ffffff00ffffff00,l3:20+4,l3:4000+10,l3:5000+*",
+    # a 64-byte mask, a long range spanning many beats, then a `*` frame range
+    "long": "frame:0+64/" + "5a" * 64 + ",frame:64+3000,frame:3100+*",
+}
+
+
+@pytest.mark.parametrize("name", list(DIRECTED))
+@pytest.mark.parametrize("width", (64, 512), ids=lambda w: f"W{w}")
+def test_directed_recipes(width, name):
+    """Recipes users ask for and the edges of the grammar, on the edge frames, FCS straddling beats (at 512 bits
+    also frames ending around the long recipe's boundaries and a jumbo frame)."""
+    rng = random.Random(width + len(name))
+    frames = frames_edge(rng, width, jumbo=width == 512, count=10 if width == 64 else 20)
+    if width == 512:
+        frames += [rng.randbytes(n) for n in (3070, 3100, 3101, 9000)]
+    run(frames, KeySpec.parse(DIRECTED[name]), width, fcs=True, gap=0.1, seed=width, name=f"directed_{name}_{width}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_random_recipes_long(width):
+    """Many random recipes (seeded), each on its own random frames."""
+    for trial in range(8):
+        seed = 7000 * width + trial
+        rng = random.Random(seed)
+        spec = random_spec(rng)
+        print(f"seed {seed}: {spec}")
+        run(frames_edge(rng, width) + frames_mixed(rng, 20, width), spec, width, fcs=trial % 2 == 1,
+            gap=rng.choice((0.0, 0.1, 0.5)), seed=seed, name=f"random_long_{width}_{trial}")
 
 
 def test_properties():
@@ -258,10 +376,14 @@ def test_init_wrong_spec_type():
         KeyExtractor("frame", 64)
 
 
-def test_init_wrong_spec_ranges():
-    spec = KeySpec.parse("l3:12+8,l3:20+4")
-    with pytest.raises(ValueError, match="spec.*one range per class"):
-        KeyExtractor(spec, 64)
+def test_multi_range_properties():
+    """One slot per range of the longest recipe; one Horner stage per bit of a later range's most blocks."""
+    dut = KeyExtractor(KeySpec.parse("l3:12+8,l3:20+4"), 64)
+    assert (dut.slots, dut.horner_stages) == (2, (1,))
+    dut = KeyExtractor(KeySpec.parse("ipv4=frame:0+6,l3:0+20/ff00,l3:24+*;other=frame:0+1000,frame:2000+200"), 512)
+    assert (dut.slots, dut.horner_stages) == (3, (3, 11))     # 200 bytes: 4 blocks; l3:24+*: 1024
+    base = KeyExtractor(KeySpec.frame(), 512)
+    assert dut.latency == base.latency + 14
 
 
 def test_init_wrong_data_width_type():
@@ -278,3 +400,35 @@ def test_init_wrong_data_width_value():
 def test_init_wrong_fcs():
     with pytest.raises(TypeError, match="fcs"):
         KeyExtractor(SPECS["frame"], 64, fcs=1)
+
+
+def test_trailer_matrix_several_lengths():
+    """trailer_matrix over several lengths equals the CRC register fed the trailer block the model builds."""
+    from apbbf.hdl.crc_maps import crc_model, trailer_matrix
+    model = crc_model()
+    rng = random.Random(4)
+    rows = trailer_matrix(18, 3)
+    for _ in range(20):
+        lengths = [rng.randrange(1 << 18) for _ in range(3)]
+        value = sum(n << (18 * r) for r, n in enumerate(lengths))
+        trailer = sum(n << (32 * r) for r, n in enumerate(lengths))
+        got = sum((bin(value & row).count("1") & 1) << bit for bit, row in enumerate(rows))
+        assert got == model.feed(0, trailer, 64)
+    with pytest.raises(ValueError, match="bits"):
+        trailer_matrix(33)
+
+
+def test_matrix_estimate():
+    """The XOR-tree estimate: a row of weight w costs ceil((w - 1) / 3) LUT4s; the extractor's matrices per
+    stage, more slots costing more."""
+    from apbbf.extractor_cost import RegisteredKeyExtractor, matrix_estimate
+    from apbbf.hdl.crc_maps import xor_lut4
+    assert xor_lut4([0, 1, 0b11, 0b1111, 0b11111, (1 << 10) - 1]) == 0 + 0 + 1 + 1 + 2 + 3
+    one = matrix_estimate(KeyExtractor(SPECS["l3l4"], 64))
+    assert set(one["stages"]) == {"step", "pad", "zeros", "trailer"} and one["total"] == sum(one["stages"].values())
+    many = matrix_estimate(KeyExtractor(SPECS["multi"], 64))
+    assert many["stages"]["horner"] > 0 and many["total"] > 4 * one["total"]
+    with pytest.raises(TypeError, match="extractor"):
+        matrix_estimate(SPECS["l3l4"])
+    with pytest.raises(TypeError, match="extractor"):
+        RegisteredKeyExtractor(SPECS["l3l4"])

@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 from ...model.config import check_config
+from ...model.packet import FrameClass
 from ...model.timeanalysis import time_window_facts
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from ..core.devices import check_parity, parity_bits
@@ -134,7 +135,6 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
     c = config
     fmt = CommandFormat(c)
-    design_fp, actual_fp = _predicted_fp(c)
     timed = (f" --span {c.span} --time-width {c.time_width} --extra-segments {c.extra_segments}" if c.timed
              else "")
     lines = [
@@ -171,10 +171,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         lines += [f"  parity: one even-parity bit per 8 bits of every block word ({parity_bits(c.block_bits)} per "
                   f"{c.block_bits}-bit block, stored beside it); a word whose",
                   "  parity fails reads as all ones: false positives possible, never a false negative"]
-    if design_fp is not None:
-        lines.append(f"  predicted false-positive rate (worst case, just before a shift): {design_fp:.4g} "
-                     f"at the design load" + (f", {actual_fp:.4g} at g={c.generation}"
-                                             if actual_fp is not None else ""))
+    lines += _fp_lines(c)
     key_end = fmt.key_offset + c.key_width
     time_bytes = f"[{fmt.time_offset + c.time_width - 1}:{fmt.time_offset}]" if c.timed else ""
     lines += [
@@ -270,6 +267,15 @@ def _lint_waived(verilog: str) -> str:
     return off + verilog + on
 
 
+def _fp_lines(config) -> list:
+    """The header's line on the predicted false-positive rate (none where the analysis has none)."""
+    design_fp, actual_fp = _predicted_fp(config)
+    if design_fp is None:
+        return []
+    return [f"  predicted false-positive rate (worst case, just before a shift): {design_fp:.4g} at the design load"
+            + (f", {actual_fp:.4g} at g={config.generation}" if actual_fp is not None else "")]
+
+
 def dedup_header(top, name: str = DEDUP_MODULE) -> str:
     """The comment block of an exported :class:`~apbbf.hdl.export.axis_dedup.AXIStreamPacketDedup`: its Config, key
     specification, options, ports and ``tuser`` layouts."""
@@ -290,6 +296,9 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
         f"extra_segments={c.extra_segments}",
         f"  memory = {c.physical_segments} segments x {c.segment_blocks} blocks x {c.block_bits} bits = "
         f"{c.hardware_memory_bits} bits; packet buffer {d.buffer_beats} beats",
+        *_fp_lines(c),
+        f"  key extractor: {max(len(d.spec.recipe(kind)) for kind in FrameClass)} range slot(s); a frame's key is "
+        f"ready at most {d.extractor_latency} cycles after its last beat",
         "",
         "Ports (all synchronous to the rising edge of aclk):",
         "  aclk, aresetn (synchronous, active low: frames in the buffer are lost, the filter is emptied)",

@@ -9,7 +9,8 @@ from amaranth import Cat, Const
 
 from ...model.packet import BLOCK_BYTES, CRC
 
-__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows"]
+__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows",
+           "xor_lut4"]
 
 _M64 = (1 << 64) - 1
 
@@ -73,12 +74,29 @@ def step_matrix(step: int) -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=None)
-def trailer_matrix(bits: int) -> tuple[int, ...]:
-    """The trailer block's contribution from a zero register, a linear map of the segment's length."""
+def trailer_matrix(bits: int, slots: int = 1) -> tuple[int, ...]:
+    """The trailer block's contribution from a zero register, a linear map of the segments' lengths:
+    ``Cat(len_0, ..., len_(slots-1))``, ``bits`` bits each, ``len_r`` in the trailer's bytes ``4r .. 4r + 3``."""
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be 1..32, not {bits}")
     model = crc_model()
-    return tuple(model.matrix(lambda length: model.feed(0, length, BLOCK_BYTES), bits))
+    field = (1 << bits) - 1
+
+    def trailer(lengths):
+        value = 0
+        for r in range(slots):
+            value |= (lengths >> (bits * r) & field) << (32 * r)
+        return model.feed(0, value, BLOCK_BYTES)
+
+    return tuple(model.matrix(trailer, bits * slots))
 
 
 def apply_rows(rows, value):
     """``rows`` (from :meth:`CRCModel.matrix`) applied to ``value``: one XOR tree per output bit."""
     return Cat(*[(value & row).xor() if row else Const(0) for row in rows])
+
+
+def xor_lut4(rows) -> int:
+    """LUT4s of ``rows`` (from :meth:`CRCModel.matrix`) as XOR trees of 4-input LUTs: a row of weight w >= 2
+    needs ``ceil((w - 1) / 3)`` (each LUT4 folds three more inputs in); a row of weight 0 or 1 is a wire."""
+    return sum(-(-(bin(row).count("1") - 1) // 3) for row in rows if bin(row).count("1") > 1)

@@ -1,15 +1,20 @@
 """The streaming key extractor of the packet de-duplicator: frames in, one 64-bit key per frame out, bit-exact with
-:func:`apbbf.model.packet.frame_key` (the module documentation of :mod:`apbbf.model.packet` is the specification).
+:func:`apbbf.model.packet.frame_key` (the module documentation of :mod:`apbbf.model.packet` is the specification),
+for every recipe the model accepts (up to 8 ranges per class).
 
-The CRC-64/XZ of the message is computed over the frame's beats *as they come*, not over beats realigned to the
-segment's first byte: bytes outside the segment are zeroed, the register starts from a state that undoes the
-``shift = s mod (W/8)`` zero bytes in front of the segment, and the zeros that padding to 64 bytes adds (or that
-the last beat fed in excess) and the trailer are applied after the last beat as constant matrices. Every constant
-(matrices, start states) is derived (:mod:`apbbf.hdl.packet.crc_maps`) from the CRC's :class:`~amaranth.lib.crc.Algorithm` by running its
-bit-serial register on unit vectors; :func:`~apbbf.hdl.packet.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
+The CRC-64/XZ of the message is computed over the frame's beats *as they come*, not over beats realigned to a
+segment's first byte: each range has a CRC register (a slot) fed the beats with the bytes outside its segment
+zeroed; slot 0 starts from a state that undoes the ``shift = s mod (W/8)`` zero bytes in front of its segment, the
+others from zero. After the last beat, the zeros that padding to 64 bytes adds (or that the last beat fed in
+excess), the slots' order in the message (Horner's rule) and the trailer are applied as constant matrices. Every
+constant (matrices, start states) is derived (:mod:`apbbf.hdl.packet.crc_maps`) from the CRC's
+:class:`~amaranth.lib.crc.Algorithm` by running its bit-serial register on unit vectors;
+:func:`~apbbf.hdl.packet.crc_maps.crc_model` checks that register against ``amaranth.lib.crc``.
 """
 
-from amaranth import Cat, Const, Module, Mux, Signal, signed
+from itertools import product
+
+from amaranth import Cat, Module, Mux, Signal, signed
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -42,6 +47,26 @@ key_layout = data.StructLayout({"key": 64, "length": 16, "kind": 2})
 
 # The block -----------------------------------------------------------------------------------------------------
 
+def _blocks_bound(r, start: int) -> int:
+    """The most 64-byte blocks range ``r`` (starting at frame byte ``start``) can add to a message of a frame of up
+    to 65535 bytes."""
+    most = max(0, 65535 - start) if r.length is None else min(r.length, max(0, 65535 - start))
+    return -(-most // BLOCK_BYTES)
+
+
+def _partial_sums(rows, inputs: int, size: int = 16):
+    """``rows`` (a matrix as :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives it, on ``inputs`` bits) split for
+    two registered stages: the masks of partial sums of at most ``size`` input bits, and per row the mask of the
+    partial sums whose XOR is that row's output."""
+    groups, sums = [], []
+    for row in rows:
+        bits = [j for j in range(inputs) if row >> j & 1]
+        first = len(groups)
+        groups += [sum(1 << j for j in bits[i:i + size]) for i in range(0, len(bits), size)]
+        sums.append(sum(1 << g for g in range(first, len(groups))))
+    return groups, sums
+
+
 class KeyExtractor(wiring.Component):
     """Streaming key extractor: the 64-bit de-duplication key (:func:`apbbf.model.packet.frame_key`), the length
     and the class of every frame of an AXI4-Stream-like beat stream.
@@ -52,8 +77,9 @@ class KeyExtractor(wiring.Component):
     byte on ``i``; with ``fcs`` a frame of 4 bytes or fewer is keyed as the empty frame. Frames are keyed exactly
     up to 65535 bytes (without FCS); ``length`` saturates at 65535.
 
-    The gateware keys one range per class: every recipe of ``spec`` must have exactly one :class:`Range`
-    (the presets ``frame`` and ``l3l4`` do).
+    Every recipe the model accepts is keyed: up to :data:`~apbbf.model.packet.MAX_RANGES` ranges per class, both
+    bases, masks, ``*`` ranges. The gateware has one *slot* per range of the longest recipe (:attr:`slots`): slot
+    r keys range r of whichever class the frame is in.
 
     Parameters
     ----------
@@ -74,26 +100,26 @@ class KeyExtractor(wiring.Component):
         (the class as a 2-bit code, :data:`KINDS` ``[kind]`` is its :class:`~apbbf.model.packet.FrameClass`).
     spec, data_width, fcs
         The parameters.
+    slots : int
+        Ranges of the longest recipe: the CRC engines the gateware has.
     latency : int
-        The most cycles from a frame's last beat on ``i`` to its key on ``o``.
+        The most cycles from a frame's last beat on ``i`` to its key on ``o``; it depends on the width, ``fcs``
+        and, through the longest lengths of ranges 1 and later, on the recipe (:attr:`horner_stages`).
+    horner_stages : tuple of int
+        Per slot r >= 1, the pipeline stages that move the key of ranges 0..r-1 over range r's blocks (one per bit
+        of range r's most 64-byte blocks).
 
     Raises
     ------
     TypeError
         If ``spec`` is not a KeySpec, ``data_width`` not an integer or ``fcs`` not a bool.
     ValueError
-        If ``data_width`` is not 64, 128, 256 or 512, or a recipe of ``spec`` has more than one range.
+        If ``data_width`` is not 64, 128, 256 or 512.
     """
 
     def __init__(self, spec: KeySpec, data_width: int, *, fcs: bool = False):
         if not isinstance(spec, KeySpec):
             raise TypeError(f"spec must be a KeySpec, not {spec!r}")
-        for kind in _KINDS:
-            recipe = spec.recipe(kind)
-            if len(recipe) != 1:
-                raise ValueError(f"spec: the gateware keys one range per class, but the {kind.name.lower()} recipe "
-                                 f"has {len(recipe)} ranges ({','.join(map(str, recipe))}); the model supports up "
-                                 f"to 8")
         check_integer("data_width", data_width)
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"data_width must be 64, 128, 256 or 512, not {data_width}")
@@ -101,14 +127,12 @@ class KeyExtractor(wiring.Component):
             raise TypeError(f"fcs must be a bool, not {fcs!r}")
         self._spec, self._data_width, self._fcs = spec, data_width, fcs
         step = data_width // 8
-        # per (class index, tags): the segment's start s, and the end of the range if it has a length
-        self._variants = {}
-        for k, kind in enumerate(_KINDS):
-            for tags in (0, 1, 2) if kind != FrameClass.OTHER else (0,):
-                r = spec.recipe(kind)[0]
-                start = r.offset + (0 if r.base == "frame" else 14 + 4 * tags)
-                self._variants[k, tags] = (r, start, _INF if r.length is None else start + r.length)
-        self._shifts = sorted({start % step for _, start, _ in self._variants.values()})
+        self._slots = S = max(len(spec.recipe(kind)) for kind in _KINDS)
+        # A class's range r goes to slot r + first[class]: the firsts that need the fewest Horner stages (a `*`
+        # range, or a long one, in the last slot; slot 0, which has no Horner stage, may take a long one).
+        self._first = min(product(*[range(S - len(spec.recipe(kind)) + 1) for kind in _KINDS]),
+                          key=lambda first: (sum(self._plan(first)[2]), first))
+        self._variants, self._shifts, self._horner = self._plan(self._first)
         self._head_beats = -(-(_PREFIX + 4 * fcs) // step)
         self._depth = self._head_beats + 6
         # the finisher: one stage for the shift, one per bit of q + 1 in 0..64/(W/8), one for the trailer
@@ -117,6 +141,25 @@ class KeyExtractor(wiring.Component):
             "i": In(stream.Signature(beat_layout(data_width), always_ready=True)),
             "o": Out(stream.Signature(key_layout, always_ready=True)),
         })
+
+    def _plan(self, first):
+        """For the class -> first slot map ``first``: per (class index, tags), per slot, (range or None, the
+        segment's start s, the range's end if it has a length); per slot the shifts ``s mod (W/8)``; per slot
+        r >= 1 its Horner stages. A slot outside the class's recipe has no range and selects nothing."""
+        S, step = self._slots, self._data_width // 8
+        variants = {}
+        for k, kind in enumerate(_KINDS):
+            recipe = self._spec.recipe(kind)
+            for tags in (0, 1, 2) if kind != FrameClass.OTHER else (0,):
+                slots = [(None, _INF, _INF)] * S
+                for index, r in enumerate(recipe):
+                    start = r.offset + (0 if r.base == "frame" else 14 + 4 * tags)
+                    slots[first[k] + index] = (r, start, _INF if r.length is None else start + r.length)
+                variants[k, tags] = slots
+        shifts = [sorted({ranges[s][1] % step for ranges in variants.values() if ranges[s][0]}) for s in range(S)]
+        blocks = [max((_blocks_bound(ranges[s][0], ranges[s][1]) for ranges in variants.values() if ranges[s][0]),
+                      default=0) for s in range(S)]
+        return variants, shifts, tuple(max(1, b.bit_length()) for b in blocks[1:])
 
     @property
     def spec(self) -> KeySpec:
@@ -131,51 +174,92 @@ class KeyExtractor(wiring.Component):
         return self._fcs
 
     @property
+    def slots(self) -> int:
+        return self._slots
+
+    @property
+    def horner_stages(self) -> tuple:
+        return self._horner
+
+    @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 4, P0 of beat x - 1 + 1), d the cycle
-        # of the beat that decided its frame's class (info FIFO readable 3 cycles later, info register 4); with
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 5, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 4 cycles later, info register 5); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
-        # a_x + 3 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
-        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, F0, q_bits stages, the
-        # output register.
-        return self._head_beats + 3 + 5 + self._q_bits + 1
+        # a_x + 4 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0a, F0, q_bits
+        # stages, the Horner stages of slots 1.., the output register.
+        return self._head_beats + 4 + 7 + self._q_bits + sum(self._horner) + 1
+
+    def matrices(self) -> list:
+        """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
+        :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives them, ``copies`` how many times the gateware has one.
+        Stages: ``step`` (a beat into a slot's register), ``pad`` (F0, one per slot and shift), ``zeros`` (F1..,
+        the padding's beats), ``horner`` (moving the key over a later range's blocks), ``trailer``."""
+        B, out = self._data_width // 8, []
+        out.append(("step", step_matrix(B), self._slots))
+        for shifts in self._shifts:
+            for shift in sorted(set(shifts) | {0}):
+                out.append(("pad", zeros_matrix(BLOCK_BYTES - B + shift), 1))
+        for b in range(self._q_bits):
+            out.append(("zeros", zeros_matrix(B << b), self._slots))
+        for bits in self._horner:
+            for b in range(bits):
+                out.append(("horner", zeros_matrix(BLOCK_BYTES << b), 1))
+        out.append(("trailer", trailer_matrix(_POS, self._slots), 1))
+        return out
 
     def elaborate(self, platform):
         # Why this shape: no backpressure anywhere, so every stage takes one beat per cycle and nothing ever
-        # needs two CRC steps in a cycle. Realigning the beats to the segment's first byte would cost a flush word
-        # at the end of each frame (two words in a cycle with back-to-back frames); feeding the beats unaligned
-        # and fixing the CRC up with constant matrices afterwards costs none. Beats wait in a FIFO until their
-        # frame's class (decided by its first 62 bytes or its end) is known; the one-beat lookahead at the FIFO's
-        # head tells where the frame ends when the FCS straddles the last two beats. Each stage is registered:
-        # small comparators, one XOR tree, or one constant matrix and a mux.
+        # needs two CRC steps in a cycle. Realigning the beats to a segment's first byte would cost a flush word
+        # at the end of each segment (several words in a cycle with short ranges or back-to-back frames); feeding
+        # the beats unaligned and fixing the CRC up with constant matrices afterwards costs none. Beats wait in a
+        # FIFO until their frame's class (decided by its first 62 bytes or its end) is known; the one-beat
+        # lookahead at the FIFO's head tells where the frame ends when the FCS straddles the last two beats.
+        # Ranges may share a beat, so each range has its own CRC register (a slot): slot 0 starts from the CRC's
+        # initial value, the others from zero, and each one's padded segment is complete when the frame ends.
+        # The CRC is affine, so the message's CRC is then Horner's rule over the slots: the key so far moved over
+        # the next segment's padded length (a variable power of the zero-byte matrix, one stage per bit) and that
+        # segment's own CRC XORed in. Each stage is registered: small comparators, one XOR tree, or one constant
+        # matrix and a mux.
         m = Module()
-        W, B, fcs = self._data_width, self._data_width // 8, self._fcs
+        W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
         model = crc_model()
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
-        # Input: the byte count of the beat (keep is a run of ones from lane 0).
+        # Input: the byte count of the beat. keep is a run of ones from lane 0 (one-hot where it ends): each bit of
+        # the count is an OR of the run's possible ends (a shallow tree, not a priority chain or an adder).
+        keep = self.i.payload.keep
+        ends = Cat(*[keep[lane] & ~keep[lane + 1] for lane in range(B - 1)], keep[B - 1])
         count = Signal(cw)
-        for lane in range(B):
-            with m.If(self.i.payload.keep[lane]):
-                m.d.comb += count.eq(lane + 1)
+        m.d.comb += [count[bit].eq(Cat(*[ends[lane] for lane in range(B) if (lane + 1) >> bit & 1]).any())
+                     for bit in range(cw)]
+        # With the FCS, the bytes of a beat that are the frame's depend on the next beat when the FCS straddles
+        # them: each entry carries what it keeps if it is the last (`own`), and what the beat before it keeps
+        # (`prev`), so that the read side only selects.
+        own, prev = Signal(cw), Signal(cw)
+        if fcs:
+            m.d.comb += [own.eq(Mux(count > 4, count - 4, 0)),
+                         prev.eq(Mux(self.i.payload.last & (count < 4), B - 4 + count, B))]
+        else:
+            m.d.comb += [own.eq(count), prev.eq(B)]
 
-        beat_entry = data.StructLayout({"data": W, "count": cw, "last": 1})
+        beat_entry = data.StructLayout({"data": W, "own": cw, "prev": cw, "last": 1})
         m.submodules.beats = beats = fifo.SyncFIFO(width=beat_entry.size, depth=self._depth)
         self._beats = beats
         m.d.comb += [
-            beats.w_data.eq(Cat(self.i.payload.data, count, self.i.payload.last)),
+            beats.w_data.eq(Cat(self.i.payload.data, own, prev, self.i.payload.last)),
             beats.w_en.eq(self.i.valid),
         ]
 
-        # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end.
+        # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end. A beat
+        # that is not its frame's last is whole (B bytes), so the decision needs no count; the frame's length (as
+        # far as the rules need it) is summed in the next stage, K, which also keeps the header for C1.
         header = Signal(8 * _HEADER)
-        received = Signal(7)                # bytes of the frame so far, saturated at 127
+        received = Signal(7)                # bytes of the frame before this beat, saturated at 127
         beat_index = Signal(range(-(-_HEADER // B) + 1))
         decided = Signal()
-        go = Signal()
-        n_head = Signal(7)                  # min(n, 127): the frame's length without FCS, as the rules need it
-        after = Signal(8)
-        m.d.comb += after.eq(received + count)
+        go, k_last, k_received, k_count = Signal(), Signal(), Signal(7), Signal(cw)
         m.d.sync += go.eq(0)
         with m.If(self.i.valid):
             for k in range(-(-_HEADER // B)):
@@ -184,19 +268,30 @@ class KeyExtractor(wiring.Component):
                     m.d.sync += header[8 * lo:8 * hi].eq(self.i.payload.data[:8 * (hi - lo)])
             with m.If(beat_index != -(-_HEADER // B)):
                 m.d.sync += beat_index.eq(beat_index + 1)
-            m.d.sync += received.eq(Mux(after > 127, 127, after))
-            with m.If(~decided & (self.i.payload.last | (after >= _PREFIX + 4 * fcs))):
-                m.d.sync += [go.eq(1), decided.eq(1)]
-                if fcs:
-                    m.d.sync += n_head.eq(Mux(self.i.payload.last, Mux(after > 4, after - 4, 0), 127))
-                else:
-                    m.d.sync += n_head.eq(Mux(self.i.payload.last, after, 127))
+            m.d.sync += received.eq(Mux(received > 127 - B, 127, received + B))
+            with m.If(~decided & (self.i.payload.last | (received >= _PREFIX + 4 * fcs - B))):
+                m.d.sync += [go.eq(1), decided.eq(1), k_last.eq(self.i.payload.last), k_received.eq(received),
+                             k_count.eq(count)]
             with m.If(self.i.payload.last):
                 m.d.sync += [received.eq(0), beat_index.eq(0), decided.eq(0)]
 
+        # K: min(n, 127), the frame's length without FCS, and the header, for C1.
+        n_head = Signal(7)
+        k_go = Signal()
+        k_header = Signal(8 * _HEADER)
+        after = Signal(8)
+        m.d.comb += after.eq(k_received + k_count)
+        m.d.sync += k_go.eq(go)
+        with m.If(go):
+            m.d.sync += k_header.eq(header)
+            if fcs:
+                m.d.sync += n_head.eq(Mux(k_last, Mux(after > 131, 127, Mux(after > 4, after - 4, 0)), 127))
+            else:
+                m.d.sync += n_head.eq(Mux(k_last & (after < 127), after, 127))
+
         # C1: the class from the header (module documentation, "Classification").
         def byte(i):
-            return header[8 * i:8 * i + 8]
+            return k_header[8 * i:8 * i + 8]
 
         def be16(i):
             return Cat(byte(i + 1), byte(i))
@@ -229,29 +324,31 @@ class KeyExtractor(wiring.Component):
                     ]
         c_go, c_kind, c_tags, c_field = Signal(), Signal(2), Signal(2), Signal(17)
         m.d.sync += [
-            c_go.eq(go),
+            c_go.eq(k_go),
             c_kind.eq(Mux(ipv4, 1, Mux(ipv6, 2, 0))),
             c_tags.eq(Mux(ipv4 | ipv6, tags, 0)),
             c_field.eq(Mux(ipv4, total, 40 + payload)),
         ]
 
-        # C2: the frame's segment start and end limit, into the info FIFO.
-        info_entry = data.StructLayout({"kind": 2, "variant": 4, "start": _POS, "end": _POS})
+        # C2: each slot's segment start and end limit, into the info FIFO.
+        info_entry = data.StructLayout({"kind": 2, "variant": 4, "start": data.ArrayLayout(_POS, S),
+                                        "end": data.ArrayLayout(_POS, S)})
         m.submodules.infos = infos = fifo.SyncFIFO(width=info_entry.size, depth=self._depth + 2)
         self._infos = infos
         w_info = Signal(info_entry)
         m.d.comb += [infos.w_data.eq(w_info), infos.w_en.eq(c_go)]
         m.d.comb += [w_info.kind.eq(c_kind), w_info.variant.eq(Cat(c_tags, c_kind))]
         with m.Switch(Cat(c_tags, c_kind)):
-            for (k, t), (r, start, end) in self._variants.items():
+            for (k, t), ranges in self._variants.items():
                 with m.Case(t | k << 2):
-                    m.d.comb += w_info.start.eq(start)
-                    if r.base == "l3":
-                        bound = Signal(_POS)
-                        m.d.comb += bound.eq(14 + 4 * t + c_field)
-                        m.d.comb += w_info.end.eq(Mux(bound < end, bound, end))
-                    else:
-                        m.d.comb += w_info.end.eq(end)
+                    bound = Signal(_POS, name=f"bound_{k}_{t}")
+                    m.d.comb += bound.eq(14 + 4 * t + c_field)
+                    for s, (r, start, end) in enumerate(ranges):
+                        m.d.comb += w_info.start[s].eq(start)
+                        if r is not None and r.base == "l3":
+                            m.d.comb += w_info.end[s].eq(Mux(bound < end, bound, end))
+                        else:
+                            m.d.comb += w_info.end[s].eq(end)
 
         # Read side: the beat register `cur`, with the FIFO's head as a one-beat lookahead.
         cur = Signal(beat_entry)
@@ -274,129 +371,261 @@ class KeyExtractor(wiring.Component):
             m.d.sync += [cur.eq(head), cur_valid.eq(1)]
         with m.Elif(take):
             m.d.sync += cur_valid.eq(0)
+        next_info = Signal(info_entry)
+        m.d.comb += next_info.eq(infos.r_data)
         with m.If(info_load):
-            m.d.sync += [info.eq(infos.r_data), info_valid.eq(1)]
+            m.d.sync += [info.kind.eq(next_info.kind), info.variant.eq(next_info.variant), info_valid.eq(1)]
         with m.Elif(take & cur.last):
             m.d.sync += info_valid.eq(0)
 
-        # P0: where the segment lies in this beat (lanes lo..hi-1, clamped without comparators), the spec's mask
-        # word.
+        # P0: where each slot's segment lies in this beat (lanes lo..hi-1, clamped without comparators), and which
+        # of the spec's mask words (per slot, numbered from 1; 0 is all ones) applies to it.
         pos = Signal(_POS)                  # the beat's first byte in the frame
         valid_bytes = Signal(cw)
-        if fcs:
-            m.d.comb += valid_bytes.eq(Mux(cur.last, Mux(cur.count > 4, cur.count - 4, 0),
-                                           Mux(head.last & (head.count < 4), B - 4 + head.count, B)))
-        else:
-            m.d.comb += valid_bytes.eq(Mux(cur.last, cur.count, B))
+        m.d.comb += valid_bytes.eq(Mux(cur.last, cur.own, head.prev if fcs else B))
         log_b = B.bit_length() - 1
-        to_start = Signal(signed(_POS + 1))
-        to_end = Signal(signed(_POS + 1))
-        lo, end_lanes, hi = Signal(cw), Signal(cw), Signal(cw)
-        m.d.comb += [
-            to_start.eq(info.start - pos),
-            to_end.eq(info.end - pos),
-            lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
-            end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
-            hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
-        ]
-        mask_word = Signal(W)
-        m.d.comb += mask_word.eq(Const((1 << W) - 1, W))
         kbits = _POS - log_b
-        with m.Switch(Cat(pos[log_b:], info.variant)):
-            for (k, t), (r, start, _) in self._variants.items():
-                for beat in range(start // B, (start + len(r.mask) - 1) // B + 1) if r.mask else ():
+        q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
+        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last)]
+        with m.If(take):
+            m.d.sync += [q_data.eq(cur.data), q_count.eq(valid_bytes), q_kind.eq(info.kind)]
+            m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
+        q_lo = [Signal(cw, name=f"q_lo_{s}") for s in range(S)]
+        q_hi = [Signal(cw, name=f"q_hi_{s}") for s in range(S)]
+        mask_words = []                     # per slot: the distinct mask words, index 0 all ones
+        q_mask = []
+        for s in range(S):
+            # start - pos and end - pos as registers: loaded with the frame's info, less B per beat taken until
+            # negative (the segment's start, or its end, is then behind)
+            to_start = Signal(signed(_POS + 1), name=f"to_start_{s}")
+            to_end = Signal(signed(_POS + 1), name=f"to_end_{s}")
+            with m.If(info_load):
+                m.d.sync += [to_start.eq(next_info.start[s]), to_end.eq(next_info.end[s])]
+            with m.Elif(take & ~cur.last):
+                with m.If(~to_start[-1]):
+                    m.d.sync += to_start.eq(to_start - B)
+                with m.If(~to_end[-1]):
+                    m.d.sync += to_end.eq(to_end - B)
+            lo, hi = Signal(cw, name=f"lo_{s}"), Signal(cw, name=f"hi_{s}")
+            end_lanes = Signal(cw, name=f"end_lanes_{s}")
+            m.d.comb += [
+                lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
+                end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
+                hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
+            ]
+            words = {(1 << W) - 1: 0}
+            cases = {}
+            for (k, t), ranges in self._variants.items():
+                r, start, _ = ranges[s]
+                if r is None or not r.mask:
+                    continue
+                for beat in range(start // B, (start + len(r.mask) - 1) // B + 1):
                     word = 0
                     for lane in range(B):
                         j = beat * B + lane - start
                         word |= (r.mask[j] if 0 <= j < len(r.mask) else 0xFF) << (8 * lane)
-                    with m.Case(beat | (t | k << 2) << kbits):
-                        m.d.comb += mask_word.eq(word)
-        q = dict(take=Signal(), last=Signal(), data=Signal(W), mask=Signal(W), lo=Signal(cw), hi=Signal(cw),
-                 count=Signal(cw), kind=Signal(2))
-        m.d.sync += [q["take"].eq(take), q["last"].eq(take & cur.last)]
-        with m.If(take):
-            m.d.sync += [q["data"].eq(cur.data), q["mask"].eq(mask_word), q["lo"].eq(lo), q["hi"].eq(hi),
-                         q["count"].eq(valid_bytes), q["kind"].eq(info.kind)]
-            m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
+                    cases[beat | (t | k << 2) << kbits] = words.setdefault(word, len(words))
+            mask_words.append(sorted(words, key=words.get))
+            mask_index = Signal(range(len(words)), name=f"mask_index_{s}")
+            with m.Switch(Cat(pos[log_b:], info.variant)):
+                for case, index in cases.items():
+                    with m.Case(case):
+                        m.d.comb += mask_index.eq(index)
+            q_mask.append(Signal.like(mask_index, name=f"q_mask_{s}"))
+            with m.If(take):
+                m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
 
-        # Q: per-frame counts (segment bytes, beats fed, frame bytes) and the shift of the segment's first beat.
-        started = Signal()
-        seg_len = Signal(_POS)
-        fed_beats = Signal(_POS)
-        shift = Signal(range(B))
+        # Q: per-frame counts (each slot's segment bytes, beats fed and the shift of its first beat; frame bytes).
         n_bytes = Signal(_POS)
-        fed = q["lo"] < q["hi"]
-        first_fed = fed & ~started
-        new_len = seg_len + Mux(fed, q["hi"] - q["lo"], 0)
-        new_fed = fed_beats + fed
-        new_n = n_bytes + q["count"]
-        new_shift = Mux(first_fed, q["lo"], shift)
-        p1 = dict(valid=Signal(), data=Signal(W), mask=Signal(W), lo=Signal(cw), hi=Signal(cw), first=Signal(),
-                  end=Signal(), started=Signal(), len=Signal(_POS), fed=Signal(_POS), shift=Signal(range(B)),
-                  n=Signal(_POS), kind=Signal(2))
-        m.d.sync += [p1["valid"].eq(q["take"] & fed), p1["end"].eq(q["last"])]
-        with m.If(q["take"]):
-            m.d.sync += [
-                p1["data"].eq(q["data"]), p1["mask"].eq(q["mask"]), p1["lo"].eq(q["lo"]), p1["hi"].eq(q["hi"]),
-                p1["first"].eq(first_fed), p1["started"].eq(started | fed), p1["len"].eq(new_len),
-                p1["fed"].eq(new_fed), p1["shift"].eq(new_shift), p1["n"].eq(new_n), p1["kind"].eq(q["kind"]),
-            ]
-            with m.If(q["last"]):
-                m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), n_bytes.eq(0), shift.eq(0)]
-            with m.Else():
-                m.d.sync += [started.eq(started | fed), seg_len.eq(new_len), fed_beats.eq(new_fed),
-                             n_bytes.eq(new_n), shift.eq(new_shift)]
+        new_n = n_bytes + q_count
+        p1_valid = [Signal(name=f"p1_valid_{s}") for s in range(S)]
+        p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(W), Signal(_POS), Signal(2)
+        m.d.sync += p1_end.eq(q_last)
+        with m.If(q_take):
+            m.d.sync += [p1_data.eq(q_data), p1_n.eq(new_n), p1_kind.eq(q_kind)]
+            m.d.sync += n_bytes.eq(Mux(q_last, 0, new_n))
+        slot = []                           # per slot: its P1 registers
+        for s in range(S):
+            started = Signal(name=f"started_{s}")
+            seg_len = Signal(_POS, name=f"seg_len_{s}")
+            fed_beats = Signal(_POS, name=f"fed_beats_{s}")
+            shift = Signal(range(B), name=f"shift_{s}")
+            fed = q_lo[s] < q_hi[s]
+            first_fed = fed & ~started
+            new_len = seg_len + Mux(fed, q_hi[s] - q_lo[s], 0)
+            new_fed = fed_beats + fed
+            new_shift = Mux(first_fed, q_lo[s], shift)
+            p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
+                ("lo", cw), ("hi", cw), ("first", 1), ("started", 1), ("len", _POS), ("fed", _POS),
+                ("shift", range(B)))}
+            p1["mask"] = Signal.like(q_mask[s], name=f"p1_mask_{s}")
+            p1["valid"] = p1_valid[s]
+            m.d.sync += p1["valid"].eq(q_take & fed)
+            with m.If(q_take):
+                m.d.sync += [
+                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["hi"].eq(q_hi[s]), p1["first"].eq(first_fed),
+                    p1["started"].eq(started | fed), p1["len"].eq(new_len), p1["fed"].eq(new_fed),
+                    p1["shift"].eq(new_shift),
+                ]
+                with m.If(q_last):
+                    m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), shift.eq(0)]
+                with m.Else():
+                    m.d.sync += [started.eq(started | fed), seg_len.eq(new_len), fed_beats.eq(new_fed),
+                                 shift.eq(new_shift)]
+            slot.append(p1)
 
-        # P1: bytes outside the segment zeroed, the mask applied; the start state if the segment starts here:
-        # init moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out.
-        lanes = Cat(*[Mux((p1["lo"] <= lane) & (lane < p1["hi"]), 0xFF, 0) for lane in range(B)])
-        p2 = dict(valid=Signal(), data=Signal(W), first=Signal(), init=Signal(64))
-        m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1["data"] & p1["mask"] & lanes),
-                     p2["first"].eq(p1["first"])]
-        with m.Switch(p1["lo"]):
-            for s in self._shifts:
-                with m.Case(s):
-                    m.d.sync += p2["init"].eq(model.unzero(model.init, s))
-        fin = ("end", "started", "len", "fed", "shift", "n", "kind")
-        p2.update({name: Signal.like(p1[name], name=f"p2_{name}") for name in fin})
-        m.d.sync += [p2[name].eq(p1[name]) for name in fin]
+        # P1: bytes outside the segment zeroed, the mask applied; slot 0's start state if its segment starts here:
+        # init moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out (the
+        # other slots start from zero, which zero lanes leave zero).
+        p2_end, p2_n, p2_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [p2_end.eq(p1_end), p2_n.eq(p1_n), p2_kind.eq(p1_kind)]
+        fin = ("started", "len", "fed", "shift")
+        for s, p1 in enumerate(slot):
+            lanes = Cat(*[Mux((p1["lo"] <= lane) & (lane < p1["hi"]), 0xFF, 0) for lane in range(B)])
+            mask = Signal(W, name=f"mask_{s}")
+            with m.Switch(p1["mask"]):
+                for index, word in enumerate(mask_words[s]):
+                    with m.Case(index):
+                        m.d.comb += mask.eq(word)
+            p2 = {name: Signal.like(p1[name], name=f"p2_{name}_{s}") for name in fin}
+            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
+                      first=Signal(name=f"p2_first_{s}"))
+            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & lanes),
+                         p2["first"].eq(p1["first"])]
+            m.d.sync += [p2[name].eq(p1[name]) for name in fin]
+            if s == 0:
+                # the register after the segment's first beat of zeros: A^B applied to the start state
+                p2["start"] = Signal(64, name="p2_start_0")
+                with m.Switch(p1["lo"]):
+                    for shift in self._shifts[0]:
+                        with m.Case(shift):
+                            m.d.sync += p2["start"].eq(model.feed(model.unzero(model.init, shift), 0, B))
+            slot[s] = p2
 
-        # P2: one CRC step per beat of the segment.
-        state = Signal(64)
-        with m.If(p2["valid"]):
-            m.d.sync += state.eq(apply_rows(step_matrix(B), Cat(Mux(p2["first"], p2["init"], state), p2["data"])))
-        p3 = {name: Signal.like(p1[name], name=f"p3_{name}") for name in fin}
-        m.d.sync += [p3[name].eq(p2[name]) for name in fin]
+        # P2: the beat's part of each slot's CRC step (the step matrix's data columns), as registered XORs of at
+        # most 16 bits each, so that the loop below is only the state's own columns and a few partial sums.
+        step = step_matrix(B)
+        state_rows = [row & ((1 << 64) - 1) for row in step]
+        groups, sums = _partial_sums([row >> 64 for row in step], 8 * B)
+        pd_end, pd_n, pd_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [pd_end.eq(p2_end), pd_n.eq(p2_n), pd_kind.eq(p2_kind)]
+        for s, p2 in enumerate(slot):
+            pd = {name: Signal.like(p2[name], name=f"pd_{name}_{s}") for name in fin + ("valid", "first")}
+            m.d.sync += [pd[name].eq(p2[name]) for name in fin + ("valid", "first")]
+            if s == 0:
+                pd["start"] = Signal(64, name="pd_start_0")
+                m.d.sync += pd["start"].eq(p2["start"])
+            pd["partial"] = Signal(len(groups), name=f"pd_partial_{s}")
+            m.d.sync += pd["partial"].eq(Cat(*[(p2["data"] & group).xor() for group in groups]))
+            slot[s] = pd
 
-        # F0: the state after the segment's last beat (init if the segment is empty), times A^(64 - B + shift);
-        # q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero beats to apply.
+        # P3: one CRC step per beat of each slot's segment: the data's part, XORed with the state moved over B
+        # bytes (the start state, so moved, on the segment's first beat; slots other than 0 start from zero).
+        p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [p3_end.eq(pd_end), p3_n.eq(pd_n), p3_kind.eq(pd_kind)]
+        for s, pd in enumerate(slot):
+            state = Signal(64, name=f"state_{s}")
+            moved = apply_rows(state_rows, state)
+            if s == 0:
+                moved = Mux(pd["first"], pd["start"], moved)
+            else:
+                moved = Mux(pd["first"], 0, moved)
+            with m.If(pd["valid"]):
+                m.d.sync += state.eq(moved ^ apply_rows(sums, pd["partial"]))
+            p3 = {name: Signal.like(pd[name], name=f"p3_{name}_{s}") for name in fin}
+            m.d.sync += [p3[name].eq(pd[name]) for name in fin]
+            p3["state"] = state
+            slot[s] = p3
+
+        # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
+        # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
+        # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
+        # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
+        # Two stages: F0a registers partial sums of 16 bits for every shift the slot can have, F0b picks one.
         R = BLOCK_BYTES // B
-        f_state = Mux(p3["started"], state, model.init)
-        f_shift = Mux(p3["started"], p3["shift"], 0)
-        q1 = Signal(self._q_bits + 1)
-        m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
-        stage = dict(valid=Signal(), x=Signal(64), q=Signal(self._q_bits), len=Signal(_POS), n=Signal(_POS),
-                     kind=Signal(2))
-        m.d.sync += [stage["valid"].eq(p3["end"]), stage["q"].eq(q1), stage["len"].eq(p3["len"]),
-                     stage["n"].eq(p3["n"]), stage["kind"].eq(p3["kind"])]
-        with m.Switch(f_shift):
-            for s in sorted(set(self._shifts) | {0}):
-                with m.Case(s):
-                    m.d.sync += stage["x"].eq(apply_rows(zeros_matrix(BLOCK_BYTES - B + s), f_state))
+        valid, n_out, kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
+        m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
+        lanes_f = []                        # per slot: x (the value), q, len, blocks (ceil(len / 64))
+        for s, p3 in enumerate(slot):
+            f_state = Mux(p3["started"], p3["state"], model.init if s == 0 else 0)
+            q1 = Signal(self._q_bits + 1, name=f"q1_{s}")
+            m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
+            f = dict(q=Signal(self._q_bits, name=f"f0a_q_{s}"), len=Signal(_POS, name=f"f0a_len_{s}"),
+                     blocks=Signal(_POS - 6, name=f"f0a_blocks_{s}"), shift=Signal(range(B), name=f"f0a_shift_{s}"))
+            m.d.sync += [f["q"].eq(q1), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6),
+                         f["shift"].eq(Mux(p3["started"], p3["shift"], 0))]
+            # the trailer holds the lengths by range, not by slot: range s of the frame's class is in slot
+            # s + first[class]
+            with m.Switch(p3_kind):
+                for k, first in enumerate(self._first):
+                    with m.Case(k):
+                        m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
+            candidates = {}
+            for shift in sorted(set(self._shifts[s]) | {0}):
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
+                m.d.sync += partial.eq(Cat(*[(f_state & group).xor() for group in groups]))
+                candidates[shift] = (partial, sums)
+            f["candidates"] = candidates
+            lanes_f.append(f)
+        nxt_valid, nxt_n, nxt_kind = Signal(name="f0_valid"), Signal(_POS, name="f0_n"), Signal(2, name="f0_kind")
+        m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
+        valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+        for s, f in enumerate(lanes_f):
+            nxt = {name: Signal.like(f[name], name=f"f0_{name}_{s}") for name in ("q", "len", "blocks")}
+            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
+            nxt["x"] = Signal(64, name=f"f0_x_{s}")
+            with m.Switch(f["shift"]):
+                for shift, (partial, sums) in f["candidates"].items():
+                    with m.Case(shift):
+                        m.d.sync += nxt["x"].eq(apply_rows(sums, partial))
+            lanes_f[s] = nxt
 
         # F1..: times A^(B * 2^b) for each bit b of q + 1.
         for b in range(self._q_bits):
-            nxt = {name: Signal.like(sig, name=f"f{b + 1}_{name}") for name, sig in stage.items()}
-            m.d.sync += [nxt[name].eq(stage[name]) for name in stage if name != "x"]
-            m.d.sync += nxt["x"].eq(Mux(stage["q"][b], apply_rows(zeros_matrix(B << b), stage["x"]), stage["x"]))
-            stage = nxt
+            nxt_valid, nxt_n, nxt_kind = Signal(name=f"f{b + 1}_valid"), Signal(_POS, name=f"f{b + 1}_n"), \
+                Signal(2, name=f"f{b + 1}_kind")
+            m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
+            valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+            for s, f in enumerate(lanes_f):
+                nxt = {name: Signal.like(sig, name=f"f{b + 1}_{name}_{s}") for name, sig in f.items()}
+                m.d.sync += [nxt[name].eq(f[name]) for name in f if name != "x"]
+                m.d.sync += nxt["x"].eq(Mux(f["q"][b], apply_rows(zeros_matrix(B << b), f["x"]), f["x"]))
+                lanes_f[s] = nxt
 
-        # Out: the trailer (len in bytes 0..3) and the output XOR.
-        key = apply_rows(trailer_matrix(_POS), stage["len"]) ^ stage["x"] ^ model.xor_output
+        # H: Horner's rule, acc = A^(64 * blocks_r) acc ^ x_r for r = 1.., one stage per bit of blocks_r.
+        acc = lanes_f[0]["x"]
+        lens = [f["len"] for f in lanes_f]
+        waiting = [(f["x"], f["blocks"]) for f in lanes_f[1:]]
+        stage = 0
+        for s, bits in enumerate(self._horner, start=1):
+            for b in range(bits):
+                stage += 1
+                nxt_valid, nxt_n, nxt_kind = Signal(name=f"h{stage}_valid"), Signal(_POS, name=f"h{stage}_n"), \
+                    Signal(2, name=f"h{stage}_kind")
+                m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
+                valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+                nxt_lens = [Signal.like(x, name=f"h{stage}_len_{r}") for r, x in enumerate(lens)]
+                m.d.sync += [a.eq(b_) for a, b_ in zip(nxt_lens, lens)]
+                lens = nxt_lens
+                x, blocks = waiting[0]
+                moved = Mux(blocks[b], apply_rows(zeros_matrix(BLOCK_BYTES << b), acc), acc)
+                nxt_acc = Signal(64, name=f"h{stage}_acc")
+                m.d.sync += nxt_acc.eq(moved ^ x if b == bits - 1 else moved)
+                acc = nxt_acc
+                nxt_waiting = []
+                for r, (x, blocks) in enumerate(waiting[1:] if b == bits - 1 else waiting):
+                    nx, nb = Signal.like(x, name=f"h{stage}_x_{r}"), Signal.like(blocks, name=f"h{stage}_blocks_{r}")
+                    m.d.sync += [nx.eq(x), nb.eq(blocks)]
+                    nxt_waiting.append((nx, nb))
+                waiting = nxt_waiting
+
+        # Out: the trailer (len_r in bytes 4r..4r+3) and the output XOR.
+        key = apply_rows(trailer_matrix(_POS, S), Cat(*lens)) ^ acc ^ model.xor_output
         m.d.sync += [
-            self.o.valid.eq(stage["valid"]),
+            self.o.valid.eq(valid),
             self.o.payload.key.eq(key),
-            self.o.payload.length.eq(Mux(stage["n"] > 0xFFFF, 0xFFFF, stage["n"])),
-            self.o.payload.kind.eq(stage["kind"]),
+            self.o.payload.length.eq(Mux(n_out > 0xFFFF, 0xFFFF, n_out)),
+            self.o.payload.kind.eq(kind),
         ]
         return m
