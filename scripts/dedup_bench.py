@@ -9,7 +9,7 @@ import sys
 
 
 def main(argv=None) -> int:
-    from apbbf.flows.dedup_bench import PNR_TIMEOUT_S, ROUTER, WIDTHS
+    from apbbf.flows.dedup_bench import PLACER, PNR_TIMEOUT_S, ROUTER, WIDTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
@@ -17,6 +17,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", default="1,2,3", help="nextpnr seeds, comma-separated (default 1,2,3)")
     parser.add_argument("--widths", default=",".join(map(str, WIDTHS)),
                         help=f"data widths, comma-separated (default {','.join(map(str, WIDTHS))})")
+    parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
+                        help=f"nextpnr's placer (default {PLACER})")
     parser.add_argument("--router", default=ROUTER, choices=("router1", "router2"),
                         help=f"nextpnr's router (default {ROUTER})")
     parser.add_argument("--timeout", type=float, default=PNR_TIMEOUT_S,
@@ -24,7 +26,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from apbbf.flows.dedup_bench import run
     results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")),
-                  widths=tuple(int(w) for w in args.widths.split(",")), router=args.router,
+                  widths=tuple(int(w) for w in args.widths.split(",")), placer=args.placer, router=args.router,
                   timeout_s=args.timeout, log=lambda message: print(message, flush=True))
     print()
     print(results["markdown"])

@@ -8,7 +8,7 @@ measurement, not a test: it asserts no speed.
    cycle (``i.ready`` never low means the link is never stalled).
 2. **Post-route Fmax**: the design behind registers (:class:`~apbbf.flows.designs.RegisteredDedup`), synthesized
    for the ULX3S's ECP5-85F and placed and routed with nextpnr seeds :data:`apbbf.flows.pnr.SEEDS` and
-   :data:`ROUTER`, each run limited to :data:`PNR_TIMEOUT_S`: the median, its spread, LUTs, flip-flops, block
+   :data:`PLACER` and :data:`ROUTER`, each run limited to :data:`PNR_TIMEOUT_S`: the median, its spread, LUTs, flip-flops, block
    RAMs and the median seed's critical path.
 3. **Cost of the parts** (:data:`PARTS`: extractor, queue, core, buffer, and the glue): one hierarchical
    synthesis of the same design, each part's LUT4s, flip-flops, carry cells, LUT RAMs and DP16KD.
@@ -31,7 +31,7 @@ from .. import toolchain
 from .bench import LINE_RATES
 from .pnr import SEEDS, run_pnr_cached, target_platform
 
-__all__ = ["WIDTHS", "CONFIG", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells", "synth_parts",
+__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells", "synth_parts",
            "run", "markdown", "plot"]
 
 #: The ``data_width`` values measured.
@@ -41,7 +41,11 @@ CONFIG = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=1024, ke
                 time_width=32)
 #: nextpnr's ``--freq`` target (above what the design reaches, so that the placer works for speed).
 TARGET_MHZ = 200
-#: nextpnr's router for the de-duplicator.
+#: nextpnr's placer and router for the de-duplicator. With the default analytic placer (``heap``) the design is
+#: packed at full density into one corner of the device, and the key extractor's CRC matrices (dense 64 x 64
+#: GF(2) maps, every output bit an XOR of about half the inputs) are a hot spot neither router1 nor router2
+#: clears; the electrostatic placer spreads cells by density, and router2 then converges.
+PLACER = "static"
 ROUTER = "router2"
 #: Seconds one nextpnr run may take before it counts as not routed.
 PNR_TIMEOUT_S = 15 * 60
@@ -71,8 +75,9 @@ def frames_per_clock(width: int, frames: int = 200) -> dict:
 #: The parts of the de-duplicator whose cost the benchmark reports: part -> its submodules in
 #: :class:`~apbbf.hdl.packet_dedup.PacketDedup` (the rest of ``PacketDedup`` is its glue: the output stage, the
 #: frame's time and length, the counters).
-PARTS = {"extractor": ("extractor",), "queue": ("info", "keys", "decisions", "answers"), "core": ("core",),
-         "buffer": ("buffer",)}
+PARTS = {"extractor": ("extractor",),
+         "queue": ("info", "keys", "decision_queue", "decisions", "answer_queue", "answers"), "core": ("core",),
+         "buffer": ("beat_queue", "buffer")}
 
 
 def module_cells(log_text: str) -> dict:
@@ -121,8 +126,8 @@ def synth_parts(dedup, platform, work: Path) -> dict:
     return part_cells(module_cells((work / "parts.log").read_text()), "top.dedup", fam)
 
 
-def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, router: str = ROUTER,
-        timeout_s: float = PNR_TIMEOUT_S, log=print) -> dict:
+def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, placer: str = PLACER,
+        router: str = ROUTER, timeout_s: float = PNR_TIMEOUT_S, log=print) -> dict:
     """Measure every width; write ``dedup_bench.json`` and ``dedup_bench.png`` in ``out_dir``.
 
     Parameters
@@ -134,6 +139,8 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, r
         nextpnr seeds.
     widths : iterable of int
         ``data_width`` values (default :data:`WIDTHS`).
+    placer : {"heap", "static", "sa"}
+        nextpnr's placer.
     router : {"router1", "router2"}
         nextpnr's router.
     timeout_s : float
@@ -147,7 +154,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, r
     start = time.monotonic()
     seeds = tuple(seeds)
     results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
-               "seeds": list(seeds), "router": router, "line_rates_mpps": LINE_RATES, "widths": {}}
+               "seeds": list(seeds), "placer": placer, "router": router, "line_rates_mpps": LINE_RATES, "widths": {}}
     for width in widths:
         platform = target_platform("ecp5")
         log(f"data_width {width}: frames per clock (simulated, scored against the model)")
@@ -157,9 +164,10 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, r
         entry["extractor_latency"] = dedup.extractor_latency
         log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
         entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
-        log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {router}")
+        log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, {router}")
         pnr = run_pnr_cached(RegisteredDedup(dedup), platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ,
-                             reuse=quick, seeds=seeds, nextpnr_args=("--router", router), timeout_s=timeout_s)
+                             reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", router),
+                             timeout_s=timeout_s)
         entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz",
                                                 "seeds", "seed_seconds", "timed_out", "cells", "bram_used",
                                                 "critical_path", "critical_path_seed", "critical_paths", "synth",
@@ -190,7 +198,8 @@ def markdown(results: dict) -> str:
     lines = [f"| data_width | frames/clock in, out (simulated, scored) | Fmax MHz, median (range) of seeds {seeds} "
              f"| Mpps | {' / '.join(LINE_RATES)} min frames | LUT4 | FF | DP16KD | critical path (median seed) |",
              "|---:|---|---:|---:|---|---:|---:|---|---|"]
-    for width, e in results["widths"].items():
+    widths = sorted(results["widths"].items(), key=lambda item: int(item[0]))
+    for width, e in widths:
         p, sim = e["pnr"], e["sim"]
         rates = " / ".join(("yes" if e.get("line_rate", {}).get(n) else "no") for n in LINE_RATES)
         cp = p.get("critical_path") or {}
@@ -201,7 +210,7 @@ def markdown(results: dict) -> str:
                      f"{p['cells']['ffs']:,} | {p['bram_used']} | {path} |")
     lines += ["", "| data_width | part | LUT4 | FF | carry (CCU2C) | LUT RAM (DPR16X4) | DP16KD |",
               "|---:|---|---:|---:|---:|---:|---:|"]
-    for width, e in results["widths"].items():
+    for width, e in widths:
         for part, c in e["parts"].items():
             lines.append(f"| {width} | {part} | {c['luts']:,} | {c['ffs']:,} | {c['carry']:,} | "
                          f"{c.get('lutram', 0):,} | {c['brams']} |")
