@@ -186,7 +186,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
 
 def _range(p: dict) -> str:
     if not p.get("fmax_mhz"):
-        return "did not route"
+        return "not routed within the time limit" if p.get("timed_out") else "did not route"
     return f"{p['fmax_mhz']:.1f} ({p['fmax_min_mhz']:.1f}–{p['fmax_max_mhz']:.1f})"
 
 

@@ -181,7 +181,9 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
         ``fmax_max_mhz``, ``spread_mhz`` and ``seeds`` (seed -> Fmax); ``cells``
         (:func:`apbbf.toolchain.group_cells`); ``utilization`` (nextpnr's, used resources only), ``bram_cells``,
         ``bram_used`` ("used/available") and ``critical_path`` (:func:`apbbf.toolchain.critical_path`) of the
-        median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``synth_seconds``, ``seconds``.
+        median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``seed_seconds`` (seed -> seconds
+        of its nextpnr run), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``;
+        ``synth_seconds``, ``seconds``.
 
     Raises
     ------
