@@ -81,3 +81,15 @@ def test_markdown():
     assert "| 512 | 1.000, 1.000 | 101.5 (99.0–104.2) | 101.5 | no / yes / yes | 1,000 | 900 | 59/208 | 9.9 ns" in text
     assert "| 64 | 1.000, 1.000 | did not route |" in text
     assert "| 512 | core | 1,000 | 900 | 5 | 2 | 59 |" in text
+
+
+def test_pnr_time_limit(tmp_path):
+    """A nextpnr run stopped at the benchmark's time limit leaves its seed without an Fmax, listed as timed out."""
+    from apbbf.flows.designs import BlockRAMProbe
+    from apbbf.flows.pnr import run_pnr, target_platform
+    from apbbf.hdl.devices import block_ram
+    platform = target_platform("ice40")
+    result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1,),
+                     nextpnr_args=("--router", "router2"), timeout_s=0.01)
+    assert result["timed_out"] == [1] and result["seeds"] == {"1": None} and result["fmax_mhz"] is None
+    assert result["nextpnr_args"] == ["--router", "router2"]
