@@ -1,26 +1,41 @@
 #!/usr/bin/env python3
 """Benchmark of the packet de-duplicator (``make dedup-bench``): frames per clock, post-route Fmax on ECP5-85F for
-data_width 64 and 512 (median of three nextpnr seeds), Mpps against 10/40/100 GbE, and the key extractor's and
-packet buffer's cost. Writes ``build/reports/dedup_bench.json`` and ``.png`` (:mod:`apbbf.flows.dedup_bench`)."""
+data_width 64 and 512 (median of three nextpnr seeds), Mpps against 10/40/100 GbE, and each part's cost (extractor,
+queue, core, buffer). Writes ``build/reports/dedup_bench.json`` and ``.png`` (:mod:`apbbf.flows.dedup_bench`) and
+prints the README's tables."""
 
 import argparse
-import json
 import sys
 
 
 def main(argv=None) -> int:
+    from apbbf.flows.dedup_bench import PLACER, PNR_TIMEOUT_S, ROUTER, WIDTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
     parser.add_argument("--quick", action="store_true", help="reuse kept place-and-route results of the same design")
     parser.add_argument("--seeds", default="1,2,3", help="nextpnr seeds, comma-separated (default 1,2,3)")
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)),
+                        help=f"data widths, comma-separated (default {','.join(map(str, WIDTHS))})")
+    parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
+                        help=f"nextpnr's placer (default {PLACER})")
+    parser.add_argument("--router", default=ROUTER, choices=("router1", "router2"),
+                        help=f"nextpnr's router (default {ROUTER})")
+    parser.add_argument("--timeout", type=float, default=PNR_TIMEOUT_S,
+                        help=f"seconds one nextpnr run may take (default {PNR_TIMEOUT_S})")
     args = parser.parse_args(argv)
     from apbbf.flows.dedup_bench import run
-    results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")))
+    results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")),
+                  widths=tuple(int(w) for w in args.widths.split(",")), placer=args.placer, router=args.router,
+                  timeout_s=args.timeout, log=lambda message: print(message, flush=True))
+    print()
+    print(results["markdown"])
     for width, entry in results["widths"].items():
-        p = entry["pnr"]
-        print(f"data_width {width}: {entry['sim']['frames_per_clock_out']} frames/clock, Fmax {p['fmax_mhz']} MHz "
-              f"({p['fmax_min_mhz']}-{p['fmax_max_mhz']}), {entry.get('mpps')} Mpps; cells {json.dumps(p['cells'])}")
+        cp = entry["pnr"].get("critical_path") or {}
+        if cp:
+            print(f"data_width {width} critical path: {cp.get('delay_ns')} ns ({cp.get('logic_ns')} logic, "
+                  f"{cp.get('routing_ns')} routing, {cp.get('nets')} nets): {cp.get('source')} -> {cp.get('sink')}")
+    print(f"{results['seconds']} s")
     return 0
 
 

@@ -1,18 +1,19 @@
 """Benchmark of the packet de-duplicator (``make dedup-bench``): frames per clock, post-route Fmax on ECP5-85F for
-``data_width`` 64 and 512, Mpps against 10/40/100 GbE minimum-frame rates, and what the key extractor and the
-packet buffer cost. A measurement, not a test: it asserts no speed.
+``data_width`` 64 and 512, Mpps against 10/40/100 GbE minimum-frame rates, and what each part costs. A
+measurement, not a test: it asserts no speed.
 
 1. **Frames per clock**: :class:`~apbbf.hdl.packet.dedup.PacketDedup` in the Amaranth simulator
    (:func:`apbbf.sim.dedup.simulate_dedup`, every frame scored against the model), back-to-back minimum-size
    frames (60 bytes, no FCS) with ``o.ready`` high: frames out per cycle in the steady state, and frames in per
    cycle (``i.ready`` never low means the link is never stalled).
 2. **Post-route Fmax**: the design behind registers (:class:`~apbbf.flows.designs.RegisteredDedup`), synthesized
-   for the ULX3S's ECP5-85F and placed and routed with nextpnr seeds :data:`apbbf.flows.pnr.SEEDS`: the median,
-   its spread, LUTs, flip-flops and block RAMs.
-3. **Cost of the parts**: the key extractor and the packet buffer (a ``SyncFIFOBuffered`` of ``buffer_beats``
-   beats) synthesized alone (Yosys ``synth_ecp5``): LUT4s, flip-flops, DP16KD.
+   for the ULX3S's ECP5-85F and placed and routed with nextpnr seeds :data:`apbbf.flows.pnr.SEEDS` and
+   :data:`PLACER` and :data:`ROUTER`, each run limited to :data:`PNR_TIMEOUT_S`: the median, its spread, LUTs, flip-flops, block
+   RAMs and the median seed's critical path.
+3. **Cost of the parts** (:data:`PARTS`: extractor, queue, core, buffer, and the glue): one hierarchical
+   synthesis of the same design, each part's LUT4s, flip-flops, carry cells, LUT RAMs and DP16KD.
 
-Mpps = Fmax x frames per clock.
+Mpps = Fmax x frames per clock. :func:`markdown` gives the README's tables.
 """
 
 from __future__ import annotations
@@ -20,15 +21,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import re
 import time
 from pathlib import Path
 
 from ..model.config import Config
 from ..model.packet import KeySpec
+from .. import toolchain
 from .bench import LINE_RATES
 from .pnr import SEEDS, run_pnr_cached, target_platform
 
-__all__ = ["WIDTHS", "CONFIG", "frames_per_clock", "synth_cost", "run", "plot"]
+__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells", "synth_parts",
+           "run", "markdown", "plot"]
 
 #: The ``data_width`` values measured.
 WIDTHS = (64, 512)
@@ -37,6 +41,14 @@ CONFIG = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=1024, ke
                 time_width=32)
 #: nextpnr's ``--freq`` target (above what the design reaches, so that the placer works for speed).
 TARGET_MHZ = 200
+#: nextpnr's placer and router for the de-duplicator. With the default analytic placer (``heap``) the design is
+#: packed at full density into one corner of the device, and the key extractor's CRC matrices (dense 64 x 64
+#: GF(2) maps, every output bit an XOR of about half the inputs) are a hot spot neither router1 nor router2
+#: clears; the electrostatic placer spreads cells by density, and router2 then converges.
+PLACER = "static"
+ROUTER = "router2"
+#: Seconds one nextpnr run may take before it counts as not routed.
+PNR_TIMEOUT_S = 15 * 60
 
 
 def _dedup(width: int):
@@ -60,26 +72,62 @@ def frames_per_clock(width: int, frames: int = 200) -> dict:
             "duplicates": run.counters["duplicates"]}
 
 
-def synth_cost(design, platform, work: Path, ports=None) -> dict:
-    """LUT4s, flip-flops and block RAMs of ``design`` synthesized alone for ``platform`` (Yosys ``synth_ecp5``);
-    ``ports`` the top's ports where the design's own cannot be (streams without backpressure have constant
-    ``ready`` members)."""
+#: The parts of the de-duplicator whose cost the benchmark reports: part -> its submodules in
+#: :class:`~apbbf.hdl.packet_dedup.PacketDedup` (the rest of ``PacketDedup`` is its glue: the output stage, the
+#: frame's time and length, the counters).
+PARTS = {"extractor": ("extractor",),
+         "queue": ("info", "keys", "decision_queue", "decisions", "answer_queue", "answers"), "core": ("core",),
+         "buffer": ("beat_queue", "buffer")}
+
+
+def module_cells(log_text: str) -> dict:
+    """Per module of a hierarchical (``-noflatten``) Yosys ``stat``, its own cells (submodules excluded), from the
+    last ``Printing statistics`` section of ``log_text``: module name -> cell type -> count."""
+    last = re.split(r"Printing statistics\.", log_text)[-1].split("=== design hierarchy ===")[0]
+    modules = {}
+    for name, body in re.findall(r"^=== (\S+) ===$(.*?)(?=^=== |\Z)", last, re.M | re.S):
+        modules[name] = toolchain.yosys_cells(body)
+    return modules
+
+
+def part_cells(modules: dict, top: str, family: str) -> dict:
+    """The cells of each of :data:`PARTS` (and ``glue``, the rest of ``top``), summed over its modules and their
+    submodules (``module_cells`` names them by their path from ``top``), as :func:`apbbf.toolchain.group_cells`
+    columns."""
+    parts = {part: {} for part in (*PARTS, "glue")}
+    for name, cells in modules.items():
+        if name != top and not name.startswith(top + "."):
+            continue
+        child = name[len(top) + 1:].split(".")[0] if name != top else ""
+        part = next((p for p, children in PARTS.items() if child in children), "glue")
+        for cell, count in cells.items():
+            parts[part][cell] = parts[part].get(cell, 0) + count
+    return {part: toolchain.group_cells(cells, family) for part, cells in parts.items()}
+
+
+def synth_parts(dedup, platform, work: Path) -> dict:
+    """LUT4s, flip-flops, carry cells, LUT RAMs and block RAMs of each part of ``dedup`` (:data:`PARTS`), from
+    one hierarchical synthesis of the de-duplicator behind its registers for ``platform`` (Yosys ``synth_ecp5
+    -noflatten``, classic ``abc`` LUT mapping: abc9 fails on the hierarchical netlist). Logic is not optimized
+    across the parts' boundaries, so the sum is a little above the flat netlist's."""
     import subprocess
 
     from amaranth.back import rtlil
 
-    from .. import toolchain
+    from .designs import RegisteredDedup
     work.mkdir(parents=True, exist_ok=True)
-    (work / "part.il").write_text(rtlil.convert(design, platform=platform, name="top", ports=ports,
-                                                emit_src=False))
+    (work / "parts.il").write_text(rtlil.convert(RegisteredDedup(dedup), platform=platform, name="top",
+                                                 emit_src=False))
     fam = toolchain.family(platform)
-    subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p",
-                    f"read_rtlil part.il; synth_{fam} -top top; stat"], cwd=work, check=True,
-                   env=toolchain.tool_environ())
-    return toolchain.group_cells(toolchain.yosys_cells((work / "synth.log").read_text()), fam)
+    synth = (f"synth_{fam} -top top -noflatten -run :map_luts; abc -dress -lut 4:7; clean; "
+             f"synth_{fam} -top top -noflatten -run map_cells:")
+    subprocess.run([toolchain.find_yosys(), "-q", "-l", "parts.log", "-p", f"read_rtlil parts.il; {synth}; stat"],
+                   cwd=work, check=True, env=toolchain.tool_environ())
+    return part_cells(module_cells((work / "parts.log").read_text()), "top.dedup", fam)
 
 
-def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS) -> dict:
+def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, placer: str = PLACER,
+        router: str = ROUTER, timeout_s: float = PNR_TIMEOUT_S, log=print) -> dict:
     """Measure every width; write ``dedup_bench.json`` and ``dedup_bench.png`` in ``out_dir``.
 
     Parameters
@@ -89,44 +137,85 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS) -> dict:
         Reuse place-and-route results kept under ``work_dir`` for the same design.
     seeds : iterable of int
         nextpnr seeds.
+    widths : iterable of int
+        ``data_width`` values (default :data:`WIDTHS`).
+    placer : {"heap", "static", "sa"}
+        nextpnr's placer.
+    router : {"router1", "router2"}
+        nextpnr's router.
+    timeout_s : float
+        Seconds one nextpnr run may take (a run stopped there has no Fmax).
+    log : callable
+        Progress messages.
     """
-    from amaranth import Value
-    from amaranth.lib import fifo
-
-    from ..hdl.packet.key_extractor import KeyExtractor
     from .designs import RegisteredDedup
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop",
-               "max_frame": 1518, "line_rates_mpps": LINE_RATES, "widths": {}}
-    for width in WIDTHS:
+    seeds = tuple(seeds)
+    results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
+               "seeds": list(seeds), "placer": placer, "router": router, "line_rates_mpps": LINE_RATES, "widths": {}}
+    for width in widths:
         platform = target_platform("ecp5")
+        log(f"data_width {width}: frames per clock (simulated, scored against the model)")
         entry = {"sim": frames_per_clock(width)}
         dedup = _dedup(width)
-        lanes = width // 8
         entry["buffer_beats"] = dedup.buffer_beats
         entry["extractor_latency"] = dedup.extractor_latency
-        extractor = KeyExtractor(KeySpec.l3l4(), width)
-        ports = [extractor.i.valid, Value.cast(extractor.i.payload), extractor.o.valid,
-                 Value.cast(extractor.o.payload)]
-        entry["extractor_cells"] = synth_cost(extractor, platform, work_dir / f"extractor-{width}", ports)
-        buffer = fifo.SyncFIFOBuffered(width=width + lanes + 1, depth=dedup.buffer_beats)
-        ports = [buffer.w_data, buffer.w_en, buffer.w_rdy, buffer.r_data, buffer.r_en, buffer.r_rdy]
-        entry["buffer_cells"] = synth_cost(buffer, target_platform("ecp5"), work_dir / f"buffer-{width}", ports)
+        log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
+        entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
+        log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, {router}")
         pnr = run_pnr_cached(RegisteredDedup(dedup), platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ,
-                             reuse=quick, seeds=seeds)
-        entry["pnr"] = {k: pnr[k] for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz",
-                                            "seeds", "cells", "bram_used", "critical_path")}
+                             reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", router),
+                             timeout_s=timeout_s)
+        entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz",
+                                                "seeds", "seed_seconds", "timed_out", "cells", "bram_used",
+                                                "critical_path", "critical_path_seed", "critical_paths", "synth",
+                                                "cached")}
         if pnr["fmax_mhz"]:
             entry["mpps"] = round(pnr["fmax_mhz"] * entry["sim"]["frames_per_clock_out"], 1)
             entry["line_rate"] = {name: entry["mpps"] >= rate for name, rate in LINE_RATES.items()}
         results["widths"][str(width)] = entry
         (out_dir / "dedup_bench.json").write_text(json.dumps(results, indent=2) + "\n")
     results["seconds"] = round(time.monotonic() - start, 1)
+    results["markdown"] = markdown(results)
     (out_dir / "dedup_bench.json").write_text(json.dumps(results, indent=2) + "\n")
     plot(results, out_dir / "dedup_bench.png")
     return results
+
+
+def _range(p: dict) -> str:
+    if not p.get("fmax_mhz"):
+        return "not routed within the time limit" if p.get("timed_out") else "did not route"
+    return f"{p['fmax_mhz']:.1f} ({p['fmax_min_mhz']:.1f}–{p['fmax_max_mhz']:.1f})"
+
+
+def markdown(results: dict) -> str:
+    """The results as markdown tables (the README's de-duplicator tables are this text): per width the frames per
+    clock, the post-route Fmax (median and range of the seeds), Mpps against the line rates and the whole
+    design's cells; then each part's cells."""
+    seeds = ", ".join(map(str, results.get("seeds", SEEDS)))
+    lines = [f"| data_width | frames/clock in, out (simulated, scored) | Fmax MHz, median (range) of seeds {seeds} "
+             f"| Mpps | {' / '.join(LINE_RATES)} min frames | LUT4 | FF | DP16KD | critical path (median seed) |",
+             "|---:|---|---:|---:|---|---:|---:|---|---|"]
+    widths = sorted(results["widths"].items(), key=lambda item: int(item[0]))
+    for width, e in widths:
+        p, sim = e["pnr"], e["sim"]
+        rates = " / ".join(("yes" if e.get("line_rate", {}).get(n) else "no") for n in LINE_RATES)
+        cp = p.get("critical_path") or {}
+        path = (f"{cp.get('delay_ns')} ns ({cp.get('routing_ns')} routing): {cp.get('source')} → {cp.get('sink')}"
+                if cp else "")
+        lines.append(f"| {width} | {sim['frames_per_clock_in']:.3f}, {sim['frames_per_clock_out']:.3f} | "
+                     f"{_range(p)} | {e.get('mpps', '–')} | {rates} | {p['cells']['luts']:,} | "
+                     f"{p['cells']['ffs']:,} | {p['bram_used']} | {path} |")
+    lines += ["", "| data_width | part | LUT4 | FF | carry (CCU2C) | LUT RAM (DPR16X4) | DP16KD |",
+              "|---:|---|---:|---:|---:|---:|---:|"]
+    for width, e in widths:
+        for part, c in e["parts"].items():
+            lines.append(f"| {width} | {part} | {c['luts']:,} | {c['ffs']:,} | {c['carry']:,} | "
+                         f"{c.get('lutram', 0):,} | {c['brams']} |")
+    rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
+    return "\n".join(lines) + f"\n\nLine rates (minimum-size frames, Mpps): {rates}."
 
 
 def plot(results: dict, path) -> None:

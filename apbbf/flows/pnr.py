@@ -84,7 +84,8 @@ def _check_seeds(seeds) -> tuple:
     return seeds
 
 
-def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
+def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_args=(),
+         timeout_s: float | None = None) -> dict:
     family = toolchain.family(platform)
     env = toolchain.tool_environ()
     work.mkdir(parents=True, exist_ok=True)
@@ -111,9 +112,17 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
     for seed in seeds:
         t = time.monotonic()
         report_name, log_name = f"report-seed{seed}.json", f"pnr-seed{seed}.log"
-        subprocess.run([nextpnr, *toolchain.nextpnr_device_args(platform), "--json", "core.json",
-                        "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail", "--report", report_name,
-                        "--log", log_name, "--quiet"], cwd=work, check=True, env=env)
+        (work / report_name).unlink(missing_ok=True)
+        try:
+            subprocess.run([nextpnr, *toolchain.nextpnr_device_args(platform), "--json", "core.json",
+                            "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail", *nextpnr_args,
+                            "--report", report_name, "--log", log_name, "--quiet"], cwd=work, check=True, env=env,
+                           timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            # Not routed within the budget: no Fmax for this seed (the log says how far the router got).
+            runs[seed] = {"fmax_mhz": None, "utilization": {}, "critical_path": {}, "timed_out": True,
+                          "seconds": round(time.monotonic() - t, 1)}
+            continue
         report = json.loads((work / report_name).read_text())
         fmax = max((v["achieved"] for v in report.get("fmax", {}).values()), default=None)
         runs[seed] = {"fmax_mhz": round(fmax, 2) if fmax else None,
@@ -130,6 +139,9 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
             "fmax_min_mhz": min(fmaxes, default=None), "fmax_max_mhz": max(fmaxes, default=None),
             "spread_mhz": round(max(fmaxes) - min(fmaxes), 2) if fmaxes else None,
             "seeds": {str(seed): run["fmax_mhz"] for seed, run in runs.items()},
+            "seed_seconds": {str(seed): run["seconds"] for seed, run in runs.items()},
+            "timed_out": [seed for seed, run in runs.items() if run.get("timed_out")],
+            "nextpnr_args": list(nextpnr_args),
             "cells": toolchain.group_cells(raw, family), "utilization": utilization,
             "bram_cells": {c: raw[c] for c in toolchain.CELLS[family]["brams"] if raw.get(c)},
             "bram_used": f"{bram_util['used']}/{bram_util['available']}" if bram_util else "0",
@@ -139,7 +151,8 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds) -> dict:
             "seconds": round(time.monotonic() - start, 1)}
 
 
-def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS) -> dict:
+def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_args=(),
+            timeout_s: float | None = None) -> dict:
     """Synthesize ``design`` for ``platform``'s device and place and route it once per seed.
 
     Parameters
@@ -155,6 +168,11 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS) -> dict:
         nextpnr's ``--freq`` target.
     seeds : iterable of int
         nextpnr's ``--seed`` values, one run each (default :data:`SEEDS`).
+    nextpnr_args : sequence of str
+        More nextpnr options (e.g. ``("--router", "router2")``).
+    timeout_s : float, optional
+        Seconds one nextpnr run may take; a run stopped at the limit has no Fmax (its seed is listed in
+        ``timed_out``).
 
     Returns
     -------
@@ -163,7 +181,9 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS) -> dict:
         ``fmax_max_mhz``, ``spread_mhz`` and ``seeds`` (seed -> Fmax); ``cells``
         (:func:`apbbf.toolchain.group_cells`); ``utilization`` (nextpnr's, used resources only), ``bram_cells``,
         ``bram_used`` ("used/available") and ``critical_path`` (:func:`apbbf.toolchain.critical_path`) of the
-        median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``synth_seconds``, ``seconds``.
+        median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``seed_seconds`` (seed -> seconds
+        of its nextpnr run), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``;
+        ``synth_seconds``, ``seconds``.
 
     Raises
     ------
@@ -173,24 +193,27 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS) -> dict:
         If Yosys or nextpnr fails.
     """
     seeds = _check_seeds(seeds)
-    return _pnr(_rtlil(design, platform), platform, Path(work), freq_mhz, seeds)
+    return _pnr(_rtlil(design, platform), platform, Path(work), freq_mhz, seeds, tuple(nextpnr_args), timeout_s)
 
 
-def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seeds=SEEDS) -> dict:
+def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seeds=SEEDS, nextpnr_args=(),
+                   timeout_s: float | None = None) -> dict:
     """:func:`run_pnr`, with the result kept in ``<work>/result.json`` under a hash of the design's RTLIL and the
-    nextpnr arguments (seeds included); with ``reuse``, a kept result of the same hash is returned
-    (``"cached": True``) instead of running the tools again."""
+    nextpnr arguments (seeds and ``nextpnr_args`` included); with ``reuse``, a kept result of the same hash is
+    returned (``"cached": True``) instead of running the tools again."""
     work = Path(work)
     seeds = _check_seeds(seeds)
+    nextpnr_args = tuple(nextpnr_args)
     text = _rtlil(design, platform)
-    args = [*toolchain.nextpnr_device_args(platform), str(freq_mhz), *map(str, seeds)]
+    args = [*toolchain.nextpnr_device_args(platform), str(freq_mhz), *map(str, seeds), *nextpnr_args]
     digest = hashlib.sha256((text + json.dumps(args)).encode()).hexdigest()
     cache = work / "result.json"
     if reuse and cache.exists():
         cached = json.loads(cache.read_text())
         if cached.get("hash") == digest:
             return {**cached, "cached": True}
-    result = {**_pnr(text, platform, work, freq_mhz, seeds), "hash": digest, "cached": False}
+    result = {**_pnr(text, platform, work, freq_mhz, seeds, nextpnr_args, timeout_s), "hash": digest,
+              "cached": False}
     cache.write_text(json.dumps(result, indent=2) + "\n")
     return result
 

@@ -1,0 +1,95 @@
+"""The de-duplicator benchmark's bookkeeping (:mod:`apbbf.flows.dedup_bench`), without running the tools: the parts'
+cells from a hierarchical Yosys ``stat``, and the README's tables from a report."""
+
+from apbbf.flows.dedup_bench import PARTS, markdown, module_cells, part_cells
+
+STAT = """
+Printing statistics.
+
+=== top ===
+
+        +----------Local Count, excluding submodules.
+       10 cells
+        4   LUT4
+        6   TRELLIS_FF
+
+=== top.dedup ===
+
+       3 cells
+        2   LUT4
+        1   CCU2C
+
+=== top.dedup.extractor ===
+
+      12 cells
+       11   LUT4
+        1   TRELLIS_DPR16X4
+
+=== top.dedup.extractor.beats ===
+
+       2 cells
+        2   LUT4
+
+=== top.dedup.keys ===
+
+       5 cells
+        5   TRELLIS_FF
+
+=== top.dedup.answers ===
+
+       1 cells
+        1   DP16KD
+
+=== top.dedup.core.segments.segment0 ===
+
+       4 cells
+        4   DP16KD
+
+=== top.dedup.buffer ===
+
+       9 cells
+        9   DP16KD
+
+=== design hierarchy ===
+
+       99   LUT4
+"""
+
+
+def test_part_cells():
+    parts = part_cells(module_cells(STAT), "top.dedup", "ecp5")
+    assert set(parts) == {*PARTS, "glue"}
+    assert parts["extractor"]["luts"] == 13 and parts["extractor"]["lutram"] == 1      # submodules summed
+    assert parts["queue"]["ffs"] == 5 and parts["queue"]["brams"] == 1                 # keys and answers
+    assert parts["core"]["brams"] == 4 and parts["buffer"]["brams"] == 9
+    assert parts["glue"] == {"luts": 2, "carry": 1, "brams": 0, "sprams": 0, "dsps": 0, "ffs": 0, "lutram": 0}
+
+
+def test_markdown():
+    cells = {"luts": 1000, "ffs": 900, "brams": 59, "carry": 5, "sprams": 0, "dsps": 0, "lutram": 2}
+    routed = {"fmax_mhz": 101.5, "fmax_min_mhz": 99.0, "fmax_max_mhz": 104.25, "cells": cells,
+              "bram_used": "59/208", "critical_path": {"delay_ns": 9.9, "routing_ns": 7.0, "source": "a", "sink": "b"}}
+    unrouted = {"fmax_mhz": None, "fmax_min_mhz": None, "fmax_max_mhz": None, "cells": cells, "bram_used": "0",
+                "critical_path": {}}
+    sim = {"frames_per_clock_in": 1.0, "frames_per_clock_out": 1.0}
+    results = {"seeds": [1, 2, 3], "widths": {
+        "512": {"sim": sim, "pnr": routed, "mpps": 101.5, "line_rate": {"100 GbE": False, "40 GbE": True,
+                                                                          "10 GbE": True},
+                "parts": {"core": cells}},
+        "64": {"sim": sim, "pnr": unrouted, "parts": {"core": cells}}}}
+    text = markdown(results)
+    assert "| 512 | 1.000, 1.000 | 101.5 (99.0–104.2) | 101.5 | no / yes / yes | 1,000 | 900 | 59/208 | 9.9 ns" in text
+    assert "| 64 | 1.000, 1.000 | did not route |" in text
+    assert "| 512 | core | 1,000 | 900 | 5 | 2 | 59 |" in text
+
+
+def test_pnr_time_limit(tmp_path):
+    """A nextpnr run stopped at the benchmark's time limit leaves its seed without an Fmax, listed as timed out."""
+    from apbbf.flows.designs import BlockRAMProbe
+    from apbbf.flows.pnr import run_pnr, target_platform
+    from apbbf.hdl.devices import block_ram
+    platform = target_platform("ice40")
+    result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1,),
+                     nextpnr_args=("--router", "router2"), timeout_s=0.01)
+    assert result["timed_out"] == [1] and result["seeds"] == {"1": None} and result["fmax_mhz"] is None
+    assert result["nextpnr_args"] == ["--router", "router2"]
