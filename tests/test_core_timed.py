@@ -215,3 +215,60 @@ def test_trickle_reproducer(scan, every):
     last l·g inserts queried after each trickle (every one on the parallel scan, every 16th on the FSM)."""
     from tests.test_timewindow import TRICKLE
     check_trickle(TRICKLE, scan, every)
+
+
+def accepted_cycles(config, scan, commands, *, idle_before: int | None = None):
+    """Cycle numbers at which each of ``commands`` is accepted, offered back to back (``rsp.ready`` high);
+    ``idle_before`` leaves that many idle cycles before the second-to-last command."""
+    from amaranth.sim import Simulator
+    from apbbf.hdl.core.apbbf import APBBF
+    dut = APBBF(config, scan=scan)
+    accepted = []
+
+    async def producer(ctx):
+        cycle = 0
+        for index, (op, key, time) in enumerate(commands):
+            if idle_before is not None and index == len(commands) - 2:
+                ctx.set(dut.cmd.valid, 0)
+                await ctx.tick().repeat(idle_before)
+                cycle += idle_before
+            ctx.set(dut.cmd.payload, {"op": op, "key": key, "time": time})
+            ctx.set(dut.cmd.valid, 1)
+            while True:
+                cycle += 1
+                if (await ctx.tick().sample(dut.cmd.ready))[2]:
+                    break
+            accepted.append(cycle)
+        ctx.set(dut.cmd.valid, 0)
+
+    async def consumer(ctx):
+        ctx.set(dut.rsp.ready, 1)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer)
+    sim.run_until(1e-8 * 50 * (len(commands) + config.segment_blocks + 100))
+    assert len(accepted) == len(commands), "the core stopped taking commands"
+    return accepted
+
+
+@pytest.mark.parametrize("config", [
+    pytest.param(Config(2, 3, segment_blocks=16, span=100, time_width=12, extra_segments=2), id="S16"),
+    pytest.param(Config(3, 4, block_bits=128, block_hashes=8, segment_blocks=64, span=500, time_width=16,
+                        extra_segments=3), id="S64-B128", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("idle", [False, True], ids=["back-to-back", "after-idle"])
+def test_restart_clearing_time(config, idle, scan):
+    """The restart's cost as the header and docs state it (``restart_cycles`` of the scan): from the acceptance
+    of the insert that finds everything expired to the acceptance of the command behind it, behind commands
+    every clock and after idle cycles."""
+    from apbbf.hdl.core import scan_fsm, scan_parallel
+    fewest, most = {"fsm": scan_fsm, "parallel": scan_parallel}[scan].restart_cycles(config)
+    before = [(Op.INSERT, 0x100 + i, i) for i in range(12)]
+    restart_time = 11 + config.span + 1
+    commands = before + [(Op.INSERT, 0x999, restart_time), (Op.QUERY, 0x999, restart_time)]
+    accepted = accepted_cycles(config, scan, commands, idle_before=40 if idle else None)
+    expected = fewest if idle else most
+    assert accepted[-1] - accepted[-2] == expected, (
+        f"{scan}: the command behind the restart was accepted {accepted[-1] - accepted[-2]} cycles after it, "
+        f"restart_cycles says {expected}")

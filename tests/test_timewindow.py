@@ -361,15 +361,17 @@ def test_default_headroom_never_overflows(rate):
 
 
 def test_readme_and_docs_state_the_facts():
-    """docs/core.md (the core's page, where the README sends readers) and docs/verilog.md say what
-    time_window_facts says: the interval's formula, the floor's headroom, the time step limit."""
+    """docs/core.md (the core's page, where the README sends readers) holds time_window_facts' own words, generated
+    (apbbf.docgen; tests/test_docgen.py checks every block is fresh), and docs/verilog.md points to them."""
     from pathlib import Path
+    from apbbf.docgen import time_window_facts_block
     root = Path(__file__).resolve().parents[1]
-    readme, docs = (root / "docs" / "core.md").read_text(), (root / "docs" / "verilog.md").read_text()
-    for text in (readme, docs):
+    core, verilog = (root / "docs" / "core.md").read_text(), (root / "docs" / "verilog.md").read_text()
+    assert "<!-- generated: time-window-facts -->\n" + time_window_facts_block() + "\n<!-- end" in core
+    assert "<!-- generated: restart-cycles -->" in core
+    for text in (core, verilog):
         assert "span // l + 1" in text and "time_window_facts" in text
-    assert "`extra_segments ≥ l − 1`" in readme and "`2**(time_width-1)`" in readme
-    assert "`span / l`" not in readme
+    assert "`extra_segments ≥ l − 1`" not in verilog and "`span / l`" not in core
 
 
 def test_docs_state_the_generated_latency():

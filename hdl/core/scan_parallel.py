@@ -10,7 +10,7 @@ from .scan import scan_signature
 from .segments import READ_LATENCY
 from .types import Op, asks
 
-__all__ = ["ParallelScan", "response_latency", "queue_depth"]
+__all__ = ["ParallelScan", "response_latency", "queue_depth", "restart_cycles"]
 
 #: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
 #: F (respond).
@@ -29,6 +29,17 @@ def queue_depth(config: Config) -> int:
     from A to the cycle its response is taken, :func:`response_latency` cycles at one command per clock; and two
     of slack."""
     return response_latency(config) + 2
+
+
+def restart_cycles(config: Config) -> tuple[int, int]:
+    """Cycles from the acceptance of an insert that restarts a time-bounded window to the acceptance of the
+    command behind it, with ``rsp.ready`` high: the insert waits in A for the commands ahead of it to leave the
+    stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W), then every memory is
+    cleared (``segment_blocks`` cycles). The fewest when nothing was in flight (``segment_blocks + 2``), the most
+    behind a command every clock; an ordinary command takes 1."""
+    in_flight = hash_latency(config) + READ_LATENCY - 1 + 2
+    fewest = config.segment_blocks + 2
+    return fewest, fewest + in_flight
 
 
 class ParallelScan(wiring.Component):

@@ -24,7 +24,8 @@ from ...model.timeanalysis import time_window_facts
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from ..core.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
-from ..core.scan_parallel import response_latency
+from ..core.scan_fsm import restart_cycles as fsm_restart_cycles
+from ..core.scan_parallel import response_latency, restart_cycles as parallel_restart_cycles
 from ..core.segments import READ_LATENCY
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "find_yosys", "header", "generate_verilog", "dedup_header",
@@ -89,8 +90,12 @@ def _timing(config, scan: str) -> list[str]:
     h = hash_latency(config) + READ_LATENCY              # cycles from acceptance to the blocks read
     wait = ("  An insert that shifts waits until the segment it shifts into, retired earlier, is clear"
             + ("; one that restarts a" if config.timed else "."))
+    fewest, most = (fsm_restart_cycles if scan == "fsm" else parallel_restart_cycles)(config)
     restart = (["  time-bounded window after a gap longer than the span first clears every memory "
-                f"({config.segment_blocks} cycles,", "  s_axis_cmd_tready low)."] if config.timed else [])
+                f"({config.segment_blocks} cycles,",
+                "  s_axis_cmd_tready low): the next command is accepted "
+                + (f"{fewest} cycles after it." if fewest == most else
+                   f"{fewest} cycles after it ({most} behind a command every clock).")] if config.timed else [])
     if scan == "fsm":
         return [
             "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",

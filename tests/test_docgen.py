@@ -1,0 +1,29 @@
+"""The docs' generated blocks (apbbf.docgen): every block in the README and docs/ is what its function writes
+now, a stale or unknown block is found, and the Makefile's ``docs`` target rewrites them."""
+
+import pytest
+
+from apbbf import docgen
+
+
+def test_every_block_is_fresh():
+    assert docgen.stale() == {}, "run `make docs` and commit the result"
+
+
+def test_a_stale_block_is_found(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("intro\n")
+    fresh = docgen.restart_block()
+    page = tmp_path / "docs" / "core.md"
+    page.write_text(f"a\n<!-- generated: restart-cycles -->\n{fresh.replace('66', '65')}\n"
+                    "<!-- end: restart-cycles -->\nb\n")
+    assert docgen.stale(tmp_path) == {"docs/core.md": ["restart-cycles"]}
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 1
+    assert docgen.main(["--root", str(tmp_path)]) == 0
+    assert page.read_text() == f"a\n<!-- generated: restart-cycles -->\n{fresh}\n<!-- end: restart-cycles -->\nb\n"
+    assert docgen.main(["--check", "--root", str(tmp_path)]) == 0
+
+
+def test_an_unknown_block_is_refused():
+    with pytest.raises(ValueError, match="unknown generated block 'nothing'"):
+        docgen.render("<!-- generated: nothing -->\n<!-- end: nothing -->")
