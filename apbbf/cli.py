@@ -113,8 +113,8 @@ def _params(args) -> int:
     if args.span is None:
         if args.window is None:
             raise ValueError("give --window (a window bounded by count) or --span and --rate (a time window)")
-        if args.rate is not None or args.burst != 1.0:
-            raise ValueError("--rate and --burst size a time window: give --span too")
+        if args.rate is not None or args.burst != 1.0 or args.no_floor:
+            raise ValueError("--rate, --burst and --no-floor size a time window: give --span too")
         from .model.lanes import lane_window_for, lanes_window
         per_lane = lane_window_for(args.window, args.lanes)
         config = solve(args.fp, per_lane, max_npws=args.max_npws, block_bits=args.block_bits,
@@ -130,7 +130,7 @@ def _params(args) -> int:
                       f"{args.window} inserts with probability 1 - 1e-9 on random keys, for {config.window} "
                       f"in the worst case)")
     else:
-        from .model.timeanalysis import planned_rate, solve_timed, timed_analysis
+        from .model.timeanalysis import floor_headroom, planned_rate, solve_timed, timed_analysis
         if args.rate is None:
             raise ValueError("--span needs --rate (keys per second)")
         if args.window is not None or args.max_npws is not None:
@@ -140,7 +140,7 @@ def _params(args) -> int:
         time_width = args.time_width or next(w for w in (32, 48, 64) if ticks < 1 << (w - 2))
         rate /= args.lanes                                 # each lane takes its share of the keys
         config = solve_timed(args.fp, ticks, rate, burst=args.burst, block_bits=args.block_bits,
-                             block_hashes=args.block_hashes, time_width=time_width)
+                             block_hashes=args.block_hashes, time_width=time_width, floor=not args.no_floor)
         steady, burst = timed_analysis(config, rate), timed_analysis(config, rate * args.burst)
         c = config
         result = {"k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
@@ -151,7 +151,8 @@ def _params(args) -> int:
                   "memory_bits": c.hardware_memory_bits, "fp": steady["fp"], "fp_mean": steady["fp_mean"],
                   "alive_segments": steady["alive"], "window_keys": steady["window_keys"],
                   "burst_rate_per_second": args.rate * args.burst, "burst_fp": burst["fp"],
-                  "burst_alive_segments": burst["alive"], "burst_keeps_span": not burst["overflow"]}
+                  "burst_alive_segments": burst["alive"], "burst_keeps_span": not burst["overflow"],
+                  "count_floor": floor_headroom(c)}
         title = (f"smallest time window with fp <= {args.fp} at {args.rate:g} keys/s over {args.span:g} s "
                  f"(tick {args.tick:g} s), span kept up to {args.burst:g}x that rate")
         if args.lanes > 1:
@@ -181,6 +182,10 @@ def _add_params(subparsers) -> None:
     parser.add_argument("--rate", type=float, default=None, metavar="R", help="planned inserts per second")
     parser.add_argument("--burst", type=float, default=1.0, metavar="X",
                         help="rates up to X times --rate keep the span (more segments in the pool; default 1)")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="with --span: size the pool for --burst alone, without the count floor's l - 1 extra "
+                             "segments (less memory; an overload after slow traffic may then retire keys among "
+                             "the last l*g inserts)")
     parser.add_argument("--tick", type=_duration, default=1e-6, metavar="T",
                         help="the unit of the command times, e.g. 1ns, 1us, or a clock period (default 1us)")
     parser.add_argument("--time-width", type=int, default=None, metavar="BITS",

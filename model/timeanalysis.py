@@ -134,13 +134,14 @@ def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
 
 def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_bits: int = 64,
                 block_hashes: int = 4, key_width: int = 64, seed: int = 0, time_width: int = 32,
-                max_k: int = 12, max_l: int = 32, max_segments: int = 32) -> Config:
+                max_k: int = 12, max_l: int = 32, max_segments: int = 32, floor: bool = True) -> Config:
     """The smallest-memory time-bounded Config that keeps every key for ``span`` ticks at up to ``burst`` times
     ``rate`` keys per tick (no overflow), with a worst-case fp of at most ``fp`` at ``rate``.
 
     For each (k, l): the shift interval follows from the span; the segments hold at least the keys of one
     interval at ``rate`` (so ``rate`` is at most the planned rate and shifts come by time); the pool has the
-    fewest extra segments that keep the window at the burst rate, or, when the pool would pass
+    fewest extra segments that keep the window at the burst rate (and, with ``floor``, at least ``l - 1`` of
+    them: the count floor by construction, :func:`floor_headroom`), or, when the pool would pass
     ``max_segments``, the segments are doubled. The least memory wins; ties go to fewer segments.
 
     Parameters
@@ -160,6 +161,9 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
     max_segments : int
         Most physical segments (each is a block RAM and a hash of its own in the gateware: the LUTs grow
         with their number), >= 3.
+    floor : bool
+        Keep the count floor by construction (``extra_segments >= l - 1``); False sizes the pool for the burst
+        alone, and an overload after slow traffic may then retire keys among the last l·g inserts.
 
     Returns
     -------
@@ -178,6 +182,8 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
         raise ValueError(f"fp must be in (0, 1), not {fp!r}")
     check_integer("span", span, range(1, 1 << 63))
     check_integer("max_segments", max_segments, range(3, 1 << 10))
+    if not isinstance(floor, bool):
+        raise TypeError(f"floor must be a bool, not {floor!r}")
     Config(1, 1, block_bits=block_bits, block_hashes=block_hashes, key_width=key_width, seed=seed,
            span=span, time_width=time_width)              # checks the shape, the span and time_width
     best, best_key = None, None
@@ -199,13 +205,15 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
                 if timed_analysis(base, rate, points=1)["fp"] > fp:
                     break                                   # bigger segments would not lower it much; next l
                 config = None
-                for extra in range(0, min(64, max_segments - k - l - 1) + 1):
+                for extra in range(l - 1 if floor else 0, min(64, max_segments - k - l - 1) + 1):
                     candidate = Config(k, l, block_bits=block_bits, block_hashes=block_hashes,
                                        segment_blocks=blocks, key_width=key_width, seed=seed, span=span,
                                        time_width=time_width, extra_segments=extra)
                     if not timed_analysis(candidate, burst * rate, points=1)["overflow"]:
                         config = candidate
                         break
+                if config is not None and timed_analysis(config, rate)["fp"] > fp:
+                    break                  # the pool keeps more segments alive, or a phase is worse: next l
                 if config is not None:
                     key = (config.hardware_memory_bits, config.physical_segments)
                     if best_key is None or key < best_key:

@@ -294,6 +294,9 @@ def test_seed_config_and_the_export_command(packets, tmp_path, capsys):
     header.write_text(dedup_header(AXIStreamPacketDedup(config, KeySpec.l3l4(), data_width=64, max_frame=1518))
                       + "module apbbf_dedup_axis(k=1);\n")
     assert parse_config(str(header)) == config
+    facts = header.read_text()                              # the time window's facts, as the bare core's header
+    assert "time window (apbbf.model.timeanalysis.time_window_facts; a key is a frame's key" in facts
+    assert f"the count floor: extra_segments = {config.extra_segments} >= l - 1" in facts.replace("\n//     ", " ")
     _, from_core = _run(capsys, path, "--config", header)
     assert from_core["counters"] == sized["counters"]
     # a Config without a seed takes --seed, or draws one

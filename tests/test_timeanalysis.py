@@ -5,7 +5,7 @@ import pytest
 
 from apbbf import cli
 from apbbf.model import Config
-from apbbf.model.timeanalysis import planned_rate, solve_timed, timed_analysis
+from apbbf.model.timeanalysis import floor_headroom, planned_rate, solve_timed, timed_analysis
 from apbbf.model.timewindow import TimedAPBBF
 
 CONFIG = Config(3, 8, segment_blocks=256, span=20_000, time_width=32, extra_segments=4)
@@ -65,8 +65,20 @@ def test_solver_meets_its_targets():
     config = solve_timed(1e-2, span, rate, burst=burst)
     assert config.span == span and timed_analysis(config, rate)["fp"] <= 1e-2
     assert not timed_analysis(config, burst * rate)["overflow"]
+    assert floor_headroom(config), "the solver's Config must keep the count floor by construction"
     _, _, overflows = measure(config, burst * rate, seed=4, probes=10)
     assert overflows == 0
+
+
+def test_solver_floor_costs_memory():
+    """Without ``floor`` the solver sizes the pool for the burst alone: here (the README's capture sizing) fewer
+    than l - 1 extra segments and less memory; with it, at least l - 1, at a higher memory."""
+    floored = solve_timed(1e-4, 1000, 5.24, burst=2.0)
+    bare = solve_timed(1e-4, 1000, 5.24, burst=2.0, floor=False)
+    assert floored.extra_segments >= floored.l - 1 and bare.extra_segments < bare.l - 1
+    assert bare.hardware_memory_bits < floored.hardware_memory_bits
+    with pytest.raises(TypeError, match="floor must be a bool"):
+        solve_timed(1e-4, 1000, 5.24, floor=1)
 
 
 @pytest.mark.parametrize("kwargs,error", [
@@ -94,12 +106,20 @@ def test_cli_time_window(capsys):
                      "--board", "ulx3s-85f", "--json"]) == 0
     import json
     data = json.loads(capsys.readouterr().out)
-    assert data["span"] == 1_000_000 and data["fp"] <= 1e-3 and data["burst_keeps_span"]
+    assert data["span"] == 1_000_000 and data["fp"] <= 1e-3 and data["burst_keeps_span"] and data["count_floor"]
+    assert data["extra_segments"] >= data["l"] - 1
     assert data["fit"]["device"] == "LFE5U-85F" and data["fit"]["fits"]
     assert cli.main(["params", "--fp", "1e-3", "--span", "1s", "--rate", "1e6", "--board", "icebreaker"]) == 1
     with pytest.raises(SystemExit):
         cli.main(["params", "--fp", "1e-3", "--span", "1ms"])            # no rate
     assert "needs --rate" in capsys.readouterr().err
+    assert cli.main(["params", "--fp", "1e-4", "--span", "1ms", "--rate", "5.24e9", "--tick", "1ns", "--burst", "2",
+                     "--no-floor", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert not data["count_floor"] and data["extra_segments"] < data["l"] - 1
+    with pytest.raises(SystemExit):
+        cli.main(["params", "--fp", "1e-3", "--window", "1000", "--no-floor"])
+    assert "--no-floor size a time window" in capsys.readouterr().err
 
 
 def test_export_headroom(capsys):

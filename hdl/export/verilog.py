@@ -165,10 +165,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         + ("(within the span, the count floor below); " if c.timed else "(the last w inserts are always reported present); ")
         + f"slack k*g = {c.slack}",
     ]
-    if c.timed:
-        lines.append("  time window (apbbf.model.timeanalysis.time_window_facts):")
-        for fact in time_window_facts(c):
-            lines += textwrap.wrap(fact, 112, initial_indent="  - ", subsequent_indent="    ")
+    lines += _time_window_lines(c)
     lines.append(f"  memory = {c.physical_segments} segments (k+l, a spare"
                  + (f" and {c.extra_segments} extra" if c.extra_segments else "") +
                  f") x {c.segment_blocks} blocks x {c.block_bits} bits = {c.hardware_memory_bits} bits")
@@ -272,6 +269,18 @@ def _lint_waived(verilog: str) -> str:
     return off + verilog + on
 
 
+def _time_window_lines(config, key: str | None = None) -> list:
+    """The header's time-window facts (:func:`~apbbf.model.timeanalysis.time_window_facts`), wrapped; none for a
+    count window. ``key`` says what "a key" is in the de-duplicator's header."""
+    if not config.timed:
+        return []
+    lines = ["  time window (apbbf.model.timeanalysis.time_window_facts"
+             + (f"; a key is {key})" if key else ")") + ":"]
+    for fact in time_window_facts(config):
+        lines += textwrap.wrap(fact, 112, initial_indent="  - ", subsequent_indent="    ")
+    return lines
+
+
 def _fp_lines(config) -> list:
     """The header's line on the predicted false-positive rate (none where the analysis has none)."""
     design_fp, actual_fp = _predicted_fp(config)
@@ -302,6 +311,7 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
         f"  memory = {c.physical_segments} segments x {c.segment_blocks} blocks x {c.block_bits} bits = "
         f"{c.hardware_memory_bits} bits; packet buffer {d.buffer_beats} beats",
         *_fp_lines(c),
+        *_time_window_lines(c, "a frame's key (inserted at the time of its first beat)"),
         f"  key extractor: {max(len(d.spec.recipe(kind)) for kind in FrameClass)} range slot(s); a frame's key is "
         f"ready at most {d.extractor_latency} cycles after its last beat",
         "",
