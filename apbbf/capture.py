@@ -478,20 +478,6 @@ def read_captures(paths, *, fcs: int | None = None, progress=None) -> list[Captu
 
 # Writing ----------------------------------------------------------------------------------------------------------
 
-def _with_comment(block: bytes, little: bool, comment: bytes) -> bytes:
-    """A pcapng (enhanced) packet block with an opt_comment added to its options."""
-    e = "<" if little else ">"
-    kind, length = struct.unpack_from(e + "II", block, 0)
-    caplen = struct.unpack_from(e + "I", block, 20)[0]
-    options = 28 + caplen + (-caplen % 4)
-    kept = b"".join(block[at - 4:at + size + (-size % 4)]
-                    for _, at, size in _options(block, options, length - 4, little))
-    body = block[8:options] + kept + struct.pack(e + "HH", 1, len(comment)) + comment + bytes(-len(comment) % 4) \
-        + struct.pack(e + "HH", 0, 0)
-    total = len(body) + 12
-    return struct.pack(e + "II", kind, total) + body + struct.pack(e + "I", total)
-
-
 class _Unclosed:
     """Standard output as a context manager that flushes it on exit and leaves it open."""
 

@@ -15,10 +15,11 @@ import secrets
 import sys
 from pathlib import Path
 
-from .hdl.export.verilog import DEDUP_MODULE, DEFAULT_MODULE, generate_dedup_verilog, generate_verilog, header
+from .hdl.export.verilog import (DEDUP_MODULE, DEFAULT_MODULE, LANES_MODULE, generate_dedup_verilog,
+                                 generate_lanes_verilog, generate_verilog, header)
 
-__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "draw_seed", "export_verilog", "export_dedup_verilog",
-           "generate_verilog", "header", "add_parser", "main"]
+__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "draw_seed", "export_verilog", "export_dedup_verilog",
+           "export_lanes_verilog", "generate_verilog", "header", "add_parser", "main"]
 
 
 def draw_seed() -> int:
@@ -90,8 +91,13 @@ def _export(args) -> int:
                     segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
                     time_width=args.time_width, extra_segments=args.extra_segments or 0)
     config = _headroom(config, args)
+    if args.dedup and (args.lanes > 1 or args.slots is not None):
+        print("apbbf export: error: --lanes and --slots export the bare filter: not with --dedup", file=sys.stderr)
+        return 1
     if args.dedup:
         return _export_dedup(args, config)
+    if args.lanes > 1 or args.slots is not None:
+        return _export_lanes(args, config)
     try:
         path = export_verilog(config, args.output, name=args.name or DEFAULT_MODULE, scan=args.scan or "fsm",
                               parity=args.parity)
@@ -120,6 +126,44 @@ def _export_dedup(args, config) -> int:
           f"data_width {args.data_width}, action {args.action}, span {config.span} ticks, "
           f"hash seed {config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
+
+
+def _export_lanes(args, config) -> int:
+    from .model.lanes import lanes_window
+    if args.parity:
+        print("apbbf export: error: --parity is not offered with --lanes", file=sys.stderr)
+        return 1
+    try:
+        path = export_lanes_verilog(config, args.lanes, args.output, name=args.name or LANES_MODULE,
+                                    slots=args.slots, scan=args.scan or "parallel")
+    except (ValueError, TypeError, RuntimeError) as error:
+        print(f"apbbf export: error: {error}", file=sys.stderr)
+        return 1
+    window = (f"span {config.span} ticks" if config.timed else
+              f"window {config.window} inserts per lane ({lanes_window(config.window, args.lanes)['expected']} "
+              "expected on random keys)")
+    print(f"wrote {path}: module {args.name or LANES_MODULE}, {args.lanes} lanes, "
+          f"{args.slots or args.lanes} commands per beat, k={config.k} l={config.l}, {window}, hash seed "
+          f"{config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
+    return 0
+
+
+def export_lanes_verilog(config, lanes: int, path, *, name: str = LANES_MODULE, **options) -> Path:
+    """Write the AXI4-Stream lanes filter (:func:`apbbf.hdl.export.verilog.generate_lanes_verilog`) for
+    ``config`` and ``lanes`` to ``path``; ``options`` as :class:`~apbbf.hdl.core.lanes.Lanes`.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        See :func:`~apbbf.hdl.export.verilog.generate_lanes_verilog`; TypeError also if ``path`` is not a path.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
+    path = Path(path)
+    text = generate_lanes_verilog(config, lanes, name, **options)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def export_dedup_verilog(config, spec, path, *, name: str = DEDUP_MODULE, **options) -> Path:
@@ -180,7 +224,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="one parity bit per 8 bits of every block word: a word whose parity fails reads as "
                              "all ones (false positives, never a false negative); adds the parity_errors port")
     parser.add_argument("--name", default=None,
-                        help=f"top module name (default {DEFAULT_MODULE}, or {DEDUP_MODULE} with --dedup)")
+                        help=f"top module name (default {DEFAULT_MODULE}, {DEDUP_MODULE} with --dedup, {LANES_MODULE} "
+                             "with --lanes)")
+    lanes = parser.add_argument_group("lanes: several commands per clock (apbbf.hdl.Lanes)")
+    lanes.add_argument("--lanes", type=int, default=1, choices=(1, 2, 4, 8, 16),
+                       help="independent filters, a key's lane from its hash (default 1: the single core)")
+    lanes.add_argument("--slots", type=int, default=None,
+                       help="commands per beat, 1..16 (default: --lanes)")
     dedup = parser.add_argument_group("packet de-duplicator (--dedup; needs --span)")
     dedup.add_argument("--dedup", action="store_true",
                        help="export the packet de-duplicator (frames in and out) instead of the bare filter")

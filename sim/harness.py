@@ -22,11 +22,12 @@ from amaranth import ClockDomain, Module, Signal
 from amaranth.sim import Simulator
 
 from ..hdl.core.apbbf import APBBF as CoreAPBBF
+from ..hdl.core.types import response_layout
 from ..model.config import Config
 from ..model.filters import Op
 from .reference import Reference, describe
 
-__all__ = ["RESET", "Mismatch", "Run", "expected", "run_with_vcd", "simulate", "random_commands", "timed_commands",
+__all__ = ["RESET", "Mismatch", "Run", "expected", "drive", "run_with_vcd", "simulate", "random_commands", "timed_commands",
            "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
@@ -72,28 +73,47 @@ def _describe(commands, index, model_hit, core_hit):
             f"core says {core_hit}")
 
 
-def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
-                   parity=False):
+def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_cycles: int, vcd_path, put,
+          answer, counters=None) -> None:
+    """The producer and consumer every core bench shares: offer ``items`` on ``dut.cmd`` in order (a
+    :data:`RESET` item pulses the reset; the items in flight then are recorded in ``run.dropped``), take
+    ``dut.rsp``, and match each response to the oldest item outstanding.
+
+    Parameters
+    ----------
+    run
+        Records ``accept`` and ``respond`` (item index -> cycle), ``dropped`` and ``cycles``.
+    cmd_gap, rsp_stall : float
+        Probability of an idle cycle before an item; of ``rsp.ready`` low in a cycle.
+    put : callable
+        ``put(ctx, item)`` sets ``dut.cmd.payload`` for ``item``.
+    answer : callable
+        ``answer(index, raw)``: checks the response payload ``raw`` (an int) of item ``index``; raises
+        :class:`Mismatch`.
+    counters : callable or None
+        ``counters(ctx)``, called every cycle: reads the counters into ``run``.
+
+    Raises
+    ------
+    Mismatch
+        After ``max_cycles`` cycles, on a response with nothing outstanding, or from ``answer``.
+    """
     rng = random.Random(seed)
-    dut = CoreAPBBF(config, scan=scan, parity=parity)
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = dut
     cycle = Signal(64)
     top.d.sync += cycle.eq(cycle + 1)
-
-    run = Run(config, seed)
     pending = collections.deque()
     state = {"producing": True}
-    errors = []
 
     def check_deadline(now):
         if now > max_cycles:
-            raise Mismatch(f"timeout after {max_cycles} cycles: {len(run.hits)} responses received, "
+            raise Mismatch(f"timeout after {max_cycles} cycles: {len(run.respond)} responses received, "
                            f"{len(pending)} pending, seed {seed}")
 
     async def producer(ctx):
-        for index, item in enumerate(commands):
+        for index, item in enumerate(items):
             if item is RESET:
                 for _ in range(rng.randrange(0, 4)):
                     await ctx.tick()
@@ -105,12 +125,8 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
                 continue
             while rng.random() < cmd_gap:
                 await ctx.tick()
-            op, key, *time = item
             ctx.set(dut.cmd.valid, 1)
-            ctx.set(dut.cmd.payload.op.as_value(), int(op))
-            ctx.set(dut.cmd.payload.key, key)
-            if time:
-                ctx.set(dut.cmd.payload.time, time[0])
+            put(ctx, item)
             while True:
                 _, _, ready, now = await ctx.tick().sample(dut.cmd.ready, cycle)
                 check_deadline(now)
@@ -123,15 +139,12 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
 
     async def consumer(ctx):
         idle_after = 0
-        names = list(Reference(config).counters)
         while state["producing"] or pending or idle_after < 8:
-            run.counters = {name: ctx.get(getattr(dut, name)) for name in names}
-            if parity:
-                run.parity_errors = ctx.get(dut.parity_errors)
+            if counters is not None:
+                counters(ctx)
             ready = rng.random() >= rsp_stall
             ctx.set(dut.rsp.ready, ready)
-            _, in_reset, valid, op, hit, now = await ctx.tick().sample(
-                dut.rsp.valid, dut.rsp.payload.op.as_value(), dut.rsp.payload.hit, cycle)
+            _, in_reset, valid, raw, now = await ctx.tick().sample(dut.rsp.valid, dut.rsp.payload.as_value(), cycle)
             check_deadline(now)
             run.cycles = now
             if not state["producing"] and not pending:
@@ -139,20 +152,47 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
             if in_reset or not (valid and ready):
                 continue
             if not pending:
-                errors.append(f"response (op={op}, hit={hit}) in cycle {now} with no command outstanding")
-                raise Mismatch(errors[-1])
+                raise Mismatch(f"response {raw:#x} in cycle {now} with no command outstanding")
             index = pending.popleft()
-            run.hits[index], run.respond[index] = bool(hit), now
-            want_op = int(commands[index][0])
-            if op != want_op or bool(hit) != model_hits[index]:
-                errors.append(_describe(commands, index, model_hits[index], f"op={op} hit={bool(hit)}"))
-                raise Mismatch(errors[-1])
+            run.respond[index] = now
+            answer(index, raw)
 
     sim = Simulator(top)
     sim.add_clock(1e-8, domain="sync")
     sim.add_testbench(producer)
     sim.add_testbench(consumer)
     run_with_vcd(sim, vcd_path)
+
+
+def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
+                   parity=False):
+    dut = CoreAPBBF(config, scan=scan, parity=parity)
+    run = Run(config, seed)
+    names = list(Reference(config).counters)
+    layout = response_layout()
+    op_field, hit_field = layout["op"], layout["hit"]
+
+    def put(ctx, item):
+        op, key, *time = item
+        ctx.set(dut.cmd.payload.op.as_value(), int(op))
+        ctx.set(dut.cmd.payload.key, key)
+        if time:
+            ctx.set(dut.cmd.payload.time, time[0])
+
+    def counters(ctx):
+        run.counters = {name: ctx.get(getattr(dut, name)) for name in names}
+        if parity:
+            run.parity_errors = ctx.get(dut.parity_errors)
+
+    def answer(index, raw):
+        op = raw >> op_field.offset & ((1 << op_field.width) - 1)
+        hit = bool(raw >> hit_field.offset & 1)
+        run.hits[index] = hit
+        if op != int(commands[index][0]) or hit != model_hits[index]:
+            raise Mismatch(_describe(commands, index, model_hits[index], f"op={op} hit={hit}"))
+
+    drive(dut, commands, run, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles,
+          vcd_path=vcd_path, put=put, answer=answer, counters=counters)
     return run
 
 

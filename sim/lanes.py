@@ -10,20 +10,16 @@ answers it.
 
 from __future__ import annotations
 
-import collections
 import os
-import random
 from dataclasses import dataclass, field
 
 import numpy as np
-from amaranth import ClockDomain, Module, Signal
-from amaranth.sim import Simulator
 
 from ..hdl.core.lanes import Lanes as LanesCore, slot_command_layout
 from ..model.config import Config
 from ..model.filters import Op
 from ..model.lanes import Lanes as LanesModel
-from .harness import RESET, Mismatch, run_with_vcd
+from .harness import RESET, Mismatch, drive
 from .reference import RESERVED_OP, describe
 
 __all__ = ["LanesRun", "lanes_expected", "simulate_lanes", "random_beats", "beats_of"]
@@ -86,85 +82,33 @@ def _encode(config: Config, beat) -> int:
 
 
 def _simulate_once(config, lanes, beats, answers, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, **options):
-    rng = random.Random(seed)
     dut = LanesCore(config, lanes, **options)
-    slots = dut.slots
-    top = Module()
-    top.domains.sync = domain = ClockDomain("sync")
-    top.submodules.dut = dut
-    cycle = Signal(64)
-    top.d.sync += cycle.eq(cycle + 1)
     run = LanesRun(seed)
-    pending = collections.deque()
-    state = {"producing": True}
     names = list(LanesModel(config, 1).counters[0])
 
-    def check_deadline(now):
-        if now > max_cycles:
-            raise Mismatch(f"timeout after {max_cycles} cycles: {len(run.respond)} beats answered, {len(pending)} "
-                           f"pending, seed {seed}")
+    def put(ctx, beat):
+        if len(beat) != dut.slots:
+            raise ValueError(f"beat has {len(beat)} slots, the core {dut.slots}")
+        ctx.set(dut.cmd.payload.as_value(), _encode(config, beat))
 
-    async def producer(ctx):
-        for index, beat in enumerate(beats):
-            if beat is RESET:
-                for _ in range(rng.randrange(0, 4)):
-                    await ctx.tick()
-                ctx.set(domain.rst, 1)
-                await ctx.tick()
-                ctx.set(domain.rst, 0)
-                run.dropped.extend(pending)
-                pending.clear()
+    def counters(ctx):
+        run.counters = [{name: ctx.get(getattr(dut, name)[lane]) for name in names} for lane in range(lanes)]
+
+    def answer(index, raw):
+        for s, slot in enumerate(beats[index]):
+            bits = raw >> (4 * s) & 15
+            got_valid, got_op, got_hit = bits & 1, bits >> 1 & 3, bits >> 3 & 1
+            if slot is None:
+                if got_valid:
+                    raise Mismatch(f"beat {index} slot {s}: empty, but the response slot is valid")
                 continue
-            while rng.random() < cmd_gap:
-                await ctx.tick()
-            if len(beat) != slots:
-                raise ValueError(f"beat {index} has {len(beat)} slots, the core {slots}")
-            ctx.set(dut.cmd.valid, 1)
-            ctx.set(dut.cmd.payload.as_value(), _encode(config, beat))
-            while True:
-                _, _, ready, now = await ctx.tick().sample(dut.cmd.ready, cycle)
-                check_deadline(now)
-                if ready:
-                    break
-            run.accept[index] = now
-            pending.append(index)
-            ctx.set(dut.cmd.valid, 0)
-        state["producing"] = False
+            want = answers[index][s]
+            if not got_valid or got_op != int(slot[0]) or bool(got_hit) != want:
+                raise Mismatch(f"beat {index} slot {s}: {describe(slot)}: model says {'hit' if want else 'miss'}, "
+                               f"core says valid={got_valid} op={got_op} hit={bool(got_hit)}")
 
-    async def consumer(ctx):
-        idle_after = 0
-        while state["producing"] or pending or idle_after < 8:
-            run.counters = [{name: ctx.get(getattr(dut, name)[lane]) for name in names} for lane in range(lanes)]
-            ready = rng.random() >= rsp_stall
-            ctx.set(dut.rsp.ready, ready)
-            _, in_reset, valid, raw, now = await ctx.tick().sample(dut.rsp.valid, dut.rsp.payload.as_value(), cycle)
-            check_deadline(now)
-            run.cycles = now
-            if not state["producing"] and not pending:
-                idle_after += 1
-            if in_reset or not (valid and ready):
-                continue
-            if not pending:
-                raise Mismatch(f"response beat {raw:#x} in cycle {now} with no beat outstanding")
-            index = pending.popleft()
-            run.respond[index] = now
-            for s, slot in enumerate(beats[index]):
-                bits = raw >> (4 * s) & 15
-                got_valid, got_op, got_hit = bits & 1, bits >> 1 & 3, bits >> 3 & 1
-                if slot is None:
-                    if got_valid:
-                        raise Mismatch(f"beat {index} slot {s}: empty, but the response slot is valid")
-                    continue
-                want = answers[index][s]
-                if not got_valid or got_op != int(slot[0]) or bool(got_hit) != want:
-                    raise Mismatch(f"beat {index} slot {s}: {describe(slot)}: model says {'hit' if want else 'miss'}, "
-                                   f"core says valid={got_valid} op={got_op} hit={bool(got_hit)}")
-
-    sim = Simulator(top)
-    sim.add_clock(1e-8, domain="sync")
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    run_with_vcd(sim, vcd_path)
+    drive(dut, beats, run, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles,
+          vcd_path=vcd_path, put=put, answer=answer, counters=counters)
     return run
 
 

@@ -1,4 +1,4 @@
-"""The de-duplication pipeline (model/dedup.py) and ``apbbf dedup`` (apbbf/dedup.py).
+"""The de-duplication pipeline (model/dedup/) and ``apbbf dedup`` (apbbf/dedup.py).
 
 - :class:`TimedTestAndInsert` (the bulk filter) against :class:`TimedAPBBF` (the specification): answers and
   counters, with bursts that overflow, gaps that restart, times that wrap, calls cut anywhere, small work blocks.
@@ -25,7 +25,7 @@ from scapy.layers.l2 import Dot1Q, Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgReader, PcapNgWriter, PcapReader, PcapWriter
 
-import apbbf.model.dedup as dedup_module
+import apbbf.model.dedup.bulk as bulk_module
 from apbbf import cli
 from apbbf.capture import read_capture
 from apbbf.model import Config, Op
@@ -95,8 +95,8 @@ def test_bulk_filter_equals_timed_apbbf(name, gaps, burst):
 @pytest.mark.parametrize("name", ["k2l3", "k3l15", "k4l2-b8"])
 def test_bulk_filter_in_small_blocks(name, monkeypatch):
     """Work blocks of a few commands and a few segment incarnations: the carried state is exact."""
-    monkeypatch.setattr(dedup_module, "BULK_COMMANDS", 37)
-    monkeypatch.setattr(dedup_module, "BULK_ENTRIES", 1000)
+    monkeypatch.setattr(bulk_module, "BULK_COMMANDS", 37)
+    monkeypatch.setattr(bulk_module, "BULK_ENTRIES", 1000)
     config = CONFIGS[name]
     seed = 77 + list(CONFIGS).index(name)
     keys, times = stream(config, 2000, seed, gaps=0.01, burst=0.5)

