@@ -155,8 +155,3 @@ def test_buffer_follows_the_model(name, pipelined):
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match="config must be a Config"):
-        CircularBuffer("k=2 l=3")

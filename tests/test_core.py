@@ -12,7 +12,6 @@ import random
 import numpy as np
 import pytest
 
-from apbbf.hdl import APBBF
 from apbbf.model import Config, Op
 from apbbf.model import APBBF as Model
 from apbbf.sim.cycles import accept_schedule, command_cycles
@@ -217,13 +216,3 @@ def test_forwarding_distances(name, distance, scan):
     if scan == "parallel":
         accepts = [run.accept[i] for i in range(len(commands))]
         assert max(np.diff(accepts)) == 1, "the parallel core did not take a command every clock"
-
-
-def test_init_wrong_scan():
-    with pytest.raises(ValueError, match="scan must be one of 'fsm', 'parallel'"):
-        APBBF(CONFIGS["k2l3"], scan="systolic")
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match="config must be a Config"):
-        APBBF((2, 3))

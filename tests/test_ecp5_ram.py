@@ -140,11 +140,3 @@ def test_model_refuses_what_it_does_not_model(kwargs, message):
     base = {"i_CLKA": ClockSignal(), "i_CLKB": ClockSignal()}
     with pytest.raises(ValueError, match=message):
         DP16KDModel(**{**base, **kwargs})
-
-
-@pytest.mark.parametrize("depth,width,error", [(0, 8, ValueError), (8, 0, ValueError), (8.0, 8, TypeError)])
-def test_init_wrong_shape(depth, width, error):
-    with pytest.raises(error, match="depth|width"):
-        ECP5BlockRAM(depth, width)
-    with pytest.raises(error, match="depth|width"):
-        InferredBlockRAM(depth, width)

@@ -161,8 +161,3 @@ def test_block_bits_set_enables():
     sim = Simulator(m)
     sim.add_testbench(bench)
     sim.run()
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match="config must be a Config"):
-        HashUnit((2, 3))

@@ -176,15 +176,3 @@ def test_requests_replies_and_core_commands(stall):
 def test_each_key_command_sends_its_op(command):
     """The op sent to the core is the command's: the protocol's key commands and the core's ops agree."""
     execute([(command, [5, 6, 5], Status.OK), (Command.QUERY, [5, 6, 7], Status.OK)])
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match=r"config must be a Config"):
-        HostExecutor("config")
-
-
-def test_init_wrong_max_batch():
-    with pytest.raises(ValueError, match=r"max_batch must be from 1 to 255, not 0"):
-        HostExecutor(CONFIG, max_batch=0)
-    with pytest.raises(TypeError, match=r"max_batch must be an integer"):
-        HostExecutor(CONFIG, max_batch=1.5)

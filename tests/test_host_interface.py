@@ -13,7 +13,6 @@ from amaranth.sim import Simulator
 
 from apbbf import protocol
 from apbbf.hdl.board.boards import FilterOverUART
-from apbbf.hdl.board.host_interface import HostInterface
 from apbbf.host import Device, DeviceError, add_parser, run as run_cli
 from apbbf.model import APBBF as ModelAPBBF, Config
 from apbbf.protocol import Command, Status
@@ -288,26 +287,3 @@ def test_missing_reply_is_not_resent():
     with pytest.raises(DeviceError, match="no reply"):
         device.request(Command.INSERT, [1, 2, 3], key_width=CONFIG.key_width)
     assert transport.written == [protocol.encode_request(Command.INSERT, [1, 2, 3], CONFIG.key_width)]
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match=r"config must be a Config"):
-        HostInterface("config")
-
-
-def test_init_wrong_max_batch():
-    with pytest.raises(ValueError, match=r"max_batch must be from 1 to 255, not 0"):
-        HostInterface(CONFIG, max_batch=0)
-    with pytest.raises(ValueError, match=r"max_batch must be from 1 to 255, not 256"):
-        HostInterface(CONFIG, max_batch=256)
-    with pytest.raises(TypeError, match=r"max_batch must be an integer"):
-        HostInterface(CONFIG, max_batch="64")
-
-
-def test_init_wrong_timeout_cycles():
-    with pytest.raises(ValueError, match=r"timeout_cycles must be from 16 to 4294967296, not 2"):
-        HostInterface(CONFIG, timeout_cycles=2)
-    with pytest.raises(ValueError, match=r"timeout_cycles must be from 16 to 4294967296, not 4294967297"):
-        HostInterface(CONFIG, timeout_cycles=(1 << 32) + 1)
-    with pytest.raises(TypeError, match=r"timeout_cycles must be an integer"):
-        HostInterface(CONFIG, timeout_cycles=400.0)

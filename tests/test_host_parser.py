@@ -198,26 +198,3 @@ def test_busy():
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-
-
-def test_init_wrong_key_width():
-    with pytest.raises(ValueError, match=r"key_width must be from 8 to 512, not 7"):
-        HostParser(7)
-    with pytest.raises(TypeError, match=r"key_width must be an integer"):
-        HostParser(32.0)
-
-
-def test_init_wrong_max_batch():
-    with pytest.raises(ValueError, match=r"max_batch must be from 1 to 255, not 0"):
-        HostParser(32, max_batch=0)
-    with pytest.raises(ValueError, match=r"max_batch must be from 1 to 255, not 256"):
-        HostParser(32, max_batch=256)
-    with pytest.raises(TypeError, match=r"max_batch must be an integer"):
-        HostParser(32, max_batch=True)
-
-
-def test_init_wrong_timeout_cycles():
-    with pytest.raises(ValueError, match=r"timeout_cycles must be from 16 to 4294967296, not 15"):
-        HostParser(32, timeout_cycles=15)
-    with pytest.raises(TypeError, match=r"timeout_cycles must be an integer"):
-        HostParser(32, timeout_cycles="15")

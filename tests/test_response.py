@@ -82,14 +82,3 @@ def test_available_counts_credits():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-
-
-@pytest.mark.parametrize("depth", [0, 1025, -3])
-def test_init_wrong_depth(depth):
-    with pytest.raises(ValueError, match="depth must be from 1 to 1024"):
-        ResponseQueue(depth)
-
-
-def test_init_wrong_depth_type():
-    with pytest.raises(TypeError, match="depth must be an integer"):
-        ResponseQueue(4.0)

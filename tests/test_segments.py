@@ -3,7 +3,6 @@
 
 import random
 
-import pytest
 from amaranth.sim import Simulator
 
 from apbbf.hdl.core.segments import READ_LATENCY, Segments
@@ -141,8 +140,3 @@ def test_clear_every_memory():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
-
-
-def test_init_wrong_config():
-    with pytest.raises(TypeError, match="config must be a Config"):
-        Segments(None)

@@ -174,13 +174,3 @@ def test_rx_tolerates_rate_mismatch(mismatch):
     sim.add_testbench(sender, background=True)
     sim.add_testbench(bench)
     sim.run()
-
-
-@pytest.mark.parametrize("cls", [UARTReceiver, UARTTransmitter])
-def test_init_wrong_divisor(cls):
-    for divisor in (3, 0, -4, (1 << 24) + 1):
-        with pytest.raises(ValueError, match=rf"divisor must be from 4 to 16777216, not {divisor}"):
-            cls(divisor)
-    for divisor in (4.0, "4", True):
-        with pytest.raises(TypeError, match=r"divisor must be an integer"):
-            cls(divisor)
