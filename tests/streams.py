@@ -55,3 +55,20 @@ def check_rules(stream, name, errors):
 def rng_for(stall, seed=0):
     """A seeded generator (the stalls are random but repeatable)."""
     return random.Random(seed) if stall else None
+
+
+def run_simulation(dut, *testbenches, background=(), period: float | None = 1e-8, vcd: str | None = None):
+    """Simulate ``dut`` with a ``sync`` clock of ``period`` seconds (None: no clock, a combinational design), the
+    ``testbenches`` and the ``background`` testbenches, to the end of the testbenches; with ``vcd`` (a name), the
+    waveform is written to ``build/vcd/<vcd>.vcd`` (:func:`apbbf.sim.harness.run_with_vcd`)."""
+    from amaranth.sim import Simulator
+
+    from apbbf.sim.harness import run_with_vcd
+    sim = Simulator(dut)
+    if period is not None:
+        sim.add_clock(period)
+    for bench in background:
+        sim.add_testbench(bench, background=True)
+    for bench in testbenches:
+        sim.add_testbench(bench)
+    run_with_vcd(sim, None if vcd is None else f"build/vcd/{vcd}.vcd")

@@ -6,11 +6,11 @@ between them (as the FSM scan does)."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from apbbf.hdl.core.buffer import CircularBuffer
 from apbbf.model import APBBF, Config, Op
 from apbbf.model.timewindow import TimedAPBBF
+from .streams import run_simulation
 
 
 def _bits(positions):
@@ -151,7 +151,4 @@ def test_buffer_follows_the_model(name, pipelined):
         assert reference.model.shifts > P
         assert waited or config.extra_segments, "no shift had to wait for its segment: the test covers no wait"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)

@@ -7,13 +7,13 @@ import random
 
 import pytest
 from amaranth import ClockSignal, Const, Fragment, Module, Signal
-from amaranth.sim import Simulator
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.hdl.core.devices import DP16KD_SHAPES, tile
 from apbbf.hdl.core.ecp5_ram import DP16KDModel, ECP5BlockRAM, SimulatedECP5, is_ecp5
 from apbbf.hdl.core.segments import READ_LATENCY, InferredBlockRAM, block_ram_for
+from .streams import run_simulation
 
 
 @pytest.mark.parametrize("depth,width", [
@@ -49,10 +49,7 @@ def test_ecp5_block_ram_equals_inferred(depth, width):
                 got, want = ctx.get(ecp5.read_data), ctx.get(inferred.read_data)
                 assert got == want, f"cycle {cycle}: DP16KD tiling {got:#x}, inferred memory {want:#x}"
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(m, bench)
 
 
 @pytest.mark.parametrize("width,words", DP16KD_SHAPES)
@@ -101,10 +98,7 @@ def test_model_reads_two_cycles_after_the_address():
         await ctx.tick().repeat(3)
         assert (ctx.get(dob) << 18 | ctx.get(doa)) == 0x9_8765_4321, "OCEB low: the output register holds"
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(m, bench)
 
 
 @pytest.mark.parametrize("platform,kind", [

@@ -8,10 +8,10 @@ import zlib
 
 import pytest
 from amaranth import Module
-from amaranth.sim import Simulator
 
 from apbbf.hdl.eth import BeatPacker, BeatUnpacker, RXFramer, TXFramer
 from apbbf.hdl.eth.layouts import MIN_IFG
+from .streams import run_simulation
 
 SEED = 20261125
 
@@ -54,10 +54,7 @@ def run_rx(symbols):
                 counts[name] += ctx.get(getattr(dut, name))
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(8e-9)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, period=8e-9)
     assert not current, "bytes out without a last one"
     return frames, counts
 
@@ -162,11 +159,7 @@ def run_tx(frames, *, errors=(), gaps=None, starve=None, cycles=None, ifg=MIN_IF
                 counts[name] += ctx.get(getattr(dut, name))
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(8e-9)
-    sim.add_testbench(producer, background=True)
-    sim.add_testbench(monitor)
-    sim.run()
+    run_simulation(dut, monitor, background=(producer,), period=8e-9)
     return symbols, counts
 
 
@@ -286,11 +279,7 @@ def test_pack_unpack_round_trip(data_width):
                     current.clear()
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(8e-9)
-    sim.add_testbench(producer, background=True)
-    sim.add_testbench(consumer)
-    sim.run()
+    run_simulation(m, consumer, background=(producer,), period=8e-9)
     assert got == frames
 
 
@@ -328,10 +317,6 @@ def test_packer_overflow_cuts_and_drops():
                               ctx.get(packer.o.payload.user.error)))
             await ctx.tick()
 
-    sim = Simulator(m)
-    sim.add_clock(8e-9)
-    sim.add_testbench(producer, background=True)
-    sim.add_testbench(sink)
-    sim.run()
+    run_simulation(m, sink, background=(producer,), period=8e-9)
     assert beats == [(0, 0, 0), (1, 0, 0), (2, 1, 1)]
     assert overflow[0] == 2

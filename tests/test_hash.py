@@ -5,10 +5,10 @@ import random
 
 import pytest
 from amaranth import Module, Signal, Value
-from amaranth.sim import Simulator
 
 from apbbf.hdl.core.hash import HashUnit, block_bits_set, block_mask, hash_latency, hash_stages, segment_hash_layout
 from apbbf.model import Config, HashSpec
+from .streams import run_simulation
 
 M64 = (1 << 64) - 1
 
@@ -52,10 +52,7 @@ def test_hash_unit_matches_spec(config, request):
                     got = ctx.get(Value.cast(dut.hashes[j]))
                     assert got == spec.segment_hash(j, key), f"segment {j} key {key:#x}"
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
@@ -86,10 +83,7 @@ def test_hash_unit_pipelines_with_stalls(config):
                         assert got == spec.segment_hash(j, want), f"cycle {cycle} segment {j} key {want:#x}"
         assert len(sampled) > cycles // 2 + 5
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)
 
 
 def test_hash_stages():
@@ -130,9 +124,7 @@ def test_decoding_matches_split(config):
             assert ctx.get(index) == want_index
             assert ctx.get(found) == (contents & want_mask == want_mask)
 
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(m, bench, period=None)
 
 
 def test_block_bits_set_enables():
@@ -158,6 +150,4 @@ def test_block_bits_set_enables():
         ctx.set(enable, 1)
         assert ctx.get(found)
 
-    sim = Simulator(m)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(m, bench, period=None)

@@ -6,11 +6,11 @@ tool runs."""
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from apbbf.flows.hash_timing import CONFIGS, RegisteredHash, hash_pnr
 from apbbf.hdl.core.hash import hash_latency
 from apbbf.model import Config, HashSpec
+from .streams import run_simulation
 
 SEED = 61
 
@@ -53,10 +53,7 @@ def test_registered_hash_outputs_the_parity_of_every_hash_bit(config):
                 checked += 1
         assert checked > 2 * config.key_width
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)
 
 
 def test_hash_pnr_checks_arguments(tmp_path):

@@ -8,13 +8,13 @@ import random
 import pytest
 from amaranth import Module
 from amaranth.lib import wiring
-from amaranth.sim import Simulator
 
 from apbbf.hdl.core.apbbf import APBBF
 from apbbf.hdl.board.host_interface import HostInterface
 from apbbf.model import Config
 from apbbf.model.protocol import Command, Status
 from apbbf.protocol import Counters, Info, ReplyDecoder, encode_request
+from .streams import run_simulation
 
 CONFIG = Config(k=2, l=3, block_bits=16, block_hashes=2, segment_blocks=16, key_width=32, seed=0x5EED)
 MAX_BATCH = 8
@@ -91,11 +91,7 @@ def test_fuzzed_frames(seed):
                 if reply is not None:
                     replies.append(reply)
 
-    sim = Simulator(m)
-    sim.add_clock(1e-8)
-    sim.add_testbench(feeder)
-    sim.add_testbench(collector, background=True)
-    sim.run()
+    run_simulation(m, feeder, background=(collector,))
 
     # The device kept answering: the last two replies are the INFO and COUNTERS asked for after the storm.
     info, counters = replies[-2], replies[-1]

@@ -8,7 +8,7 @@ from amaranth.sim import Simulator
 from apbbf.hdl.board.host_parser import HostParser
 from apbbf.protocol import REQUEST_SYNC, Command, Status, encode_request, key_bytes
 
-from .streams import check_rules, get, put, rng_for
+from .streams import check_rules, get, put, rng_for, run_simulation
 
 KEY_WIDTH = 20          # three bytes per key on the wire
 KB = key_bytes(KEY_WIDTH)
@@ -194,7 +194,4 @@ def test_busy():
         await get(ctx, dut.request)
         assert not ctx.get(dut.busy)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, period=1e-6)

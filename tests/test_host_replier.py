@@ -10,7 +10,7 @@ from amaranth.sim import Simulator
 from apbbf.hdl.board.host_replier import HostReplier
 from apbbf.protocol import Command, Status, encode_reply
 
-from .streams import check_rules, get, put, rng_for
+from .streams import check_rules, get, put, rng_for, run_simulation
 
 
 def run(replies, *, stall=0.0, seed=0, extra=None):
@@ -118,7 +118,4 @@ def test_busy_from_header_to_last_crc_byte():
             await ctx.tick()
         assert busy == [1] * 6 and not ctx.get(dut.busy)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, period=1e-6)

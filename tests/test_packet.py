@@ -16,6 +16,7 @@ from scapy.packet import Raw
 from apbbf.model.packet import (BLOCK_BYTES, CRC, MAX_RANGES, FrameBatch, FrameClass, KeySpec, Range, check_link,
                                 frame_key, frame_keys, key_of_message, linktype_name, message, network_layer, parse,
                                 record_key, select)
+from .streams import run_simulation
 
 L3L4, FRAME = KeySpec.l3l4(), KeySpec.frame()
 MACS = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
@@ -303,7 +304,6 @@ def test_amaranth_processor_computes_the_key(width):
     64 bits only: the Processor's XOR matrices come from ``Parameters.compute`` (checked at every width above),
     and at 256 and 512 bits its chains of XORs are too deep for Python's default recursion limit in the
     simulator (and take minutes to elaborate)."""
-    from amaranth.sim import Simulator
     frames = [eth(v4(), *TCP_PAYLOAD, tags=[("q", 5)]), eth(v6(), UDP(), Raw(b"d" * 200)), bytes(range(7))]
     processor = CRC(width).create()
     step = width // 8
@@ -321,10 +321,7 @@ def test_amaranth_processor_computes_the_key(width):
             ctx.set(processor.start, 0)
             results.append(ctx.get(processor.crc))
 
-    sim = Simulator(processor)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(processor, bench)
     assert results == [frame_key(f, L3L4) for f in frames]
 
 

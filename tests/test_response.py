@@ -4,9 +4,9 @@
 import random
 
 import pytest
-from amaranth.sim import Simulator
 
 from apbbf.hdl.core.response import ResponseQueue
+from .streams import run_simulation
 
 
 @pytest.mark.parametrize("stall", [0.0, 0.7])
@@ -50,11 +50,7 @@ def test_order_and_credits(stall):
                 assert (op.value, hit) == (received % 3, received >> 2 & 1), f"response {received} out of order"
                 received += 1
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    sim.run()
+    run_simulation(dut, producer, consumer)
     assert len(sent) == count
 
 
@@ -78,7 +74,4 @@ def test_available_counts_credits():
         await ctx.tick()
         assert ctx.get(dut.available)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)

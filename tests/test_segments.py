@@ -3,10 +3,10 @@
 
 import random
 
-from amaranth.sim import Simulator
 
 from apbbf.hdl.core.segments import READ_LATENCY, Segments
 from apbbf.model import Config
+from .streams import run_simulation
 
 CONFIG = Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=8)
 
@@ -63,10 +63,7 @@ def test_reset_clear_write_read():
         await _fill(ctx, dut, rng, contents)
         await _check(ctx, dut, contents)
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)
 
 
 def test_retired_segments_are_cleared_in_passes():
@@ -104,10 +101,7 @@ def test_retired_segments_are_cleared_in_passes():
         assert cleaned == {1: S, 2: S, 4: 2 * S}, cleaned
         await _check(ctx, dut, contents, zero=(1, 2, 4))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)
 
 
 def test_clear_every_memory():
@@ -136,7 +130,4 @@ def test_clear_every_memory():
         assert low == S and ctx.get(dut.access.cleaned) == (1 << P) - 1
         await _check(ctx, dut, contents, zero=range(P))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench)

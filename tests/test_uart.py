@@ -5,9 +5,9 @@ import random
 
 import pytest
 from amaranth import Module
-from amaranth.sim import Simulator
 
 from apbbf.hdl.board.uart import UARTReceiver, UARTTransmitter
+from .streams import run_simulation
 
 PERIOD = 1e-6  # 1 MHz simulated clock: 1 cycle = 1 us
 
@@ -27,10 +27,7 @@ async def drive_byte_timed(ctx, line, byte, bit_time):
 
 
 def run(dut, bench):
-    sim = Simulator(dut)
-    sim.add_clock(PERIOD)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, period=PERIOD)
 
 
 @pytest.mark.parametrize("divisor", [4, 7, 16])
@@ -118,11 +115,7 @@ def test_rx_framing_error_break_and_glitch():
         await ctx.tick().repeat(3 * divisor)
         assert results == [(0x00, 1, 0), (0x3C, 0, 0), (0xA5, 0, 0)]
 
-    sim = Simulator(dut)
-    sim.add_clock(PERIOD)
-    sim.add_testbench(collector, background=True)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, background=(collector,), period=PERIOD)
 
 
 def test_rx_overrun_flag():
@@ -169,8 +162,4 @@ def test_rx_tolerates_rate_mismatch(mismatch):
                 got.append(payload.data)
         assert got == sent
 
-    sim = Simulator(dut)
-    sim.add_clock(PERIOD)
-    sim.add_testbench(sender, background=True)
-    sim.add_testbench(bench)
-    sim.run()
+    run_simulation(dut, bench, background=(sender,), period=PERIOD)
