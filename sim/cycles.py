@@ -11,8 +11,10 @@ at the end of its hashing until the segment it shifts into (the one the previous
 
 The parallel scan (``scan="parallel"``) takes a command every cycle: accept, A (the circular buffer decides),
 hash (its last stage reads), the block RAMs' output registers, merge, write, match, answer; an insert that shifts
-is held in A until the segment it shifts into is clear (the command behind it is accepted when it leaves A). Its
-write comes ``latency + READ_LATENCY + 1`` cycles after A.
+is held in A until the segment it shifts into is clear. ``cmd.ready`` is a register: the command behind one held
+in A is still accepted, into a skid register, and the next one when the held command leaves A. After reset the
+first command is accepted the cycle after the clearing ends. Its write comes ``latency + READ_LATENCY + 1``
+cycles after A.
 """
 
 from __future__ import annotations
