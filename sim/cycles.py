@@ -11,8 +11,10 @@ at the end of its hashing until the segment it shifts into (the one the previous
 
 The parallel scan (``scan="parallel"``) takes a command every cycle: accept, A (the circular buffer decides),
 hash (its last stage reads), the block RAMs' output registers, merge, write, match, answer; an insert that shifts
-is held in A until the segment it shifts into is clear (the command behind it is accepted when it leaves A). Its
-write comes ``latency + READ_LATENCY + 1`` cycles after A.
+is held in A until the segment it shifts into is clear. ``cmd.ready`` is a register: the command behind one held
+in A is still accepted, into a skid register, and the next one when the held command leaves A. After reset the
+first command is accepted the cycle after the clearing ends. Its write comes ``latency + READ_LATENCY + 1``
+cycles after A.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
     g, S = config.generation, config.segment_blocks
     accept = np.zeros(len(ops), dtype=np.int64)
     t = S                          # reset clears every memory first: segment_blocks cycles
+    if scan == "parallel":
+        t += 1                     # cmd.ready is a register: it rises the cycle after the clearing ends
+    decided = [t - 1, t - 1]       # parallel: the cycles the last two commands were decided in
     fill = g                       # inserts since the last shift: the first insert shifts
     clean = 0                      # first cycle in which the segment the next shift takes is clear
     for index, (op, count) in enumerate(zip(ops, accesses)):
@@ -75,9 +80,13 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
         accept[index] = t
         shifting = op != Op.QUERY and fill == g
         if scan == "parallel":
-            decide = max(t + 1, clean) if shifting else t + 1     # A
+            # A command enters A the cycle after it is accepted, or after the one ahead is decided (it waits in
+            # the skid register meanwhile); cmd.ready is low while the skid register is full.
+            enter = max(t, decided[-1]) + 1
+            decide = max(enter, clean) if shifting else enter     # A
             write = decide + latency + READ_LATENCY + 1           # W
-            t = decide
+            decided = [decided[-1], decide]
+            t = max(t + 1, decided[0] + 1)
         else:
             delay = max(0, clean - (t + latency)) if shifting else 0
             write = t + latency + READ_LATENCY + 2 + delay + (count if op == Op.TEST_AND_INSERT else 0)

@@ -22,10 +22,10 @@ async def _wait_ready(ctx, dut):
 
 def test_parallel_fills_its_response_queue_and_loses_nothing():
     """With ``rsp.ready`` low the parallel scan accepts exactly as many commands as its response queue holds
-    (:func:`~apbbf.hdl.core.scan_parallel.queue_depth`) plus the one its A stage holds without a credit, then holds
-    ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
+    (:func:`~apbbf.hdl.core.scan_parallel.queue_depth`) plus the one its A stage holds without a credit and the one
+    in its skid register, then holds ``cmd.ready`` low; released, it answers all of them, in order, as the model."""
     dut = APBBF(CONFIG, scan="parallel")
-    depth = queue_depth(CONFIG) + 1
+    depth = queue_depth(CONFIG) + 2
     commands = [(Op.TEST_AND_INSERT, key % 5) for key in range(3 * depth)]
     want, _ = Model(CONFIG).run([op for op, _ in commands], [key for _, key in commands])
 

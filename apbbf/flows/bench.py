@@ -83,7 +83,7 @@ class Bench:
 
 #: Case name -> :class:`Bench`
 BENCH = {
-    "ecp5": Bench("ecp5", Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512), target_mhz=150.0,
+    "ecp5": Bench("ecp5", Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512), target_mhz=160.0,
                   goal_mhz=200.0),
     # A time window of 10^6 ticks (1 s of microsecond ticks), with a pool of two extra segments.
     "ecp5-timed": Bench("ecp5", Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512, span=1_000_000,

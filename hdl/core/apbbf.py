@@ -36,7 +36,8 @@ class APBBF(wiring.Component):
     Retiring a segment does not stall: on a shift the retired segment becomes the spare and is cleared in the
     background, one block per cycle, while commands go on; the previous spare, already clear, becomes segment
     0. Only if a generation is shorter than the clearing (``g·cycles per insert < segment_blocks``) does the
-    core wait, with ``cmd.ready`` low, at the generation boundary until the spare is clear. After reset every
+    core wait at the generation boundary until the spare is clear (with ``cmd.ready`` low; the parallel scan
+    accepts one more command, into its skid register, first). After reset every
     memory is cleared (``segment_blocks`` cycles) with ``cmd.ready`` low, and the filter is empty. Cycles per
     command: :mod:`apbbf.sim.cycles`.
 

@@ -32,6 +32,8 @@ def buffer_signature(config: Config) -> wiring.Signature:
         "targets": Out(P),
         "retire": Out(P),
         "wait": Out(1),
+        "wait_next": Out(1),
+        "restart_next": Out(1),
         "inserts": Out(32),
         "shifts": Out(32),
     }
@@ -61,7 +63,8 @@ class CircularBuffer(wiring.Component):
     Attributes
     ----------
     enter, enter_op : In
-        A command enters in this cycle, with its op (and, for a time-bounded window, ``enter_time``).
+        A command enters in this cycle, with its op (and, for a time-bounded window, ``enter_time``). While no
+        command is undecided, ``enter`` may be high with no command: what it loads then is never decided.
     decide : In(1)
         The command that entered last is decided in this cycle.
     cleaned : In(k+l+1)
@@ -81,6 +84,10 @@ class CircularBuffer(wiring.Component):
         done with it).
     wait : Out(1)
         The command shifts into a segment that is not clean yet: it must not be decided.
+    wait_next, restart_next : Out(1)
+        ``wait`` and ``restart`` as they will read in the next cycle, for the command then in the buffer (the one
+        entering now, or the one held): computed from the state's next values, so that a scan can register its
+        decision a cycle ahead.
     inserts, shifts : Out(32)
         Inserts and shifts since reset (wrap), counted the cycle after each decision.
     overflows, expired : Out(32)
@@ -114,13 +121,14 @@ class CircularBuffer(wiring.Component):
         # run from the command's time into registers, not around the decision loop. A command that enters
         # while the previous one is decided compares against the deadlines that one is about to write too,
         # and takes whichever applies. (A command only enters in the cycle its predecessor is decided, or
-        # later: so "the predecessor is decided now" is "it is still undecided", a register, and the choice
-        # does not wait for the decision.)
+        # later: so the choice is ``decide``, which a pipelined scan takes from a register.)
         #
         # The decision loop (state -> shift, wait -> decide -> state) runs once per command and cannot be
-        # pipelined, so what it tests is kept ready in registers: "the generation is full" (fill == g) and "the
-        # position the next shift takes is not clean" ((dirty & below).any()), each updated from the two
-        # candidates the decision picks between.
+        # pipelined. So every state register is written from an explicit next value, and the flags the decision
+        # tests (``wait``, ``restart``) are computed a second time from those next values: ``wait_next`` and
+        # ``restart_next`` say now what the command in the buffer next cycle will find, and a scan registers
+        # its decision a cycle early from them, so that ``decide`` (and everything it enables) hangs on one
+        # flip-flop instead of on the flags' logic.
         c = self._config
         k, l, P, g = c.k, c.l, c.physical_segments, c.generation
         m = Module()
@@ -134,45 +142,82 @@ class CircularBuffer(wiring.Component):
         live = Signal(P, init=_run(P, 0, k if c.timed else k + l))
         dirty = Signal(P)                                        # retired, not yet cleared
         fill = Signal(range(g + 1), init=g)                      # inserts since the last shift
-        undecided = Signal()                                     # a command entered and is not decided yet
         full = Signal(init=1)                                    # fill == g
+        almost_full = Signal(init=g == 1)                        # fill == g - 1
         below_dirty = Signal()                                   # (dirty & below).any()
-        with m.If(self.decide):
-            m.d.sync += undecided.eq(0)
-        with m.If(self.enter):
-            m.d.sync += [op.eq(self.enter_op), undecided.eq(1)]
+
+        op_n = Signal(Op)
+        m.d.comb += op_n.eq(Mux(self.enter, self.enter_op, op))
+        m.d.sync += op.eq(op_n)
 
         inserting = inserts(op)        # not QUERY, nor the reserved op 3
         below = base_one.rotate_right(1)                         # logical P-1: the next logical 0
+        shifting = Signal()                                      # decided now, and shifts
+        m.d.comb += shifting.eq(self.decide & self.shift)
         if c.timed:
-            stale_now, shift_due, started, newest_stale = self._elaborate_time(m, op, live, newest, newest_next,
-                                                                               below, undecided)
+            now, upcoming = self._elaborate_time(m, op, live, newest, newest_next, below)
+            stale_now, shift_due, started, newest_stale = now
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
-        # The count floor: a shift by time waits while the pool is full (the live segments that are not stale
-        # fill every position but the one below base), so that only a full generation retires one early.
-        pool_full = ((live & ~stale_now) & below.rotate_right(1)).any()
-        m.d.comb += [self.restart.eq(inserting & started & newest_stale),
-                     self.shift.eq(inserting & (self.restart | ~started | full | (shift_due & ~pool_full))),
+        restart, shift, wait = self._flags(inserting, full, below_dirty, below, live, stale_now, shift_due, started,
+                                           newest_stale)
+        m.d.comb += [self.restart.eq(restart), self.shift.eq(shift), self.wait.eq(wait),
                      self.fresh.eq(live & ~stale_now),
-                     self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0)),
-                     self.wait.eq(self.shift & ~self.restart & below_dirty)]
+                     self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0))]
 
         # A shift: retire the stale segments; if only the position below base is then free, retire the
         # oldest too (in count mode always: the spare of paper 000's k + l segments); take the position below.
-        live_base = Mux(self.restart, arc, live)
-        retire_stale = Mux(self.restart, 0, live & stale_now)
-        live_kept = live_base & ~retire_stale
-        overflow = (live_kept & below.rotate_right(1)).any()
-        oldest = live_kept & ~live_kept.rotate_right(1)
-        retire = retire_stale | Mux(overflow, oldest, 0)
+        if c.timed:
+            live_base = Mux(self.restart, arc, live)
+            retire_stale = Mux(self.restart, 0, live & stale_now)
+            live_kept = live_base & ~retire_stale
+            overflow = (live_kept & below.rotate_right(1)).any()
+            oldest = live_kept & ~live_kept.rotate_right(1)
+            retire = retire_stale | Mux(overflow, oldest, 0)
+            live_shifted = (live_kept & ~Mux(overflow, oldest, 0)) | below
+        else:
+            # The live arc is every position but the one below base: the oldest is the one below that.
+            retire_stale, overflow = Const(0, P), Const(1)
+            retire = below.rotate_right(1)
+            live_shifted = live.rotate_right(1)
         m.d.comb += self.retire.eq(Mux(self.shift & ~self.restart, retire, 0))   # a restart has cleared all
 
         kept = dirty & ~self.cleaned
-        m.d.sync += [dirty.eq(kept), below_dirty.eq((kept & below).any())]
+        fill_n, full_n, live_n, base_one_n = Signal.like(fill), Signal(), Signal(P), Signal(P)
+        dirty_n, below_dirty_n = Signal(P), Signal()
+        # Without a shift, below stays where it is (one-hot): it stays dirty unless it is cleaned now. After a
+        # shift in count mode the next below is the oldest, which that shift retires.
+        if c.timed:
+            shifted_below_dirty = ~self.restart & ((kept | retire) & below.rotate_right(1)).any()
+        else:
+            shifted_below_dirty = Const(1)
+        m.d.comb += [
+            fill_n.eq(Mux(self.decide & inserting, Mux(self.shift, 1, fill + 1), fill)),
+            full_n.eq(Mux(self.decide & inserting, Mux(self.shift, g == 1, almost_full), full)),
+            live_n.eq(Mux(shifting, live_shifted, live)),
+            base_one_n.eq(Mux(shifting, below, base_one)),
+            dirty_n.eq(Mux(shifting, Mux(self.restart, 0, kept | retire), kept)),
+            below_dirty_n.eq(Mux(shifting, shifted_below_dirty, below_dirty & ~(self.cleaned & below).any())),
+        ]
+        m.d.sync += [fill.eq(fill_n), full.eq(full_n), almost_full.eq(fill_n == g - 1), live.eq(live_n),
+                     base_one.eq(base_one_n), dirty.eq(dirty_n), below_dirty.eq(below_dirty_n)]
+        with m.If(shifting):
+            m.d.sync += [self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
+                         newest.eq(newest_next), newest_next.eq(newest_next.rotate_right(1)),
+                         arc.eq(arc.rotate_right(1))]
+
+        # The same flags for the command in the buffer next cycle, from the next state.
+        if c.timed:
+            stale_now_n, shift_due_n, started_n, newest_stale_n = upcoming(live_n)
+        else:
+            stale_now_n, shift_due_n, started_n, newest_stale_n = stale_now, shift_due, started, newest_stale
+        restart_n, _, wait_n = self._flags(inserts(op_n), full_n, below_dirty_n, base_one_n.rotate_right(1), live_n,
+                                           stale_now_n, shift_due_n, started_n, newest_stale_n)
+        m.d.comb += [self.restart_next.eq(restart_n), self.wait_next.eq(wait_n)]
+
         # The counters count a cycle after the decision, from registered pulses: off the decision loop.
         counted_insert, counted_shift = Signal(), Signal()
-        m.d.sync += [counted_insert.eq(self.decide & inserting), counted_shift.eq(self.decide & self.shift)]
+        m.d.sync += [counted_insert.eq(self.decide & inserting), counted_shift.eq(shifting)]
         with m.If(counted_insert):
             m.d.sync += self.inserts.eq(self.inserts + 1)
         with m.If(counted_shift):
@@ -180,27 +225,34 @@ class CircularBuffer(wiring.Component):
         if c.timed:
             counted_overflow, counted_restart = Signal(), Signal()
             counted_live, counted_stale = Signal(P), Signal(P)
-            m.d.sync += [counted_overflow.eq(self.decide & self.shift & overflow),
+            m.d.sync += [counted_overflow.eq(shifting & overflow),
                          counted_restart.eq(self.restart), counted_live.eq(live), counted_stale.eq(retire_stale)]
             m.d.sync += self.overflows.eq(self.overflows + counted_overflow)
             with m.If(counted_shift):
                 m.d.sync += self.expired.eq(self.expired + Mux(counted_restart, _popcount(counted_live),
                                                                _popcount(counted_stale)))
-        with m.If(self.decide):
-            with m.If(inserting):
-                m.d.sync += [fill.eq(Mux(self.shift, 1, fill + 1)), full.eq(Mux(self.shift, g == 1, fill == g - 1))]
-            with m.If(self.shift):
-                m.d.sync += [live.eq((live_kept & ~Mux(overflow, oldest, 0)) | below),
-                             dirty.eq(Mux(self.restart, 0, kept | retire)),
-                             below_dirty.eq(~self.restart & ((kept | retire) & below.rotate_right(1)).any()),
-                             self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
-                             base_one.eq(below), newest.eq(newest_next),
-                             newest_next.eq(newest_next.rotate_right(1)), arc.eq(arc.rotate_right(1))]
         return m
 
-    def _elaborate_time(self, m, op, live, newest, newest_next, below, undecided):
-        """The per-segment deadlines and stale flags of a time-bounded window; returns (stale_now, shift_due,
-        started, newest_stale) for the command that entered last, ``newest_stale`` being ``stale_now`` at base.
+    def _flags(self, inserting, full, below_dirty, below, live, stale_now, shift_due, started, newest_stale):
+        """(restart, shift, wait) of a command that inserts or not (``inserting``), in the given state.
+
+        The count floor: a shift by time waits while the pool is full (the live segments that are not stale fill
+        every position but the one below base), so that only a full generation retires one early."""
+        restart = inserting & started & newest_stale
+        if self._config.timed:
+            pool_full = ((live & ~stale_now) & below.rotate_right(1)).any()
+            shift = inserting & (restart | ~started | full | (shift_due & ~pool_full))
+        else:
+            shift = inserting & full
+        wait = shift & ~restart & below_dirty
+        return restart, shift, wait
+
+    def _elaborate_time(self, m, op, live, newest, newest_next, below):
+        """The per-segment deadlines and stale flags of a time-bounded window.
+
+        Returns ``(stale_now, shift_due, started, newest_stale)`` for the command that entered last
+        (``newest_stale`` being ``stale_now`` at base), and a function of the next ``live`` that returns the same
+        four for the command in the buffer next cycle.
 
         The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
         insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
@@ -230,33 +282,48 @@ class CircularBuffer(wiring.Component):
                          next_shift_deadline.eq(self.enter_time + c.shift_interval)]
 
         # What the command that entered last writes when it is decided; when another enters, it is decided now
-        # if it is still undecided (see the comment in elaborate).
+        # or was before (see the comment in elaborate).
         writes = Mux(inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
-        with m.If(self.enter):
-            m.d.sync += [expired[j].eq(Mux(undecided & writes[j], reached(self.enter_time, next_deadline),
-                                           reached(self.enter_time, deadline[j]))) for j in range(P)]
-            m.d.sync += shift_due.eq(Mux(undecided & self.shift, reached(self.enter_time, next_shift_deadline),
-                                         reached(self.enter_time, shift_deadline)))
-            m.d.sync += base_expired.eq(Mux(undecided & inserting, reached(self.enter_time, next_deadline),
-                                            reached(self.enter_time, last_deadline)))
+        expired_n, shift_due_n, base_expired_n = Signal(P), Signal(), Signal()
+        m.d.comb += [
+            expired_n.eq(Mux(self.enter, Cat(*[
+                Mux(self.decide & writes[j], reached(self.enter_time, next_deadline),
+                    reached(self.enter_time, deadline[j])) for j in range(P)]), expired)),
+            shift_due_n.eq(Mux(self.enter, Mux(self.decide & self.shift, reached(self.enter_time, next_shift_deadline),
+                                               reached(self.enter_time, shift_deadline)), shift_due)),
+            base_expired_n.eq(Mux(self.enter, Mux(self.decide & inserting, reached(self.enter_time, next_deadline),
+                                                  reached(self.enter_time, last_deadline)), base_expired)),
+        ]
+        m.d.sync += [expired.eq(expired_n), shift_due.eq(shift_due_n), base_expired.eq(base_expired_n)]
 
         stale_now = Signal(P)
         newest_stale = Signal()
         m.d.comb += [stale_now.eq(stale | (Mux(started, live & expired, 0))),
                      newest_stale.eq(base_stale | (started & base_expired))]
+        # A position becomes stale only while live, and a retired one is no longer stale: the position a shift
+        # makes base (the free one below) is never stale.
+        started_n, stale_n, base_stale_n = Signal(), Signal(P), Signal()
+        m.d.comb += [
+            started_n.eq(started | (self.decide & inserting)),
+            stale_n.eq(Mux(self.decide, Mux(self.shift, Mux(self.restart, 0, stale_now & ~self.retire), stale_now),
+                           stale)),
+            base_stale_n.eq(Mux(self.decide, Mux(self.shift, 0, newest_stale), base_stale)),
+        ]
+        m.d.sync += [started.eq(started_n), stale.eq(stale_n), base_stale.eq(base_stale_n)]
         with m.If(self.decide):
-            # A position becomes stale only while live, and a retired one is no longer stale: the position a
-            # shift makes base (the free one below) is never stale.
-            m.d.sync += [stale.eq(stale_now), base_stale.eq(Mux(self.shift, 0, newest_stale))]
             with m.If(inserting):
-                m.d.sync += [started.eq(1), last_deadline.eq(next_deadline)]
+                m.d.sync += last_deadline.eq(next_deadline)
                 for j in range(P):
                     with m.If(writes[j]):
                         m.d.sync += deadline[j].eq(next_deadline)
             with m.If(self.shift):
-                m.d.sync += [shift_deadline.eq(next_shift_deadline),
-                             stale.eq(Mux(self.restart, 0, stale_now & ~self.retire))]
-        return stale_now, shift_due, started, newest_stale
+                m.d.sync += shift_deadline.eq(next_shift_deadline)
+
+        def upcoming(live_n):
+            stale_now_n = stale_n | Mux(started_n, live_n & expired_n, 0)
+            return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n)
+
+        return (stale_now, shift_due, started, newest_stale), upcoming
 
 
 def _popcount(value):

@@ -30,6 +30,8 @@ class ResponseQueue(wiring.Component):
         A command is accepted in this cycle: it takes a credit.
     available : Out(1)
         A credit is left: a command may be accepted in this cycle.
+    available_next : Out(1)
+        ``available`` as it will read in the next cycle (from this cycle's ``reserve`` and returned credit).
     i : In(stream.Signature(response_layout()))
         Responses from the pipeline, one per reserved credit. ``i.ready`` is always high for them.
     o : Out(stream.Signature(response_layout()))
@@ -47,6 +49,7 @@ class ResponseQueue(wiring.Component):
         super().__init__({
             "reserve": In(1),
             "available": Out(1),
+            "available_next": Out(1),
             "i": In(stream.Signature(response_layout())),
             "o": Out(stream.Signature(response_layout())),
         })
@@ -58,17 +61,28 @@ class ResponseQueue(wiring.Component):
     def elaborate(self, platform):
         # ``available`` is a register (whether the next credit count is above zero), not a compare of the
         # count, and ``reserve`` only picks between the next counts computed without it: ``reserve`` comes from
-        # the scan's decision to let a command go, the one loop that cannot be pipelined.
+        # the scan's decision to let a command go, the one loop that cannot be pipelined. ``available_next``
+        # feeds that decision a cycle ahead, so it is no sum either: two flags kept in registers (no credit
+        # left, one left) and the credit returned now decide it in one LUT.
         m = Module()
         m.submodules.fifo = queue = fifo.SyncFIFOBuffered(width=response_layout().size, depth=self._depth)
         wiring.connect(m, wiring.flipped(self.i), queue.w_stream)
         wiring.connect(m, queue.r_stream, wiring.flipped(self.o))
         credits = Signal(range(self._depth + 1), init=self._depth)
         available = Signal(init=1)
-        returned = credits + (self.o.valid & self.o.ready)
+        none_left, one_left = Signal(init=self._depth == 0), Signal(init=self._depth == 1)
+        back = self.o.valid & self.o.ready
+        returned = credits + back
         taken = Signal.like(credits)
         m.d.comb += taken.eq(returned - 1)
-        m.d.sync += [credits.eq(Mux(self.reserve, taken, returned)),
-                     available.eq(Mux(self.reserve, taken != 0, returned != 0))]
+        credits_next = Signal.like(credits)
+        m.d.comb += [
+            credits_next.eq(Mux(self.reserve, taken, returned)),
+            # reserve only with a credit: taken != 0 is "two or more", or "one, and one comes back".
+            self.available_next.eq(Mux(self.reserve, ~none_left & ~one_left | (one_left & back),
+                                       ~none_left | back)),
+        ]
+        m.d.sync += [credits.eq(credits_next), available.eq(self.available_next),
+                     none_left.eq(credits_next == 0), one_left.eq(credits_next == 1)]
         m.d.comb += self.available.eq(available)
         return m

@@ -89,8 +89,15 @@ class FSMScan(wiring.Component):
         scan_pos = Signal(range(P))
         scan_p = Signal(range(k + 1))
         scan_c = Signal(range(k + 1))
+        # The fresh segments and the scan's start position do not change from the cycle after a command enters
+        # to its decision (only ``enter`` and ``decide`` move the buffer), and MATCH comes hash_latency + 2 cycles
+        # after entry: so both are counted in registers, one per cycle, off MATCH's path.
         fresh = Signal(range(P + 1))
-        m.d.comb += fresh.eq(sum(buffer.fresh[j] for j in range(P)))
+        start = Signal(range(P))
+        m.d.sync += fresh.eq(sum(buffer.fresh[j] for j in range(P)))
+        first = Signal(range(-P, 2 * P))
+        m.d.comb += first.eq(buffer.base + fresh - k)
+        m.d.sync += start.eq(Mux(first < 0, first + P, Mux(first >= P, first - P, first)))
         hit = Signal()
         m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
         hash_wait = Signal(range(hash_latency(c) + 1))
@@ -130,10 +137,7 @@ class FSMScan(wiring.Component):
             with m.State("MATCH"):
                 # match[] registers at the end of this cycle.
                 m.d.comb += match_en.eq(1)
-                start = buffer.base + fresh - k
-                m.d.sync += [scan_i.eq(fresh - k),
-                             scan_pos.eq(Mux(start < 0, start + P, Mux(start >= P, start - P, start))),
-                             scan_p.eq(0), scan_c.eq(0)]
+                m.d.sync += [scan_i.eq(fresh - k), scan_pos.eq(start), scan_p.eq(0), scan_c.eq(0)]
                 with m.If((op == Op.INSERT) | ((fresh < k) & (op == Op.TEST_AND_INSERT))):
                     m.next = "WRITE"
                 with m.Elif((fresh < k) | ~asks(op)):

@@ -127,13 +127,32 @@ class ParallelScan(wiring.Component):
         # A: the command just accepted, with its key in front of the hash unit. The circular buffer decides it
         # here (what it may match, what it writes and retires), unless it must wait: for the segment its shift
         # takes to be clean, or, to restart a time-bounded window, for the pipeline to drain and every memory
-        # to be cleared. The decision is the one loop that cannot be pipelined, so it drives as few and as near
-        # loads as possible: the key is captured every cycle and a registered "accepted" picks it or the held
-        # one (the key register has no enable from the loop, and sits by the hash unit).
-        a_valid, a_op = Signal(), Signal(Op)
-        key_in, key_held, took = Signal(c.key_width), Signal(c.key_width), Signal()
-        key = Mux(took, key_in, key_held)
-        m.d.sync += [key_in.eq(self.cmd.payload.key), key_held.eq(key), took.eq(self.cmd.valid & self.cmd.ready)]
+        # to be cleared. The decision is the one loop that cannot be pipelined, so it is taken a cycle early:
+        # ``advance`` (the command in A goes now) is a flip-flop, set from what the buffer, the response queue
+        # and the segments will say in the next cycle (their next-state flags), and everything it enables (A,
+        # the buffer's state, the first hash stage, the credit) hangs on that one register. ``cmd.ready`` is a
+        # flip-flop too: a command accepted while A holds one waits in a skid register S, and ``cmd.ready`` is
+        # low while S is full.
+        a_valid, a_op, a_key = Signal(), Signal(Op), Signal(c.key_width)
+        s_valid, s_op, s_key = Signal(), Signal(Op), Signal(c.key_width)
+        ready, advance = Signal(), Signal()
+        accept = Signal()
+        take = Signal()                                     # A takes the next command (from S, else cmd) now
+        m.d.comb += [accept.eq(self.cmd.valid & ready), take.eq(~a_valid | advance), self.cmd.ready.eq(ready)]
+        # Only the four valid flags depend on cmd.valid: S captures the payload whenever it is free, and A (and
+        # the buffer: ``enter``) load whenever they may take a command, a don't-care when none comes.
+        enter_op = Mux(s_valid, s_op, self.cmd.payload.op)
+        m.d.sync += [a_valid.eq(~take | s_valid | accept), s_valid.eq(~take & (s_valid | accept))]
+        with m.If(take):
+            m.d.sync += [a_op.eq(enter_op), a_key.eq(Mux(s_valid, s_key, self.cmd.payload.key))]
+        with m.If(~s_valid):
+            m.d.sync += [s_op.eq(self.cmd.payload.op), s_key.eq(self.cmd.payload.key)]
+        if c.timed:
+            s_time = Signal(c.time_width)
+            with m.If(~s_valid):
+                m.d.sync += s_time.eq(self.cmd.payload.time)
+            m.d.comb += buffer.enter_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))
+
         hashing = [stage(f"h{n}", targets=P, fresh=P, retire=P) for n in range(1, latency + 1)]
         fetching = [stage(f"rd{n}", targets=P, fresh=P, retire=P, hashes=hashes_layout)
                     for n in range(1, READ_LATENCY)]
@@ -146,25 +165,23 @@ class ParallelScan(wiring.Component):
         writing = [*hashing, *fetching, ms, ws]
         ahead = Cat(*(s["valid"] for s in writing)).any()
         cleared = Signal()                                  # the restart's clearing has been started
-        advance = Signal()
+        cleared_next = Mux(advance, 0, cleared | segments.clear)
+        # The segments will be ready next cycle (conservative: the cycle the clearing ends counts as not ready).
+        segments_ok = segments.ready & ~segments.clear
+        a_valid_next = ~take | s_valid | accept
+        m.d.sync += [
+            advance.eq(a_valid_next & responses.available_next & segments_ok & ~buffer.wait_next &
+                       (~buffer.restart_next | cleared_next)),
+            ready.eq(~(~take & (s_valid | accept)) & segments_ok),
+            cleared.eq(cleared_next),
+        ]
         m.d.comb += [
-            advance.eq(a_valid & ~buffer.wait & responses.available &
-                       (~buffer.restart | (cleared & segments.ready))),
             segments.clear.eq(a_valid & buffer.restart & ~ahead & ~cleared),
-            self.cmd.ready.eq(segments.ready & (~a_valid | advance)),
-            buffer.enter.eq(self.cmd.valid & self.cmd.ready), buffer.enter_op.eq(self.cmd.payload.op),
+            buffer.enter.eq(take), buffer.enter_op.eq(enter_op),
             buffer.decide.eq(advance), buffer.cleaned.eq(segments.cleaned),
             responses.reserve.eq(advance),
-            hash.key.eq(key), hash.en.eq(1),
+            hash.key.eq(a_key), hash.en.eq(1),
         ]
-        if c.timed:
-            m.d.comb += buffer.enter_time.eq(self.cmd.payload.time)
-        with m.If(segments.clear):
-            m.d.sync += cleared.eq(1)
-        with m.If(advance):
-            m.d.sync += [a_valid.eq(0), cleared.eq(0)]
-        with m.If(self.cmd.valid & self.cmd.ready):
-            m.d.sync += [a_valid.eq(1), a_op.eq(self.cmd.payload.op)]
 
         # The hash pipeline, with what the buffer decided alongside (targets and retirements only for a command
         # that left A: a bubble writes nothing, and its forwarding enables stay low).
