@@ -49,13 +49,12 @@ def restart_block() -> str:
     S, L = config.segment_blocks, hash_latency(config)
     (pf, pm), (ff, _) = parallel(config), fsm(config)
     return "\n".join([
-        "| scan | the command behind a restarting insert is accepted (L: the hash latency, 6 for keys up to 64 "
-        f"bits, 9 wider) | for the example (`segment_blocks` = {S}) |",
+        "| scan | a restarting insert delays the commands behind it, against an ordinary insert, by (L: the hash "
+        f"latency, 6 for keys up to 64 bits, 9 wider) | for the example (`segment_blocks` = {S}) |",
         "|---|---|---|",
-        f"| parallel | `segment_blocks + {pf - S}` cycles after it when nothing was in flight, up to `segment_blocks + "
-        f"L + {pm - S - L}` behind a command every clock (an ordinary command: 1) | {pf} to {pm} |",
-        f"| fsm | `segment_blocks + L + {ff - S - L}` cycles after it: an ordinary insert's L + {ff - S - L - 2} "
-        f"and the clearing's `segment_blocks + 2` | {ff} |",
+        f"| parallel | `segment_blocks + {pf - S}` cycles when nothing was in flight, up to `segment_blocks + L + "
+        f"{pm - S - L}` behind a command every clock | {pf} to {pm} |",
+        f"| fsm | `segment_blocks + {ff - S}` cycles, whatever was in flight | {ff} |",
     ])
 
 

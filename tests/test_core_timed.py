@@ -217,9 +217,9 @@ def test_trickle_reproducer(scan, every):
     check_trickle(TRICKLE, scan, every)
 
 
-def accepted_cycles(config, scan, commands, *, idle_before: int | None = None):
+def accepted_cycles(config, scan, commands, *, idle: tuple[int, int] | None = None):
     """Cycle numbers at which each of ``commands`` is accepted, offered back to back (``rsp.ready`` high);
-    ``idle_before`` leaves that many idle cycles before the second-to-last command."""
+    ``idle = (index, cycles)`` leaves ``cycles`` idle cycles before command ``index``."""
     from amaranth.sim import Simulator
     from apbbf.hdl.core.apbbf import APBBF
     dut = APBBF(config, scan=scan)
@@ -228,10 +228,10 @@ def accepted_cycles(config, scan, commands, *, idle_before: int | None = None):
     async def producer(ctx):
         cycle = 0
         for index, (op, key, time) in enumerate(commands):
-            if idle_before is not None and index == len(commands) - 2:
+            if idle is not None and index == idle[0]:
                 ctx.set(dut.cmd.valid, 0)
-                await ctx.tick().repeat(idle_before)
-                cycle += idle_before
+                await ctx.tick().repeat(idle[1])
+                cycle += idle[1]
             ctx.set(dut.cmd.payload, {"op": op, "key": key, "time": time})
             ctx.set(dut.cmd.valid, 1)
             while True:
@@ -259,16 +259,20 @@ def accepted_cycles(config, scan, commands, *, idle_before: int | None = None):
                         extra_segments=3), id="S64-B128", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("idle", [False, True], ids=["back-to-back", "after-idle"])
 def test_restart_clearing_time(config, idle, scan):
-    """The restart's cost as the header and docs state it (``restart_cycles`` of the scan): from the acceptance
-    of the insert that finds everything expired to the acceptance of the command behind it, behind commands
-    every clock and after idle cycles."""
+    """The restart's cost as the header and docs state it (``restart_cycles`` of the scan): how much later the
+    commands behind an insert that finds everything expired are accepted than behind an ordinary insert (the same
+    stream without the time jump), behind commands every clock and after idle cycles."""
     from apbbf.hdl.core import scan_fsm, scan_parallel
     fewest, most = {"fsm": scan_fsm, "parallel": scan_parallel}[scan].restart_cycles(config)
     before = [(Op.INSERT, 0x100 + i, i) for i in range(12)]
-    restart_time = 11 + config.span + 1
-    commands = before + [(Op.INSERT, 0x999, restart_time), (Op.QUERY, 0x999, restart_time)]
-    accepted = accepted_cycles(config, scan, commands, idle_before=40 if idle else None)
+    after = [(Op.INSERT, 0x999 + j) for j in range(3)]       # fixed cycles per insert on both scans
+    index = len(before)
+    delays = []
+    for time in (11 + config.span + 1, 12):                 # the restart, then the same stream without it
+        commands = before + [(op, key, time) for op, key in after]
+        accepted = accepted_cycles(config, scan, commands, idle=(index, 40) if idle else None)
+        delays.append(accepted[index + 2] - accepted[index])
     expected = fewest if idle else most
-    assert accepted[-1] - accepted[-2] == expected, (
-        f"{scan}: the command behind the restart was accepted {accepted[-1] - accepted[-2]} cycles after it, "
-        f"restart_cycles says {expected}")
+    assert delays[0] - delays[1] == expected, (
+        f"{scan}: the restart delayed the commands behind it by {delays[0] - delays[1]} cycles, restart_cycles "
+        f"says {expected}")

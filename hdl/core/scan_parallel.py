@@ -32,11 +32,12 @@ def queue_depth(config: Config) -> int:
 
 
 def restart_cycles(config: Config) -> tuple[int, int]:
-    """Cycles from the acceptance of an insert that restarts a time-bounded window to the acceptance of the
-    command behind it, with ``rsp.ready`` high: the insert waits in A for the commands ahead of it to leave the
-    stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W), then every memory is
-    cleared (``segment_blocks`` cycles). The fewest when nothing was in flight (``segment_blocks + 2``), the most
-    behind a command every clock; an ordinary command takes 1."""
+    """The fewest and most cycles by which an insert that restarts a time-bounded window delays the commands
+    behind it, against an ordinary insert, with ``rsp.ready`` high: the insert waits in A for the commands ahead
+    of it to leave the stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W),
+    then every memory is cleared (``segment_blocks`` cycles). The fewest when nothing was in flight
+    (``segment_blocks + 2``), the most behind a command every clock. (The command right behind it is taken into
+    the skid register the next cycle; the delay shows on the one after.)"""
     in_flight = hash_latency(config) + READ_LATENCY - 1 + 2
     fewest = config.segment_blocks + 2
     return fewest, fewest + in_flight

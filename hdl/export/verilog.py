@@ -95,9 +95,10 @@ def _timing(config, scan: str) -> list[str]:
     fewest, most = (fsm_restart_cycles if scan == "fsm" else parallel_restart_cycles)(config)
     restart = (["  time-bounded window after a gap longer than the span first clears every memory "
                 f"({config.segment_blocks} cycles,",
-                "  s_axis_cmd_tready low): the next command is accepted "
-                + (f"{fewest} cycles after it." if fewest == most else
-                   f"{fewest} cycles after it ({most} behind a command every clock).")] if config.timed else [])
+                "  s_axis_cmd_tready low): the commands behind it are accepted "
+                + (f"{fewest} cycles later than behind an ordinary insert." if fewest == most else
+                   f"{fewest} cycles later than behind an ordinary insert ({most} behind a command every clock).")]
+               if config.timed else [])
     if scan == "fsm":
         return [
             "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
