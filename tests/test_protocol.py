@@ -46,7 +46,7 @@ def test_ops_and_key_commands_agree():
         assert Command[op.name] == KEY_COMMAND_BASE | op
         # the gateware takes the op from the command's low bits
         assert Command[op.name] & (1 << HdlOp.as_shape().width) - 1 == op
-    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS}
+    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS, Command.APPLIANCE}
 
 
 def test_crc():
