@@ -1,7 +1,7 @@
 """The de-duplication appliance on a two-port board: port 0's frames through
 :class:`~apbbf.hdl.packet.dedup.PacketDedup` and out of port 1, port 1's frames out of port 0 unchanged."""
 
-from amaranth import Cat, ClockDomain, Module
+from amaranth import Cat, ClockDomain, Module, Signal
 from amaranth.build import Resource
 from amaranth.lib import data, fifo, io, wiring
 from amaranth.lib.wiring import Out
@@ -70,7 +70,8 @@ class ApplianceCore(wiring.Component):
         The filter: a time window (span in microseconds), 64-bit keys.
     spec : KeySpec
         The key (default ``l3l4``).
-    action : {"drop", "mark", "count"}
+    action : {"drop", "count"}
+        ``mark`` has no place on the wire (its mark is a ``tuser`` bit).
     tick_cycles : int
         ``sync`` cycles per microsecond.
     rx_delay, tx_delay : float
@@ -88,13 +89,22 @@ class ApplianceCore(wiring.Component):
         The counters of :data:`APPLIANCE_COUNTERS`.
     link_up : Out(2)
         Bit i: port i's PHY reports a link.
+    time : Out(config.time_width)
+        Microseconds since reset: the time of a frame whose first beat enters the de-duplicator in this cycle.
+    frame_start : Out(1)
+        A frame's first beat enters the de-duplicator in this cycle (with :attr:`time`, what a bench scores the
+        model with).
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
+        if action == "mark":
+            raise ValueError("action must be 'drop' or 'count' on the appliance, not 'mark': a mark travels in "
+                             "tuser, which has no place on the wire")
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="counter", tick_cycles=tick_cycles, fcs=False, max_frame=max_frame)
+                                  timestamps="tuser", fcs=False, max_frame=max_frame)
+        self._tick_cycles = tick_cycles
         options = dict(data_width=data_width, tx_domain="eth_tx", rx_delay=rx_delay, tx_delay=tx_delay,
                        rx_depth=rx_depth)
         self._port0 = RGMIIMAC(port0_pins, **options)
@@ -103,6 +113,8 @@ class ApplianceCore(wiring.Component):
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),
+            "time": Out(config.time_width),
+            "frame_start": Out(1),
         })
 
     @property
@@ -114,16 +126,30 @@ class ApplianceCore(wiring.Component):
     def dedup(self) -> PacketDedup:
         return self._dedup
 
+    @property
+    def config(self) -> Config:
+        return self._dedup.config
+
     def elaborate(self, platform):
         m = Module()
         m.submodules.port0 = port0 = self._port0
         m.submodules.port1 = port1 = self._port1
         m.submodules.dedup = dedup = self._dedup
+        # The frames' time: microseconds since reset, from a prescaler of sync.
+        prescaler = Signal(range(self._tick_cycles))
+        with m.If(prescaler == self._tick_cycles - 1):
+            m.d.sync += [prescaler.eq(0), self.time.eq(self.time + 1)]
+        with m.Else():
+            m.d.sync += prescaler.eq(prescaler + 1)
+        first = Signal(init=1)
+        with m.If(dedup.i.valid & dedup.i.ready):
+            m.d.sync += first.eq(dedup.i.payload.last)
         m.d.comb += [
             dedup.i.valid.eq(port0.rx.valid), port0.rx.ready.eq(dedup.i.ready),
             dedup.i.payload.data.eq(port0.rx.payload.data), dedup.i.payload.keep.eq(port0.rx.payload.keep),
             dedup.i.payload.last.eq(port0.rx.payload.last),
-            dedup.i.payload.user.error.eq(port0.rx.payload.user.error),
+            dedup.i.payload.user.error.eq(port0.rx.payload.user.error), dedup.i.payload.user.time.eq(self.time),
+            self.frame_start.eq(dedup.i.valid & dedup.i.ready & first),
         ]
         # Port 1 transmits whole frames: with drop the de-duplicator sends whole frames already (store and
         # forward), and a short queue ends its paths at registers; with mark or count a frame's last beat may
@@ -188,8 +214,8 @@ class DedupAppliance(wiring.Component):
         self._config = config
         self._core = None
         # the de-duplicator checks its parameters now, not at elaboration
-        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, timestamps="counter",
-                    tick_cycles=round(USER_HZ / 1e6), max_frame=max_frame)._MustUse__used = True
+        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
+                    max_frame=max_frame)._MustUse__used = True
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),
