@@ -150,6 +150,16 @@ def critical_paths(pnr_log: str) -> dict:
     return out
 
 
+def domain_name(net: str) -> str:
+    """A readable clock domain for a nextpnr clock net of the appliance."""
+    for port in ("port0", "port1"):
+        if f"{port}." in net and "rx_clk" in net:
+            return f"rx of {port} (125 MHz, the PHY's)"
+    if "eth_tx" in net:
+        return "eth_tx (125 MHz, both transmit sides)"
+    return "sync (50 MHz, the filter's)"
+
+
 def _run(command, cwd, log=None):
     with open(log, "w") if log else open(os.devnull, "w") as out:
         subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT)
@@ -183,7 +193,6 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     """
     from ..hdl.board.appliance import ApplianceTop
     from ..model.packet import KeySpec
-    from .mac_pnr import _domain
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     if key not in KEYS:
@@ -224,7 +233,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     domains = {}
     for net in runs[seeds[0]]["fmax"]:
         values = [runs[s]["fmax"][net]["achieved_mhz"] for s in seeds if net in runs[s]["fmax"]]
-        domains[_domain(net)] = {
+        domains[domain_name(net)] = {
             "net": net, "constraint_mhz": runs[seeds[0]]["fmax"][net]["constraint_mhz"],
             "fmax_mhz": round(statistics.median(values), 2), "fmax_min_mhz": min(values),
             "fmax_max_mhz": max(values),

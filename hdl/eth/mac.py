@@ -130,8 +130,12 @@ class RGMIIMAC(wiring.Component):
         # logic missed 125 MHz with the de-duplicator beside it), so the logic around them has the whole clock.
         m.submodules.rx_fifo = rx_fifo = RegisteredAsyncFIFO(
             width=beat_layout(self._data_width).size, depth=self._rx_depth, w_domain="rx", r_domain="sync")
-        wiring.connect(m, phy.gmii_rx, rx_framer.gmii)
-        wiring.connect(m, rx_framer.o, packer.i)
+        # A register on each side of the framer: the receive registers sit in the I/O cells at the pins, far from
+        # the logic, and the framer's end-of-frame decisions (length, FCS residue) feed the packer's room logic.
+        # Each costs a clock of latency and nothing else (the receive side is never held back).
+        m.d.rx += [rx_framer.gmii.data.eq(phy.gmii_rx.data), rx_framer.gmii.dv.eq(phy.gmii_rx.dv),
+                   rx_framer.gmii.er.eq(phy.gmii_rx.er),
+                   packer.i.valid.eq(rx_framer.o.valid), packer.i.payload.eq(rx_framer.o.payload)]
         m.d.comb += [
             rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
             self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),

@@ -46,10 +46,21 @@ def _wrapper(verilog: str, dump: Path | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stamp(**arguments) -> str:
+    """What an export depends on: its arguments and the gateware's and the model's sources."""
+    import hashlib
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256(json.dumps(arguments, sort_keys=True, default=str).encode())
+    for path in sorted((root / "hdl").rglob("*.py")) + sorted((root / "model").rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l4", tick_cycles: int = 50,
                      divisor: int = 4, rx_depth: int = 512, waves: bool = False) -> list[Path]:
-    """Write ``<build_dir>/apbbf_appliance.v`` and the wrapper ``apbbf_appliance_tb.v``; returns their paths
-    (unchanged files are left untouched so the simulator skips the rebuild).
+    """Write ``<build_dir>/apbbf_appliance.v`` and the wrapper ``apbbf_appliance_tb.v``; returns their paths.
+    The export (tens of seconds: the key extractor's CRC matrices) is skipped when ``<build_dir>/export.stamp``
+    says the arguments and the sources of ``hdl/`` and ``model/`` are those of the files there.
 
     Raises
     ------
@@ -64,12 +75,18 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
     from ...model.packet import KeySpec
     os.environ.setdefault("YOSYS", find_yosys())
     build_dir = Path(build_dir).resolve()
+    sources = [build_dir / f"{TOPLEVEL}.v", build_dir / f"{TB}.v"]
+    stamp = _stamp(config=asdict(config), action=action, key=key, tick_cycles=tick_cycles, divisor=divisor,
+                   rx_depth=rx_depth, waves=waves)
+    stamp_file = build_dir / "export.stamp"
+    if all(path.exists() for path in sources) and stamp_file.exists() and stamp_file.read_text() == stamp:
+        return sources
     top = ApplianceVerilogTop(config, getattr(KeySpec, key)(), action=action, tick_cycles=tick_cycles,
                               divisor=divisor, rx_depth=rx_depth)
     text = verilog.convert(top, name=TOPLEVEL, platform=GenericIOPlatform(), emit_src=False)
-    sources = [build_dir / f"{TOPLEVEL}.v", build_dir / f"{TB}.v"]
     _write_if_changed(sources[0], text)
     _write_if_changed(sources[1], _wrapper(text, build_dir / f"{TB}.fst" if waves else None))
+    stamp_file.write_text(stamp)
     return sources
 
 
