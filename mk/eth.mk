@@ -10,7 +10,7 @@ mac-pnr: setup
 
 # The de-duplication appliance (make bitstream BOARD=colorlight-5a75b or versa-ecp5, mk/boards.mk):
 # build/appliance-$(BOARD)/top.bit and build/reports/appliance-$(BOARD).json and .md (scripts/appliance.py).
-# ACTION=drop|mark|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
+# ACTION=drop|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
 # false-positive rate at 1.488 Mpps) size the filter (default: the board's), SEED its hash seed; SEEDS=1,2,3
 # places and routes once per nextpnr seed (JOBS at a time) for the median Fmax.
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5

@@ -25,7 +25,8 @@ from pathlib import Path
 from .. import toolchain
 
 __all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "ACTIONS", "KEYS", "DP16KD_COUNT", "block_ram",
-           "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "build_appliance", "markdown", "summary"]
+           "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name",
+           "build_appliance", "markdown", "summary"]
 
 #: Frames per second on 1 GbE at the minimum size: 64 bytes with the FCS, 8 of preamble and SFD, 12 of gap.
 LINE_RATE_PPS = 1e9 / ((64 + 8 + 12) * 8)
@@ -40,7 +41,8 @@ BOARD_DEFAULTS = {
     "colorlight-5a75b": dict(window_us=4000, fp=1e-3, max_segments=8, burst=1.25),
     "versa-ecp5": dict(window_us=5000, fp=1e-4, max_segments=8, burst=1.25),
 }
-ACTIONS = ("drop", "mark", "count")
+#: The actions the appliance builds with (``mark`` has no place on the wire).
+ACTIONS = ("drop", "count")
 KEYS = ("l3l4", "frame")
 
 

@@ -54,13 +54,16 @@ class ApplianceExecutor(wiring.Component):
     link : In(2)
     """
 
-    def __init__(self, config: Config, *, action: str, key: str, max_frame: int):
+    def __new__(cls, config: Config, *, action: str, key: str, max_frame: int):
         check_config(config)
         if action not in APPLIANCE_ACTIONS:
             raise ValueError(f"action must be one of {', '.join(APPLIANCE_ACTIONS)}, not {action!r}")
         if key not in ("l3l4", "frame"):
             raise ValueError(f"key must be 'l3l4' or 'frame', not {key!r}")
         check_integer("max_frame", max_frame, range(64, 65536))
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, *, action: str, key: str, max_frame: int):
         self._config, self._action, self._key, self._max_frame = config, action, key, max_frame
         super().__init__({
             "request": In(stream.Signature(request_layout())),

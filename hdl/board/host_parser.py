@@ -7,8 +7,8 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer, check_key_width
-from ...model.protocol import (CRC, FILTER_COMMANDS, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC, Command, Status,
-                              key_bytes)
+from ...model.protocol import (CRC, FILTER_COMMANDS, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC,
+                               Command, Status, key_bytes)
 from .uart import rx_layout
 
 __all__ = ["HostParser", "request_layout", "TIMEOUT_CYCLES"]

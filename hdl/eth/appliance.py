@@ -50,6 +50,12 @@ def _port_pins(platform, number):
     return platform.request(name, 0, dir="-")
 
 
+def _check_action(action):
+    if action == "mark":
+        raise ValueError("action must be 'drop' or 'count' on the appliance, not 'mark': a mark travels in "
+                         "tuser, which has no place on the wire")
+
+
 class ApplianceCore(wiring.Component):
     """The appliance between two pairs of RGMII pins: two MACs (:class:`~apbbf.hdl.eth.mac.RGMIIMAC`), port 0's
     receive side through a de-duplicator (:class:`~apbbf.hdl.packet.dedup.PacketDedup`, time from a
@@ -96,12 +102,13 @@ class ApplianceCore(wiring.Component):
         model with).
     """
 
+    def __new__(cls, port0_pins, port1_pins, config: Config, *args, action: str = "drop", **kwargs):
+        _check_action(action)
+        return super().__new__(cls, src_loc_at=1)
+
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
-        if action == "mark":
-            raise ValueError("action must be 'drop' or 'count' on the appliance, not 'mark': a mark travels in "
-                             "tuser, which has no place on the wire")
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame)
         self._tick_cycles = tick_cycles
@@ -204,9 +211,10 @@ class DedupAppliance(wiring.Component):
         As :class:`ApplianceCore`.
     """
 
-    def __new__(cls, board: str, config: Config, *args, **kwargs):
+    def __new__(cls, board: str, config: Config, *args, action: str = "drop", **kwargs):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
+        _check_action(action)
         return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",

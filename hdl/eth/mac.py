@@ -30,9 +30,9 @@ class RGMIIMAC(wiring.Component):
     """A Gigabit Ethernet MAC on an RGMII PHY, with frames as ``lib.stream`` beats in the user's domain (``sync``).
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
-    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO`
-    of ``rx_depth`` beats (and 4 in its output stage). They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the
-    last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
+    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a
+    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and 4 in its output stage). They
+    come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
     filled). The receive side is reset by ``sync``'s reset.
 
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
@@ -58,8 +58,8 @@ class RGMIIMAC(wiring.Component):
         The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
     rx_depth, tx_depth : int
         Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds
-        :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time ``rx`` is held back (512 beats of 64 bits:
-        4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
+        :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
+        ``rx`` is held back (512 beats of 64 bits: 4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
         latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
     rx_delay, tx_delay : float
         I/O delays, see :class:`~apbbf.hdl.eth.rgmii.RGMII`.
