@@ -21,12 +21,16 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
     parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
+    parser.add_argument("--pnr-minutes", type=float, default=30,
+                        help="stop a nextpnr run after this long and leave its seed out (default 30)")
+    parser.add_argument("--no-build", action="store_true",
+                        help="run no tool: the report (and the bitstream) from the runs already in the build folder")
     args = parser.parse_args(argv)
     try:
         report = build_appliance(args.board, build_dir=BUILD / f"appliance-{args.board}", window_us=args.window_us,
                                  fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
-                                 jobs=args.jobs)
-    except (TypeError, ValueError) as error:
+                                 jobs=args.jobs, pnr_minutes=args.pnr_minutes, build=not args.no_build)
+    except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")
     REPORTS.mkdir(parents=True, exist_ok=True)
     (REPORTS / f"appliance-{args.board}.json").write_text(json.dumps(report, indent=2) + "\n")

@@ -77,6 +77,16 @@ def test_filter_commands_refused(command):
     assert [(r.command, r.status, r.payload) for r in replies] == [(command, Status.BAD_COMMAND, b"")]
 
 
+def test_filter_board_refuses_appliance():
+    """A filter board (FilterOverUART) answers APPLIANCE with BAD_COMMAND, and its host sees it is no appliance."""
+    from .test_host_interface import make as make_filter_board
+    _, link, device = make_filter_board()
+    assert not device.is_appliance()
+    replies = raw_exchange(link, protocol.encode_request(Command.APPLIANCE))
+    link.wait_sent()
+    assert [(r.command, r.status) for r in replies] == [(Command.APPLIANCE, Status.BAD_COMMAND)]
+
+
 def test_options_in_payload():
     _, device = make(action="count", key="frame")
     status = device.appliance()

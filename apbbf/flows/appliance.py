@@ -162,13 +162,14 @@ def domain_name(net: str) -> str:
     return "sync (50 MHz, the filter's)"
 
 
-def _run(command, cwd, log=None):
+def _run(command, cwd, log=None, timeout=None):
     with open(log, "w") if log else open(os.devnull, "w") as out:
-        subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT)
+        subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
 
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
-                    action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1) -> dict:
+                    action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
+                    build: bool = True) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -187,6 +188,12 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         nextpnr seeds.
     jobs : int
         nextpnr runs at a time.
+    pnr_minutes : float
+        A nextpnr run not finished after this long is stopped; its seed is reported unfinished and left out of
+        the medians (router1 can thrash on a congested placement).
+    build : bool
+        False: no tool runs but ecppack; the report is made from the runs already in ``build_dir`` (those of the
+        same options), e.g. after a build was stopped.
 
     Raises
     ------
@@ -210,27 +217,48 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     toolchain.use_yowasp()
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
+    options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": action, "key": key}
+    options_file = build_dir / "options.json"
     start = time.monotonic()
-    plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
-    plan.extract(str(build_dir))
-    _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+    if build:
+        for path in build_dir.glob("seed*.*"):
+            path.unlink()
+        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
+        plan.extract(str(build_dir))
+        _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+        options_file.write_text(json.dumps(options, indent=2) + "\n")
+    elif options_file.exists() and json.loads(options_file.read_text()) != options:
+        raise ValueError(f"{build_dir} holds a build with other options ({options_file}): build it again")
     synth_seconds = time.monotonic() - start
     device_args = toolchain.nextpnr_device_args(platform)
 
     def place_and_route(pnr_seed):
         begin = time.monotonic()
-        _run([os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
-              "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
-              "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"], build_dir)
+        if build:
+            try:
+                _run([os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
+                      "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
+                      "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"], build_dir,
+                     timeout=pnr_minutes * 60)
+            except subprocess.TimeoutExpired:
+                return None
+        if not (build_dir / f"seed{pnr_seed}.json").exists():
+            return None
         report = json.loads((build_dir / f"seed{pnr_seed}.json").read_text())
         log = (build_dir / f"seed{pnr_seed}.tim").read_text()
-        return {"fmax": toolchain.fmax_from_report(report), "seconds": round(time.monotonic() - begin, 1),
+        return {"fmax": toolchain.fmax_from_report(report),
+                "seconds": round(time.monotonic() - begin, 1) if build else None,
                 "critical_paths": critical_paths(log),
                 "utilization": {name: {"used": v["used"], "available": v["available"]}
                                 for name, v in report.get("utilization", {}).items() if v.get("used")}}
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        runs = dict(zip(seeds, pool.map(place_and_route, seeds)))
+        runs = {s: r for s, r in zip(seeds, pool.map(place_and_route, seeds)) if r is not None}
+    unfinished = [s for s in seeds if s not in runs]
+    if not runs:
+        raise RuntimeError(f"no nextpnr run finished (seeds {seeds}, {pnr_minutes} minutes each)")
+    seeds = [s for s in seeds if s in runs]
 
     domains = {}
     for net in runs[seeds[0]]["fmax"]:
@@ -254,12 +282,14 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "domains": domains,
         "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "critical_paths": r["critical_paths"]}
                   for s, r in runs.items()},
+        "seeds_unfinished": unfinished, "pnr_minutes": pnr_minutes,
         "cells": cells, "utilization": runs[chosen]["utilization"],
         "config": {f.name: getattr(config, f.name) for f in fields(config)},
         "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
         "block_rams_estimated": block_rams,
         "window": window_numbers(config),
-        "synth_seconds": round(synth_seconds, 1), "build_seconds": round(time.monotonic() - start, 1),
+        "synth_seconds": round(synth_seconds, 1) if build else None,
+        "build_seconds": round(time.monotonic() - start, 1) if build else None,
     }
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
@@ -279,6 +309,9 @@ def markdown(report: dict) -> str:
         lines.append(f"| {name} | {d['constraint_mhz']} MHz | {d['fmax_mhz']} MHz | {d['fmax_min_mhz']}–"
                      f"{d['fmax_max_mhz']} MHz | {'yes' if d['met_every_seed'] else 'NO'} |")
     c, u = report["cells"], report["utilization"]
+    if report.get("seeds_unfinished"):
+        lines += ["", f"nextpnr seeds {', '.join(map(str, report['seeds_unfinished']))} did not finish within "
+                      f"{report['pnr_minutes']:g} minutes and are left out."]
     lines += ["", "## Resources", "",
               f"yosys: {c.get('luts', 0)} LUT4, {c.get('carry', 0)} CCU2C, {c.get('ffs', 0)} FF, "
               f"{c.get('brams', 0)} block RAM, {c.get('lutram', 0)} LUT RAM.", "",
@@ -296,7 +329,8 @@ def markdown(report: dict) -> str:
         v = w[name]
         lines.append(f"| {label} | {v['pps']} | {v['window_keys']} | {v['window_ms']:g} | {v['fp']:.3g} | "
                      f"{'yes' if v['overflow'] else 'no'} |")
-    lines += ["", f"Synthesis {report['synth_seconds']} s, whole build {report['build_seconds']} s."]
+    if report.get("build_seconds") is not None:
+        lines += ["", f"Synthesis {report['synth_seconds']} s, whole build {report['build_seconds']} s."]
     return "\n".join(lines) + "\n"
 
 
