@@ -25,8 +25,8 @@ CASES = {
     "drop-reverse": dict(action="drop", reverse_frames=10, testcase="reverse_port1_to_port0"),
     "drop-line-rate": dict(action="drop", line_rate_frames=12, testcase="line_rate_both_ways"),
     # make test-slow: long runs with the UART read during traffic, and the count action
-    "drop-long": dict(action="drop", frames=400, reverse_frames=100, line_rate_frames=300),
-    "count": dict(action="count", frames=120, reverse_frames=20, line_rate_frames=60),
+    "drop-long": dict(action="drop", frames=200, reverse_frames=60, line_rate_frames=200),
+    "count": dict(action="count", frames=60, reverse_frames=10, line_rate_frames=30),
 }
 SLOW = {"drop-long", "count"}
 
