@@ -144,7 +144,10 @@ class ApplianceCore(wiring.Component):
         m.submodules.port0 = port0 = self._port0
         m.submodules.port1 = port1 = self._port1
         m.submodules.dedup = dedup = self._dedup
-        # The frames' time: microseconds since reset, from a prescaler of sync.
+        # Everything between the MACs runs in sync, which carries a beat per clock at 3.2 times a port's rate,
+        # so nothing here needs to be fast; what the 125 MHz sides need is that a frame never starves once it
+        # has started on the wire (below). The frames' time: microseconds since reset, from a prescaler of sync
+        # (the de-duplicator takes it from tuser, so that a bench can read each frame's time).
         prescaler = Signal(range(self._tick_cycles))
         with m.If(prescaler == self._tick_cycles - 1):
             m.d.sync += [prescaler.eq(0), self.time.eq(self.time + 1)]
@@ -161,8 +164,8 @@ class ApplianceCore(wiring.Component):
             self.frame_start.eq(dedup.i.valid & dedup.i.ready & first),
         ]
         # Port 1 transmits whole frames: with drop the de-duplicator sends whole frames already (store and
-        # forward), and a short queue ends its paths at registers; with mark or count a frame's last beat may
-        # wait for its answer, so a frame queue holds each frame until it is whole. Port 1's received frames
+        # forward), and a short queue ends its paths at registers; with count the frame's beats come at the
+        # pace of two clock crossings, so a frame queue holds each frame until it is whole. Port 1's received frames
         # cross two clock domains on their way to port 0: a frame queue too, so no beat arrives late.
         if self._dedup.action == "drop":
             m.submodules.port1_queue = queue = fifo.SyncFIFOBuffered(width=beat_layout(self._data_width).size,
