@@ -180,8 +180,12 @@ class ApplianceCore(wiring.Component):
             to_port1 = queue.i.payload.as_value()
             wiring.connect(m, queue.o, port1.tx)
         beat = data.View(beat_layout(self._data_width), to_port1)
+        # A frame the MAC marked bad leaves marked bad (with a bad FCS). With drop the de-duplicator says so
+        # (errored); with count it passes each beat in the cycle it takes it, with tuser 0, so the mark is the
+        # received beat's own.
+        bad = dedup.o.payload.user.errored if self._dedup.action == "drop" else port0.rx.payload.user.error
         m.d.comb += [beat.data.eq(dedup.o.payload.data), beat.keep.eq(dedup.o.payload.keep),
-                     beat.last.eq(dedup.o.payload.last), beat.user.error.eq(dedup.o.payload.user.errored)]
+                     beat.last.eq(dedup.o.payload.last), beat.user.error.eq(bad)]
         m.submodules.port0_queue = port0_queue = FrameFIFO(self._data_width)
         wiring.connect(m, port1.rx, port0_queue.i)
         wiring.connect(m, port0_queue.o, port0.tx)
