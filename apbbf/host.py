@@ -19,7 +19,7 @@ import time
 from typing import Iterable, Protocol
 
 from . import protocol
-from .protocol import Command, Counters, Info, ProtocolError, ReplyDecoder, Status
+from .protocol import ApplianceStatus, Command, Counters, Info, ProtocolError, ReplyDecoder, Status
 
 __all__ = ["Transport", "SerialTransport", "Device", "DeviceError", "add_parser", "parse_key"]
 
@@ -160,6 +160,14 @@ class Device:
     def counters(self) -> Counters:
         return Counters.unpack(self.request(Command.COUNTERS))
 
+    def appliance(self) -> ApplianceStatus:
+        """The de-duplication appliance's options, links and counters (APPLIANCE; a filter board refuses it)."""
+        return ApplianceStatus.unpack(self.request(Command.APPLIANCE))
+
+    def is_appliance(self) -> bool:
+        """Whether the device is the de-duplication appliance: its INFO offers no key commands (max_batch 0)."""
+        return self.info().max_batch == 0
+
     def _keys_command(self, command: Command, keys, progress=None) -> list[bool]:
         info = self.info()
         keys = list(keys)
@@ -258,6 +266,13 @@ def run(args, device: Device | None = None, out=None) -> int:
     if device is None:
         device = Device.open(args.port, args.baud, timeout=args.timeout)
     info = device.info()
+    if info.max_batch == 0 and args.action in ("info", "counters"):
+        return _run_appliance(args, device, info, out)
+    if args.action == "counters":
+        counters = device.counters()
+        for name, value in vars(counters).items():
+            print(f"{name:<16} {value}", file=out)
+        return 0
     if args.action == "info":
         config = info.config()
         print(f"protocol version {info.version}", file=out)
@@ -297,6 +312,25 @@ def run(args, device: Device | None = None, out=None) -> int:
     return 0
 
 
+def _run_appliance(args, device: Device, info: Info, out) -> int:
+    """``info`` and ``counters`` on the de-duplication appliance (docs/appliance.md)."""
+    status = device.appliance()
+    if args.action == "info":
+        config = info.config()
+        print(f"protocol version {info.version}", file=out)
+        print(f"appliance        action {status.action}, key {status.key}, frames up to {status.max_frame} bytes "
+              f"checked; links: port 0 {'up' if status.link & 1 else 'down'}, port 1 "
+              f"{'up' if status.link & 2 else 'down'}", file=out)
+        print(f"config           k={info.k} l={info.l} block_bits={info.block_bits} "
+              f"block_hashes={info.block_hashes} segment_blocks={info.segment_blocks} "
+              f"key_width={info.key_width} seed={info.seed:#x} extra_segments={info.extra_segments}", file=out)
+        print(f"time window      {config.span} ticks of {info.tick_ns} ns = "
+              f"{_seconds(config.span * info.tick_ns * 1e-9)}", file=out)
+    for name, value in status.counters.items():
+        print(f"{name:<24} {value}", file=out)
+    return 0
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Define ``apbbf host --port PORT {info,insert,query,test-insert} KEY...`` on an argparse subparsers
     object; the parsed namespace's ``func`` runs it."""
@@ -308,8 +342,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--baud", type=int, default=3_000_000,
                         help="baud rate (iCEBreaker 3000000, ULX3S 1000000; default %(default)s)")
     parser.add_argument("--timeout", type=float, default=1.0, help="reply timeout in seconds")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{info,insert,query,test-insert}")
+    actions = parser.add_subparsers(dest="action", required=True,
+                                    metavar="{info,counters,insert,query,test-insert}")
     actions.add_parser("info", help="print the device's Config, seed, protocol version and counters")
+    actions.add_parser("counters", help="print the device's counters (the appliance's: both ports and the "
+                                        "de-duplicator's)")
     for name, text in (("insert", "insert keys"), ("query", "ask whether keys are present"),
                        ("test-insert", "ask whether keys are present, then insert them")):
         action = actions.add_parser(name, help=text)

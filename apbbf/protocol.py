@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model.protocol import (COUNTERS_FORMAT, COUNTERS_SIZE, CRC, CRC_SIZE, INFO_FORMAT, INFO_SIZE,
+from .model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_COUNTERS, APPLIANCE_FORMAT,
+                             APPLIANCE_KEYS, APPLIANCE_SIZE, COUNTERS_FORMAT, COUNTERS_SIZE, CRC, CRC_SIZE,
+                             FILTER_COMMANDS, INFO_FORMAT, INFO_SIZE, ApplianceStatus,
                              KEY_COMMAND_BASE, KEY_COMMANDS, MAX_BATCH_LIMIT, PROTOCOL_VERSION, REPLY_HEADER,
                              REPLY_SYNC, REQUEST_HEADER, REQUEST_SYNC, Command, Counters, Info, ProtocolError,
                              Status, crc16, key_bytes)
@@ -22,6 +24,8 @@ __all__ = [
     "PROTOCOL_VERSION", "REQUEST_SYNC", "REPLY_SYNC", "MAX_BATCH_LIMIT", "KEY_COMMAND_BASE", "REQUEST_HEADER",
     "REPLY_HEADER", "CRC_SIZE", "CRC", "crc16", "Command", "KEY_COMMANDS", "Status", "key_bytes",
     "INFO_FORMAT", "INFO_SIZE", "COUNTERS_FORMAT", "COUNTERS_SIZE", "ProtocolError", "Info", "Counters",
+    "FILTER_COMMANDS", "APPLIANCE_COMMANDS", "APPLIANCE_ACTIONS", "APPLIANCE_KEYS", "APPLIANCE_COUNTERS",
+    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus",
     # frames as bytes
     "encode_request", "decode_request", "encode_reply", "Reply", "ReplyDecoder", "pack_hits", "unpack_hits",
 ]

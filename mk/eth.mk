@@ -7,3 +7,18 @@ ETH_BOARD ?= colorlight-5a75b
 # receive, transmit and user clock domains in build/reports/mac_pnr-$(ETH_BOARD).json (scripts/mac_pnr.py).
 mac-pnr: setup
 	$(PY) scripts/mac_pnr.py --board $(ETH_BOARD)
+
+# The de-duplication appliance (make bitstream BOARD=colorlight-5a75b or versa-ecp5, mk/boards.mk):
+# build/appliance-$(BOARD)/top.bit and build/reports/appliance-$(BOARD).json and .md (scripts/appliance.py).
+# ACTION=drop|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
+# false-positive rate at 1.488 Mpps) size the filter (default: the board's), SEED its hash seed; SEEDS=1,2,3
+# places and routes once per nextpnr seed (JOBS at a time) for the median Fmax; a run not finished after
+# PNR_MINUTES is stopped and its seed left out.
+APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
+ACTION ?= drop
+KEY ?= l3l4
+SEEDS ?= 1
+JOBS ?= 1
+PNR_MINUTES ?= 30
+APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-minutes $(PNR_MINUTES) \
+	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED))

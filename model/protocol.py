@@ -25,9 +25,10 @@ Request (host to device)
 offset size         field
 ====== ============ ==============================================================================
 0      1            ``SYNC`` = 0xA5
-1      1            ``CMD``: 0x01 INFO, 0x02 COUNTERS, 0x10 QUERY, 0x11 INSERT, 0x12 TEST_AND_INSERT
-                    (a key command is ``0x10 | Op``, :class:`apbbf.model.filters.Op`)
-2      1            ``COUNT``: number of keys; 0 for INFO and COUNTERS, 1..``max_batch`` for key commands
+1      1            ``CMD``: 0x01 INFO, 0x02 COUNTERS, 0x03 APPLIANCE, 0x10 QUERY, 0x11 INSERT,
+                    0x12 TEST_AND_INSERT (a key command is ``0x10 | Op``, :class:`apbbf.model.filters.Op`)
+2      1            ``COUNT``: number of keys; 0 for INFO, COUNTERS and APPLIANCE, 1..``max_batch`` for key
+                    commands
 3      COUNT·KB     the keys, each ``KB = ceil(key_width / 8)`` bytes, little-endian, in order
 3+n    2            ``CRC``: CRC-16 of bytes 1 .. 2+n (CMD, COUNT, keys), little-endian
 ====== ============ ==============================================================================
@@ -61,6 +62,12 @@ Payloads
   generations u32 (shifts of the filter), frames u32 (requests executed), errors u32 (requests rejected),
   overflows u32 (segments retired early because the pool was full), expired u32 (segments retired expired; both
   0 for a window bounded by count), each wrapping modulo 2**32 (:data:`COUNTERS_FORMAT`, :class:`Counters`).
+- APPLIANCE (82 bytes; only the de-duplication appliance answers it, the filter boards answer BAD_COMMAND):
+  version u8, action u8 (:data:`APPLIANCE_ACTIONS`), key u8 (:data:`APPLIANCE_KEYS`), link u8 (bit i: port i's
+  PHY reports a link), max_frame u16, then the counters of :data:`APPLIANCE_COUNTERS` in that order, u32 each,
+  wrapping, all taken in the same clock cycle (:data:`APPLIANCE_FORMAT`, :class:`ApplianceStatus`). The
+  appliance answers INFO with its filter's Config, ``max_batch`` 0 (it takes no key commands) and ``tick_ns``
+  1000; it answers COUNTERS and the key commands with BAD_COMMAND (its filter's keys come from the frames).
 
 Errors and resynchronisation
 ----------------------------
@@ -102,6 +109,8 @@ __all__ = [
     "PROTOCOL_VERSION", "REQUEST_SYNC", "REPLY_SYNC", "MAX_BATCH_LIMIT", "KEY_COMMAND_BASE", "REQUEST_HEADER",
     "REPLY_HEADER", "CRC_SIZE", "CRC", "crc16", "Command", "KEY_COMMANDS", "Status", "key_bytes",
     "INFO_FORMAT", "INFO_SIZE", "COUNTERS_FORMAT", "COUNTERS_SIZE", "ProtocolError", "Info", "Counters",
+    "FILTER_COMMANDS", "APPLIANCE_COMMANDS", "APPLIANCE_ACTIONS", "APPLIANCE_KEYS", "APPLIANCE_COUNTERS",
+    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus",
 ]
 
 PROTOCOL_VERSION = 2
@@ -129,13 +138,17 @@ def crc16(data) -> int:
     return _CRC_BYTES.compute(bytes(data))
 
 
-Command = enum.IntEnum("Command", [("INFO", 0x01), ("COUNTERS", 0x02)] +
+Command = enum.IntEnum("Command", [("INFO", 0x01), ("COUNTERS", 0x02), ("APPLIANCE", 0x03)] +
                        [(op.name, KEY_COMMAND_BASE | op) for op in Op], module=__name__, qualname="Command")
-Command.__doc__ = ("Request command byte: INFO, COUNTERS, and one key command ``KEY_COMMAND_BASE | op`` per "
-                   ":class:`~apbbf.model.filters.Op` (built from it, with the op's name).")
+Command.__doc__ = ("Request command byte: INFO, COUNTERS, APPLIANCE, and one key command ``KEY_COMMAND_BASE | op`` "
+                   "per :class:`~apbbf.model.filters.Op` (built from it, with the op's name).")
 
 #: The commands that carry keys, in :class:`~apbbf.model.filters.Op` order.
 KEY_COMMANDS = tuple(Command[op.name] for op in Op)
+#: The commands a filter board executes (the others it answers with BAD_COMMAND).
+FILTER_COMMANDS = (Command.INFO, Command.COUNTERS) + KEY_COMMANDS
+#: The commands the de-duplication appliance executes.
+APPLIANCE_COMMANDS = (Command.INFO, Command.APPLIANCE)
 
 
 class Status(enum.IntEnum):
@@ -164,6 +177,20 @@ INFO_FORMAT = "<BIIIIIIQHQBBI"
 INFO_SIZE = struct.calcsize(INFO_FORMAT)
 COUNTERS_FORMAT = "<IIIIIII"
 COUNTERS_SIZE = struct.calcsize(COUNTERS_FORMAT)
+
+
+#: The appliance's action byte: index in this tuple.
+APPLIANCE_ACTIONS = ("drop", "mark", "count")
+#: The appliance's key byte: index in this tuple.
+APPLIANCE_KEYS = ("l3l4", "frame")
+#: The appliance's counters in wire order: each port's MAC counters (frames received with at least one byte,
+#: bad FCS, PHY errors, runts, frames cut or dropped for want of room, frames sent whole, frames cut short on
+#: transmit), then the de-duplicator's (frames out of its decision, duplicates, dropped, unchecked, errored).
+APPLIANCE_COUNTERS = tuple(f"port{port}_{name}" for port in (0, 1) for name in (
+    "rx_frames", "rx_bad_fcs", "rx_phy_errors", "rx_runts", "rx_overflows", "tx_frames", "tx_underflows")) + (
+    "dedup_frames", "dedup_duplicates", "dedup_dropped", "dedup_unchecked", "dedup_errored")
+APPLIANCE_FORMAT = "<BBBBH" + "I" * len(APPLIANCE_COUNTERS)
+APPLIANCE_SIZE = struct.calcsize(APPLIANCE_FORMAT)
 
 
 class ProtocolError(Exception):
@@ -242,3 +269,31 @@ class Counters:
     def pack(self) -> bytes:
         return struct.pack(COUNTERS_FORMAT, *astuple(self))
 
+
+
+@dataclass(frozen=True)
+class ApplianceStatus:
+    """The APPLIANCE payload (:data:`APPLIANCE_FORMAT`): the build's options, the links and the counters."""
+    version: int
+    action: str
+    key: str
+    link: int
+    max_frame: int
+    counters: dict
+
+    @classmethod
+    def unpack(cls, payload: bytes) -> "ApplianceStatus":
+        """Raises :class:`ProtocolError` if ``payload`` is not :data:`APPLIANCE_SIZE` bytes or names an unknown
+        action or key."""
+        if len(payload) != APPLIANCE_SIZE:
+            raise ProtocolError(f"APPLIANCE payload of {len(payload)} bytes, expected {APPLIANCE_SIZE}")
+        version, action, key, link, max_frame, *counters = struct.unpack(APPLIANCE_FORMAT, payload)
+        if action >= len(APPLIANCE_ACTIONS) or key >= len(APPLIANCE_KEYS):
+            raise ProtocolError(f"APPLIANCE payload with action {action} and key {key}")
+        return cls(version, APPLIANCE_ACTIONS[action], APPLIANCE_KEYS[key], link, max_frame,
+                   dict(zip(APPLIANCE_COUNTERS, counters)))
+
+    def pack(self) -> bytes:
+        return struct.pack(APPLIANCE_FORMAT, self.version, APPLIANCE_ACTIONS.index(self.action),
+                           APPLIANCE_KEYS.index(self.key), self.link, self.max_frame,
+                           *(self.counters[name] for name in APPLIANCE_COUNTERS))

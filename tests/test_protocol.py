@@ -30,10 +30,10 @@ def test_wire_values():
     """The bytes on the wire (docs/protocol.md): changing one breaks every deployed host or board."""
     assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 2, 255)
     assert {command.name: command.value for command in Command} == {
-        "INFO": 0x01, "COUNTERS": 0x02, "QUERY": 0x10, "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
+        "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "QUERY": 0x10, "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
     assert {status.name: status.value for status in Status} == {
         "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6}
-    assert (INFO_SIZE, COUNTERS_SIZE) == (49, 28)
+    assert (INFO_SIZE, COUNTERS_SIZE, spec.APPLIANCE_SIZE) == (49, 28, 82)
     assert (spec.REQUEST_HEADER, spec.REPLY_HEADER, spec.CRC_SIZE) == (
         ("command", "count"), ("command", "status", "length"), 2)
 
@@ -46,7 +46,7 @@ def test_ops_and_key_commands_agree():
         assert Command[op.name] == KEY_COMMAND_BASE | op
         # the gateware takes the op from the command's low bits
         assert Command[op.name] & (1 << HdlOp.as_shape().width) - 1 == op
-    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS}
+    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS, Command.APPLIANCE}
 
 
 def test_crc():

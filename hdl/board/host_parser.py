@@ -7,8 +7,8 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer, check_key_width
-from ...model.protocol import (CRC, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC, Command, Status,
-                              key_bytes)
+from ...model.protocol import (CRC, FILTER_COMMANDS, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC,
+                               Command, Status, key_bytes)
 from .uart import rx_layout
 
 __all__ = ["HostParser", "request_layout", "TIMEOUT_CYCLES"]
@@ -46,6 +46,9 @@ class HostParser(wiring.Component):
         none, is rejected with BAD_LENGTH.
     timeout_cycles : int
         Inter-byte timeout inside a frame, in clock cycles, 16..2**32 (:data:`TIMEOUT_CYCLES`).
+    commands : tuple of Command
+        The commands the device executes (default :data:`~apbbf.model.protocol.FILTER_COMMANDS`); a frame with
+        another is rejected with BAD_COMMAND.
 
     Attributes
     ----------
@@ -68,8 +71,12 @@ class HostParser(wiring.Component):
         If a parameter is out of its range.
     """
 
-    def __init__(self, key_width: int, *, max_batch: int = 64, timeout_cycles: int = 1 << 16):
+    def __init__(self, key_width: int, *, max_batch: int = 64, timeout_cycles: int = 1 << 16,
+                 commands=FILTER_COMMANDS):
         check_key_width(key_width)
+        if not isinstance(commands, tuple) or not commands or not all(isinstance(c, Command) for c in commands):
+            raise TypeError(f"commands must be a non-empty tuple of Command, not {commands!r}")
+        self._commands = commands
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
         self._key_width = key_width
@@ -130,7 +137,7 @@ class HostParser(wiring.Component):
         is_command = Signal()
         m.d.comb += [
             is_key_command.eq(Cat(request.command == command for command in KEY_COMMANDS).any()),
-            is_command.eq(Cat(byte == command for command in Command).any()),
+            is_command.eq(Cat(byte == command for command in self._commands).any()),
             crc.data.eq(byte),
             buffer.w_data.eq(byte),
         ]

@@ -4,7 +4,9 @@ frames as ``lib.stream`` beats in the user's clock domain (``docs/ethernet.md``)
 
 from .beat_packer import BeatPacker
 from .beat_unpacker import BeatUnpacker
+from .cdc_fifo import RegisteredAsyncFIFO
 from .ecp5_pll import ECP5PLL
+from .frame_fifo import FrameFIFO
 from .generic_io import GenericIOPlatform
 from .layouts import DATA_WIDTHS, GMIIRxSignature, GMIITxSignature, beat_layout, byte_layout
 from .mac import COUNTERS, RGMIIMAC
@@ -12,5 +14,6 @@ from .rgmii import RGMII
 from .rx_framer import RXFramer
 from .tx_framer import TXFramer
 
-__all__ = ["BeatPacker", "BeatUnpacker", "ECP5PLL", "GenericIOPlatform", "DATA_WIDTHS", "GMIIRxSignature", "GMIITxSignature",
-           "beat_layout", "byte_layout", "COUNTERS", "RGMIIMAC", "RGMII", "RXFramer", "TXFramer"]
+__all__ = ["BeatPacker", "BeatUnpacker", "RegisteredAsyncFIFO", "ECP5PLL", "FrameFIFO", "GenericIOPlatform",
+           "DATA_WIDTHS", "GMIIRxSignature", "GMIITxSignature", "beat_layout", "byte_layout", "COUNTERS", "RGMIIMAC",
+           "RGMII", "RXFramer", "TXFramer"]

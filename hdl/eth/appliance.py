@@ -1,18 +1,32 @@
-"""A start on the de-duplication appliance on a two-port board: port 0's frames through
-:class:`~apbbf.hdl.packet_dedup.PacketDedup` and out of port 1, port 1's frames out of port 0 unchanged."""
+"""The de-duplication appliance on a two-port board: port 0's frames through
+:class:`~apbbf.hdl.packet.dedup.PacketDedup` and out of port 1, port 1's frames out of port 0 unchanged."""
 
-from amaranth import ClockDomain, Module
+from amaranth import Cat, ClockDomain, Module, Signal
 from amaranth.build import Resource
-from amaranth.lib import io, wiring
+from amaranth.lib import data, fifo, io, wiring
+from amaranth.lib.wiring import Out
 
 from ...model.config import Config
 from ...model.packet import KeySpec
+from ...model.protocol import APPLIANCE_COUNTERS as PROTOCOL_COUNTERS
 from ..packet.dedup import PacketDedup
 from .ecp5_pll import ECP5PLL
+from .frame_fifo import FrameFIFO
+from .layouts import beat_layout
 from .loopback import BOARD_PHYS
-from .mac import RGMIIMAC
+from .mac import COUNTERS, RGMIIMAC
 
-__all__ = ["DedupAppliance", "USER_HZ"]
+__all__ = ["ApplianceCore", "DedupAppliance", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
+
+#: Longest frame the de-duplicator checks, bytes without the FCS: 1514 and two VLAN tags. Longer frames (jumbo)
+#: pass unchecked.
+MAX_FRAME = 1522
+
+#: The appliance's counters, in order: each port's MAC counters, then the de-duplicator's (the host protocol's
+#: APPLIANCE payload, :data:`apbbf.model.protocol.APPLIANCE_COUNTERS`).
+APPLIANCE_COUNTERS = tuple(f"port{port}_{name}" for port in (0, 1) for name in COUNTERS) + (
+    "dedup_frames", "dedup_duplicates", "dedup_dropped", "dedup_unchecked", "dedup_errored")
+assert APPLIANCE_COUNTERS == PROTOCOL_COUNTERS
 
 #: The de-duplicator's clock (``sync``), Hz: 64-bit beats need 15.6 MHz at line rate; a whole number of cycles
 #: per microsecond for the time counter.
@@ -36,46 +50,198 @@ def _port_pins(platform, number):
     return platform.request(name, 0, dir="-")
 
 
-class DedupAppliance(wiring.Component):
-    """The appliance's gateware without its host interface: two RGMII MACs (:class:`~apbbf.hdl.eth.mac.RGMIIMAC`)
-    and a de-duplicator between port 0's receive side and port 1's transmit side, with time from a free-running
-    counter in microseconds (``timestamps="counter"``); port 1's receive side goes to port 0's transmit side
-    unchanged. Both transmit sides and ``sync`` (:data:`USER_HZ`) come from one ECP5 PLL on the board's
-    reference clock.
+def _check_action(action):
+    if action == "mark":
+        raise ValueError("action must be 'drop' or 'count' on the appliance, not 'mark': a mark travels in "
+                         "tuser, which has no place on the wire")
+
+
+class ApplianceCore(wiring.Component):
+    """The appliance between two pairs of RGMII pins: two MACs (:class:`~apbbf.hdl.eth.mac.RGMIIMAC`), port 0's
+    receive side through a de-duplicator (:class:`~apbbf.hdl.packet.dedup.PacketDedup`, time from a
+    free-running counter of ``tick_cycles`` cycles per microsecond) to port 1's transmit side, and port 1's
+    receive side to port 0's transmit side unchanged, through a frame queue (:class:`FrameFIFO`). The design
+    provides ``sync`` (the de-duplicator's and the MACs' user side) and ``eth_tx`` (125 MHz, both transmit
+    sides).
 
     Frames are never held back at the line: when port 1 cannot keep up, the de-duplicator's buffer and then port
-    0's receive FIFO fill, and the frames that do not fit are counted there (``rx_overflows`` of port 0).
-    A frame the MAC marked bad goes through unchecked (the de-duplicator's ``errored``) and out with a bad FCS.
+    0's receive FIFO fill, and the frames that do not fit are counted there (``port0_rx_overflows``). A frame the
+    MAC marked bad goes through unchecked (``dedup_errored``) and out with a bad FCS.
+
+    Parameters
+    ----------
+    port0_pins, port1_pins
+        RGMII resources (:class:`~apbbf.hdl.eth.rgmii.RGMII`).
+    config : Config
+        The filter: a time window (span in microseconds), 64-bit keys.
+    spec : KeySpec
+        The key (default ``l3l4``).
+    action : {"drop", "count"}
+        ``mark`` has no place on the wire (its mark is a ``tuser`` bit).
+    tick_cycles : int
+        ``sync`` cycles per microsecond.
+    rx_delay, tx_delay : float
+        The RGMII I/O delays (:class:`~apbbf.hdl.eth.rgmii.RGMII`).
+    data_width : int
+        Beats between the MACs and the de-duplicator, 64..512 bits.
+    max_frame : int
+        Longest frame checked, bytes without the FCS (longer ones pass unchecked).
+    rx_depth : int
+        Beats of each receive FIFO (``rx_depth`` of :class:`~apbbf.hdl.eth.mac.RGMIIMAC`).
+
+    Attributes
+    ----------
+    port0_rx_frames ... dedup_errored : Out(32)
+        The counters of :data:`APPLIANCE_COUNTERS`.
+    link_up : Out(2)
+        Bit i: port i's PHY reports a link.
+    time : Out(config.time_width)
+        Microseconds since reset: the time of a frame whose first beat enters the de-duplicator in this cycle.
+    frame_start : Out(1)
+        A frame's first beat enters the de-duplicator in this cycle (with :attr:`time`, what a bench scores the
+        model with).
+    """
+
+    def __new__(cls, port0_pins, port1_pins, config: Config, *args, action: str = "drop", **kwargs):
+        _check_action(action)
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
+                 action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
+                 tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
+        self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
+                                  timestamps="tuser", fcs=False, max_frame=max_frame)
+        self._tick_cycles = tick_cycles
+        # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
+        # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
+        options = dict(data_width=data_width, tx_domain="eth_tx", rx_delay=rx_delay, tx_delay=tx_delay,
+                       rx_depth=rx_depth, tx_depth=16)
+        self._port0 = RGMIIMAC(port0_pins, **options)
+        self._port1 = RGMIIMAC(port1_pins, **options)
+        self._data_width = data_width
+        super().__init__({
+            **{name: Out(32) for name in APPLIANCE_COUNTERS},
+            "link_up": Out(2),
+            "time": Out(config.time_width),
+            "frame_start": Out(1),
+        })
+
+    @property
+    def counters(self) -> dict:
+        """Counter name (:data:`APPLIANCE_COUNTERS`) -> its 32-bit signal, in order."""
+        return {name: getattr(self, name) for name in APPLIANCE_COUNTERS}
+
+    @property
+    def dedup(self) -> PacketDedup:
+        return self._dedup
+
+    @property
+    def config(self) -> Config:
+        return self._dedup.config
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.port0 = port0 = self._port0
+        m.submodules.port1 = port1 = self._port1
+        m.submodules.dedup = dedup = self._dedup
+        # Everything between the MACs runs in sync, which carries a beat per clock at 3.2 times a port's rate,
+        # so nothing here needs to be fast; what the 125 MHz sides need is that a frame never starves once it
+        # has started on the wire (below). The frames' time: microseconds since reset, from a prescaler of sync
+        # (the de-duplicator takes it from tuser, so that a bench can read each frame's time).
+        prescaler = Signal(range(self._tick_cycles))
+        with m.If(prescaler == self._tick_cycles - 1):
+            m.d.sync += [prescaler.eq(0), self.time.eq(self.time + 1)]
+        with m.Else():
+            m.d.sync += prescaler.eq(prescaler + 1)
+        first = Signal(init=1)
+        with m.If(dedup.i.valid & dedup.i.ready):
+            m.d.sync += first.eq(dedup.i.payload.last)
+        m.d.comb += [
+            dedup.i.valid.eq(port0.rx.valid), port0.rx.ready.eq(dedup.i.ready),
+            dedup.i.payload.data.eq(port0.rx.payload.data), dedup.i.payload.keep.eq(port0.rx.payload.keep),
+            dedup.i.payload.last.eq(port0.rx.payload.last),
+            dedup.i.payload.user.error.eq(port0.rx.payload.user.error), dedup.i.payload.user.time.eq(self.time),
+            self.frame_start.eq(dedup.i.valid & dedup.i.ready & first),
+        ]
+        # Port 1 transmits whole frames: with drop the de-duplicator sends whole frames already (store and
+        # forward), and a short queue ends its paths at registers; with count the frame's beats come at the
+        # pace of two clock crossings, so a frame queue holds each frame until it is whole. Port 1's received frames
+        # cross two clock domains on their way to port 0: a frame queue too, so no beat arrives late.
+        if self._dedup.action == "drop":
+            m.submodules.port1_queue = queue = fifo.SyncFIFOBuffered(width=beat_layout(self._data_width).size,
+                                                                     depth=4)
+            m.d.comb += [queue.w_en.eq(dedup.o.valid), dedup.o.ready.eq(queue.w_rdy),
+                         port1.tx.payload.eq(queue.r_data), port1.tx.valid.eq(queue.r_rdy),
+                         queue.r_en.eq(port1.tx.ready)]
+            to_port1 = queue.w_data
+        else:
+            m.submodules.port1_queue = queue = FrameFIFO(self._data_width)
+            m.d.comb += [queue.i.valid.eq(dedup.o.valid), dedup.o.ready.eq(queue.i.ready)]
+            to_port1 = queue.i.payload.as_value()
+            wiring.connect(m, queue.o, port1.tx)
+        beat = data.View(beat_layout(self._data_width), to_port1)
+        # A frame the MAC marked bad leaves marked bad (with a bad FCS). With drop the de-duplicator says so
+        # (errored); with count it passes each beat in the cycle it takes it, with tuser 0, so the mark is the
+        # received beat's own.
+        bad = dedup.o.payload.user.errored if self._dedup.action == "drop" else port0.rx.payload.user.error
+        m.d.comb += [beat.data.eq(dedup.o.payload.data), beat.keep.eq(dedup.o.payload.keep),
+                     beat.last.eq(dedup.o.payload.last), beat.user.error.eq(bad)]
+        m.submodules.port0_queue = port0_queue = FrameFIFO(self._data_width)
+        wiring.connect(m, port1.rx, port0_queue.i)
+        wiring.connect(m, port0_queue.o, port0.tx)
+
+        for port_name, port in (("port0", port0), ("port1", port1)):
+            for name in COUNTERS:
+                m.d.comb += getattr(self, f"{port_name}_{name}").eq(getattr(port, name))
+        for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
+            m.d.comb += getattr(self, f"dedup_{name}").eq(getattr(dedup, name))
+        m.d.comb += self.link_up.eq(Cat(port0.link_up, port1.link_up))
+
+        return m
+
+
+class DedupAppliance(wiring.Component):
+    """:class:`ApplianceCore` on a two-port board: the pins, each board's RGMII delays, both transmit sides
+    and ``sync`` (:data:`USER_HZ`) from one ECP5 PLL on the board's reference clock, the PHYs held out of reset.
 
     Parameters
     ----------
     board : str
         A key of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
-    config : Config
-        The filter: a time window (span in microseconds), 64-bit keys.
-    spec : KeySpec
-        The key (default ``l3l4``).
-    action : {"drop", "mark", "count"}
-    data_width : int
-        Beats between the MACs and the de-duplicator, 64..512 bits.
+    config, spec, action, data_width, max_frame
+        As :class:`ApplianceCore`.
+
+    Attributes
+    ----------
+    port0_rx_frames ... dedup_errored : Out(32)
+    link_up : Out(2)
+        As :class:`ApplianceCore`.
     """
 
-    def __new__(cls, board: str, config: Config, *args, **kwargs):
+    def __new__(cls, board: str, config: Config, *args, action: str = "drop", **kwargs):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
+        _check_action(action)
         return super().__new__(cls, src_loc_at=1)
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 data_width: int = 64):
+                 data_width: int = 64, max_frame: int = MAX_FRAME):
         self._board = board
-        self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="counter", tick_cycles=round(USER_HZ / 1e6), fcs=False)
-        self._data_width = data_width
-        super().__init__({})
+        self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame)
+        self._config = config
+        self._core = None
+        # the de-duplicator checks its parameters now, not at elaboration
+        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
+                    max_frame=max_frame)._MustUse__used = True
+        super().__init__({
+            **{name: Out(32) for name in APPLIANCE_COUNTERS},
+            "link_up": Out(2),
+        })
 
     @property
-    def dedup(self) -> PacketDedup:
-        return self._dedup
+    def counters(self) -> dict:
+        """Counter name (:data:`APPLIANCE_COUNTERS`) -> its 32-bit signal, in order."""
+        return {name: getattr(self, name) for name in APPLIANCE_COUNTERS}
 
     def elaborate(self, platform):
         m = Module()
@@ -90,22 +256,12 @@ class DedupAppliance(wiring.Component):
 
         port0_pins = platform.request("eth_rgmii", 0, dir="-")
         port1_pins = _port_pins(platform, 1)
-        options = dict(data_width=self._data_width, tx_domain="eth_tx", rx_delay=rx_delay, tx_delay=tx_delay)
-        m.submodules.port0 = port0 = RGMIIMAC(port0_pins, **options)
-        m.submodules.port1 = port1 = RGMIIMAC(port1_pins, **options)
-        m.submodules.dedup = dedup = self._dedup
-
-        m.d.comb += [
-            dedup.i.valid.eq(port0.rx.valid), port0.rx.ready.eq(dedup.i.ready),
-            dedup.i.payload.data.eq(port0.rx.payload.data), dedup.i.payload.keep.eq(port0.rx.payload.keep),
-            dedup.i.payload.last.eq(port0.rx.payload.last),
-            dedup.i.payload.user.error.eq(port0.rx.payload.user.error),
-            port1.tx.valid.eq(dedup.o.valid), dedup.o.ready.eq(port1.tx.ready),
-            port1.tx.payload.data.eq(dedup.o.payload.data), port1.tx.payload.keep.eq(dedup.o.payload.keep),
-            port1.tx.payload.last.eq(dedup.o.payload.last),
-            port1.tx.payload.user.error.eq(dedup.o.payload.user.errored),
-        ]
-        wiring.connect(m, port1.rx, port0.tx)
+        m.submodules.core = core = ApplianceCore(port0_pins, port1_pins, self._config, rx_delay=rx_delay,
+                                                 tx_delay=tx_delay, tick_cycles=round(USER_HZ / 1e6),
+                                                 **self._options)
+        for name in APPLIANCE_COUNTERS:
+            m.d.comb += getattr(self, name).eq(getattr(core, name))
+        m.d.comb += self.link_up.eq(core.link_up)
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset

@@ -2,11 +2,12 @@
 to the user's domain."""
 
 from amaranth import Cat, ClockDomain, DomainRenamer, Module, ResetSignal, Signal
-from amaranth.lib import cdc, fifo, stream, wiring
+from amaranth.lib import cdc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .beat_packer import BeatPacker
 from .beat_unpacker import BeatUnpacker
+from .cdc_fifo import RegisteredAsyncFIFO
 from .layouts import MIN_IFG, beat_layout, check_data_width
 from .rgmii import RGMII, check_rgmii_parameters
 from .rx_framer import RXFramer
@@ -29,13 +30,13 @@ class RGMIIMAC(wiring.Component):
     """A Gigabit Ethernet MAC on an RGMII PHY, with frames as ``lib.stream`` beats in the user's domain (``sync``).
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
-    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through an ``AsyncFIFOBuffered`` of
-    ``rx_depth`` + 1 beats. They come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the
-    last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
+    packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a
+    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and 4 in its output stage). They
+    come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
     filled). The receive side is reset by ``sync``'s reset.
 
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
-    ``AsyncFIFOBuffered`` of ``tx_depth`` + 1 beats, and go out one byte per clock with preamble, SFD, padding
+    ``RegisteredAsyncFIFO`` of ``tx_depth`` (+ 4) beats, and go out one byte per clock with preamble, SFD, padding
     to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error``
     goes out with a bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its
     beats as fast as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one
@@ -56,9 +57,9 @@ class RGMIIMAC(wiring.Component):
     tx_domain : str
         The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
     rx_depth, tx_depth : int
-        Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds one more in
-        its output register). The receive FIFO absorbs the time ``rx`` is held back (512 beats of 64 bits:
-        4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
+        Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds
+        :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
+        ``rx`` is held back (512 beats of 64 bits: 4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
         latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
     rx_delay, tx_delay : float
         I/O delays, see :class:`~apbbf.hdl.eth.rgmii.RGMII`.
@@ -124,12 +125,17 @@ class RGMIIMAC(wiring.Component):
 
         m.submodules.rx_framer = rx_framer = DomainRenamer("rx")(RXFramer())
         m.submodules.packer = packer = DomainRenamer("rx")(BeatPacker(self._data_width))
-        # Buffered FIFOs: their read data comes from a register, not from the block RAM's output (5.8 ns
-        # clock-to-out on ECP5 without its output register), so the logic behind them has the whole clock.
-        m.submodules.rx_fifo = rx_fifo = fifo.AsyncFIFOBuffered(
-            width=beat_layout(self._data_width).size, depth=self._rx_depth + 1, w_domain="rx", r_domain="sync")
-        wiring.connect(m, phy.gmii_rx, rx_framer.gmii)
-        wiring.connect(m, rx_framer.o, packer.i)
+        # Registered FIFOs: their block RAM's address and read data, and their pointers, start and end at
+        # registers (5.8 ns clock-to-out of an ECP5 block RAM without its output register; lib.fifo's pointer
+        # logic missed 125 MHz with the de-duplicator beside it), so the logic around them has the whole clock.
+        m.submodules.rx_fifo = rx_fifo = RegisteredAsyncFIFO(
+            width=beat_layout(self._data_width).size, depth=self._rx_depth, w_domain="rx", r_domain="sync")
+        # A register on each side of the framer: the receive registers sit in the I/O cells at the pins, far from
+        # the logic, and the framer's end-of-frame decisions (length, FCS residue) feed the packer's room logic.
+        # Each costs a clock of latency and nothing else (the receive side is never held back).
+        m.d.rx += [rx_framer.gmii.data.eq(phy.gmii_rx.data), rx_framer.gmii.dv.eq(phy.gmii_rx.dv),
+                   rx_framer.gmii.er.eq(phy.gmii_rx.er),
+                   packer.i.valid.eq(rx_framer.o.valid), packer.i.payload.eq(rx_framer.o.payload)]
         m.d.comb += [
             rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
             self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
@@ -149,8 +155,8 @@ class RGMIIMAC(wiring.Component):
             m.d.rx += room.eq(0)
         m.d.comb += packer.o_room.eq(room)
 
-        m.submodules.tx_fifo = tx_fifo = fifo.AsyncFIFOBuffered(
-            width=beat_layout(self._data_width).size, depth=self._tx_depth + 1, w_domain="sync", r_domain=tx_domain)
+        m.submodules.tx_fifo = tx_fifo = RegisteredAsyncFIFO(
+            width=beat_layout(self._data_width).size, depth=self._tx_depth, w_domain="sync", r_domain=tx_domain)
         m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
         m.submodules.tx_framer = tx_framer = DomainRenamer(tx_domain)(self._tx_framer)
         m.d.comb += [

@@ -1,0 +1,347 @@
+"""The de-duplication appliance's bitstream for a two-port board (``make bitstream BOARD=colorlight-5a75b`` or
+``versa-ecp5``), and its report.
+
+Why this way: the board's own amaranth-boards platform writes the yosys and nextpnr script (pins, I/O types, the
+clock constraints); yosys runs once and nextpnr once per seed on the same netlist, because nextpnr's Fmax moves
+about 12 % between seeds and a figure is the median of several. The bitstream is packed from the first seed that
+meets every clock domain (receive 125 MHz on each port, transmit 125 MHz, the filter's ``sync``). The filter is
+sized from the window asked for (:func:`appliance_config`, the model's :func:`~apbbf.model.timeanalysis.solve_timed`
+at 1 GbE line rate for minimum-size frames) and checked against the board's block RAM before any tool runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import fields, replace
+from pathlib import Path
+
+from .. import toolchain
+
+__all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "ACTIONS", "KEYS", "DP16KD_COUNT", "block_ram",
+           "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name",
+           "build_appliance", "markdown", "summary"]
+
+#: Frames per second on 1 GbE at the minimum size: 64 bytes with the FCS, 8 of preamble and SFD, 12 of gap.
+LINE_RATE_PPS = 1e9 / ((64 + 8 + 12) * 8)
+#: The simple IMIX (7:4:1 frames of 64, 594 and 1518 bytes with the FCS) as (bytes, weight) pairs.
+IMIX = ((64, 7), (594, 4), (1518, 1))
+#: Frames per second on 1 GbE at the IMIX's average size (353.8 bytes).
+IMIX_PPS = 1e9 / ((sum(size * weight for size, weight in IMIX) / sum(w for _, w in IMIX) + 20) * 8)
+
+#: Per board: the window (microseconds), the worst-case false-positive target at line rate, the most physical
+#: segments (each is block RAM and hash logic of its own), the burst the pool keeps the span at.
+BOARD_DEFAULTS = {
+    "colorlight-5a75b": dict(window_us=4000, fp=1e-3, max_segments=8, burst=1.25),
+    "versa-ecp5": dict(window_us=5000, fp=1e-4, max_segments=8, burst=1.25),
+}
+#: The actions the appliance builds with (``mark`` has no place on the wire).
+ACTIONS = ("drop", "count")
+KEYS = ("l3l4", "frame")
+
+
+def _platform(board: str):
+    from .mac_pnr import _platform
+    return _platform(board)
+
+
+def appliance_config(board: str, *, window_us: int | None = None, fp: float | None = None, seed: int = 0,
+                     config=None):
+    """The filter of ``board``'s appliance: ``config`` when given, else the smallest Config
+    (:func:`~apbbf.model.timeanalysis.solve_timed`) that keeps every key for ``window_us`` microseconds at
+    :data:`LINE_RATE_PPS` (bursts of the board's ``burst`` times that rate included) with a worst-case fp of
+    ``fp`` at that rate; the hash ``seed`` set. One tick is one microsecond.
+
+    Raises
+    ------
+    ValueError
+        If ``board`` is unknown, a value is out of range, or no Config meets the targets.
+    """
+    from ..model.config import check_config
+    from ..model.timeanalysis import solve_timed
+    if board not in BOARD_DEFAULTS:
+        raise ValueError(f"board must be one of {', '.join(BOARD_DEFAULTS)}, not {board!r}")
+    defaults = BOARD_DEFAULTS[board]
+    if config is not None:
+        return replace(check_config(config), seed=seed)
+    window_us = defaults["window_us"] if window_us is None else window_us
+    if isinstance(window_us, bool) or not isinstance(window_us, int) or not 1 <= window_us <= 1 << 30:
+        raise ValueError(f"window_us must be an integer from 1 to 2**30 microseconds, not {window_us!r}")
+    return solve_timed(defaults["fp"] if fp is None else fp, window_us, LINE_RATE_PPS / 1e6,
+                       burst=defaults["burst"], max_segments=defaults["max_segments"], seed=seed)
+
+
+def window_numbers(config) -> dict:
+    """The window in keys and in milliseconds, and the worst-case fp, at :data:`LINE_RATE_PPS` and
+    :data:`IMIX_PPS` (:func:`~apbbf.model.timeanalysis.timed_analysis`; one tick is one microsecond)."""
+    from ..model.timeanalysis import timed_analysis
+    out = {"span_ms": config.span / 1000}
+    for name, pps in (("line_rate_64B", LINE_RATE_PPS), ("imix", IMIX_PPS)):
+        result = timed_analysis(config, pps / 1e6, points=4)
+        out[name] = {"pps": round(pps), "window_keys": round(result["window_keys"]),
+                     "window_ms": round(result["window_time"] / 1000, 4), "fp": result["fp"],
+                     "overflow": bool(result["overflow"])}
+    return out
+
+
+#: DP16KD per device of the two boards (Lattice ECP5 and ECP5-5G Family Data Sheet, FPGA-DS-02012, Table 1.1).
+DP16KD_COUNT = {"LFE5U-25F": 56, "LFE5UM-45F": 108}
+
+
+def block_ram(board: str):
+    """The :class:`~apbbf.hdl.core.devices.BlockRAM` of ``board``'s device: the ECP5-85F's DP16KD, counted for
+    the smaller device."""
+    from ..hdl.core.devices import BLOCK_RAM
+    device = _platform(board).device
+    return replace(BLOCK_RAM["LFE5U-85F"], device=device, count=DP16KD_COUNT[device],
+                   source=f"Lattice ECP5 and ECP5-5G Family Data Sheet (FPGA-DS-02012), Table 1.1: "
+                          f"{DP16KD_COUNT[device]} sysMEM EBR of 18 kbit")
+
+
+def check_block_ram(board: str, config, action: str) -> dict:
+    """The DP16KD the filter's segments and the rest of the appliance need on ``board``.
+
+    Raises
+    ------
+    ValueError
+        If they need more than the device has (the message names both).
+    """
+    ram = block_ram(board)
+    segments = ram.blocks_for_config(config)
+    other = _block_rams(board, config, action)
+    if segments + other > ram.count:
+        raise ValueError(f"the filter needs {segments} DP16KD ({config.physical_segments} segments of "
+                         f"{config.segment_blocks} blocks x {config.block_bits} bits) and the rest of the appliance "
+                         f"{other}, more than the {ram.device}'s {ram.count}: choose a shorter window or a higher fp")
+    return {"filter": segments, "other": other, "available": ram.count}
+
+
+def _block_rams(board: str, config, action: str) -> int:
+    """Block RAMs the appliance needs besides the filter's segments (an estimate from the memories' shapes)."""
+    from ..hdl.eth.appliance import MAX_FRAME
+    from ..hdl.eth.layouts import beat_layout
+    from ..hdl.packet.dedup import PacketDedup
+    from ..model.packet import KeySpec
+    ram = block_ram(board)
+    beat = beat_layout(64).size
+    dedup = PacketDedup(config, KeySpec.l3l4(), data_width=64, action=action, timestamps="counter",
+                        max_frame=MAX_FRAME)
+    dedup._MustUse__used = True
+    shapes = [(512, beat)] * 2 + [(64, beat)] * 2 + [(256, beat)] * (1 + (action != "drop"))
+    if dedup.buffer_beats:
+        shapes.append((dedup.buffer_beats, beat - 1))
+    decisions = max(dedup.buffer_beats, 4 * dedup.key_queue, 16)
+    if decisions >= 512:
+        shapes += [(decisions, 2), (decisions, 1)]
+    return sum(ram.tile(depth, width).blocks for depth, width in shapes)
+
+
+def critical_paths(pnr_log: str) -> dict:
+    """Per clock, nextpnr's last (post-route) critical path report: its source, sink, delay and routing share
+    (:func:`apbbf.toolchain.critical_path` applied to each clock's block)."""
+    out = {}
+    for block in pnr_log.split("Critical path report for clock '")[1:]:
+        clock = block.split("'", 1)[0]
+        out[clock] = toolchain.critical_path("Critical path report for clock" + block, keep=2)
+    return out
+
+
+def domain_name(net: str) -> str:
+    """A readable clock domain for a nextpnr clock net of the appliance."""
+    for port in ("port0", "port1"):
+        if f"{port}." in net and "rx_clk" in net:
+            return f"rx of {port} (125 MHz, the PHY's)"
+    if "eth_tx" in net:
+        return "eth_tx (125 MHz, both transmit sides)"
+    return "sync (50 MHz, the filter's)"
+
+
+def _run(command, cwd, log=None, timeout=None):
+    with open(log, "w") if log else open(os.devnull, "w") as out:
+        subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
+
+
+def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
+                    action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
+                    build: bool = True) -> dict:
+    """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
+    (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
+
+    Parameters
+    ----------
+    board : str
+        A key of :data:`BOARD_DEFAULTS`.
+    build_dir : str or os.PathLike
+    config : Config, optional
+        The filter; by default sized by :func:`appliance_config` from ``window_us`` and ``fp``.
+    seed : int
+        The filter's hash seed.
+    action, key : str
+        One of :data:`ACTIONS`, one of :data:`KEYS`.
+    seeds : sequence of int
+        nextpnr seeds.
+    jobs : int
+        nextpnr runs at a time.
+    pnr_minutes : float
+        A nextpnr run not finished after this long is stopped; its seed is reported unfinished and left out of
+        the medians (router1 can thrash on a congested placement).
+    build : bool
+        False: no tool runs but ecppack; the report is made from the runs already in ``build_dir`` (those of the
+        same options), e.g. after a build was stopped.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range or the filter does not fit the board's block RAM.
+    """
+    from ..hdl.board.appliance import ApplianceTop
+    from ..model.packet import KeySpec
+    if action not in ACTIONS:
+        raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+    if key not in KEYS:
+        raise ValueError(f"key must be one of {', '.join(KEYS)}, not {key!r}")
+    seeds = [int(s) for s in seeds]
+    if not seeds or any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
+    config = appliance_config(board, window_us=window_us, fp=fp, seed=seed, config=config)
+    platform = _platform(board)
+    block_rams = check_block_ram(board, config, action)
+    spec = getattr(KeySpec, key)()
+    top = ApplianceTop(board, config, spec, action=action)
+    toolchain.use_yowasp()
+    build_dir = Path(build_dir).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": action, "key": key}
+    options_file = build_dir / "options.json"
+    start = time.monotonic()
+    if build:
+        for path in build_dir.glob("seed*.*"):
+            path.unlink()
+        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
+        plan.extract(str(build_dir))
+        _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+        options_file.write_text(json.dumps(options, indent=2) + "\n")
+    elif options_file.exists() and json.loads(options_file.read_text()) != options:
+        raise ValueError(f"{build_dir} holds a build with other options ({options_file}): build it again")
+    synth_seconds = time.monotonic() - start
+    device_args = toolchain.nextpnr_device_args(platform)
+
+    def place_and_route(pnr_seed):
+        begin = time.monotonic()
+        if build:
+            try:
+                _run([os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
+                      "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
+                      "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"], build_dir,
+                     timeout=pnr_minutes * 60)
+            except subprocess.TimeoutExpired:
+                return None
+        if not (build_dir / f"seed{pnr_seed}.json").exists():
+            return None
+        report = json.loads((build_dir / f"seed{pnr_seed}.json").read_text())
+        log = (build_dir / f"seed{pnr_seed}.tim").read_text()
+        return {"fmax": toolchain.fmax_from_report(report),
+                "seconds": round(time.monotonic() - begin, 1) if build else None,
+                "critical_paths": critical_paths(log),
+                "utilization": {name: {"used": v["used"], "available": v["available"]}
+                                for name, v in report.get("utilization", {}).items() if v.get("used")}}
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        runs = {s: r for s, r in zip(seeds, pool.map(place_and_route, seeds)) if r is not None}
+    unfinished = [s for s in seeds if s not in runs]
+    if not runs:
+        raise RuntimeError(f"no nextpnr run finished (seeds {seeds}, {pnr_minutes} minutes each)")
+    seeds = [s for s in seeds if s in runs]
+
+    domains = {}
+    for net in runs[seeds[0]]["fmax"]:
+        values = [runs[s]["fmax"][net]["achieved_mhz"] for s in seeds if net in runs[s]["fmax"]]
+        domains[domain_name(net)] = {
+            "net": net, "constraint_mhz": runs[seeds[0]]["fmax"][net]["constraint_mhz"],
+            "fmax_mhz": round(statistics.median(values), 2), "fmax_min_mhz": min(values),
+            "fmax_max_mhz": max(values),
+            "met_every_seed": all(runs[s]["fmax"][net]["met"] for s in seeds if net in runs[s]["fmax"]),
+        }
+    met = [s for s in seeds if all(v["met"] for v in runs[s]["fmax"].values() if v["met"] is not None)]
+    chosen = met[0] if met else seeds[0]
+    _run([os.environ["ECPPACK"], "--compress", "--input", f"seed{chosen}.config", "--bit", "top.bit"], build_dir)
+    cells = toolchain.group_cells(toolchain.yosys_cells((build_dir / "top.rpt").read_text()), "ecp5")
+    speed = getattr(platform, "speed", None)
+    report = {
+        "board": board,
+        "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
+        "bitstream": str(build_dir / "top.bit"), "bitstream_seed": chosen, "timing_met": bool(met),
+        "action": action, "key": key, "sync_mhz": top.sync_hz / 1e6, "baud": top.baud,
+        "domains": domains,
+        "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "critical_paths": r["critical_paths"]}
+                  for s, r in runs.items()},
+        "seeds_unfinished": unfinished, "pnr_minutes": pnr_minutes,
+        "cells": cells, "utilization": runs[chosen]["utilization"],
+        "config": {f.name: getattr(config, f.name) for f in fields(config)},
+        "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
+        "block_rams_estimated": block_rams,
+        "window": window_numbers(config),
+        "synth_seconds": round(synth_seconds, 1) if build else None,
+        "build_seconds": round(time.monotonic() - start, 1) if build else None,
+    }
+    (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def markdown(report: dict) -> str:
+    """The report as a markdown page."""
+    seeds = ", ".join(report["seeds"])
+    lines = [f"# Appliance bitstream: {report['board']} ({report['device']})", "",
+             f"- bitstream `{report['bitstream']}` (nextpnr seed {report['bitstream_seed']}); timing "
+             + ("met in every domain" if report["timing_met"] else "**NOT met** in every domain"),
+             f"- action `{report['action']}`, key `{report['key']}`, filter clock {report['sync_mhz']:g} MHz, "
+             f"UART {report['baud']} baud", "",
+             f"## Timing (post-route Fmax, median of nextpnr seeds {seeds}, with the range)", "",
+             "| domain | constraint | Fmax median | range | met on every seed |", "|---|---:|---:|---|---|"]
+    for name, d in report["domains"].items():
+        lines.append(f"| {name} | {d['constraint_mhz']} MHz | {d['fmax_mhz']} MHz | {d['fmax_min_mhz']}–"
+                     f"{d['fmax_max_mhz']} MHz | {'yes' if d['met_every_seed'] else 'NO'} |")
+    c, u = report["cells"], report["utilization"]
+    if report.get("seeds_unfinished"):
+        lines += ["", f"nextpnr seeds {', '.join(map(str, report['seeds_unfinished']))} did not finish within "
+                      f"{report['pnr_minutes']:g} minutes and are left out."]
+    lines += ["", "## Resources", "",
+              f"yosys: {c.get('luts', 0)} LUT4, {c.get('carry', 0)} CCU2C, {c.get('ffs', 0)} FF, "
+              f"{c.get('brams', 0)} block RAM, {c.get('lutram', 0)} LUT RAM.", "",
+              "| nextpnr cell | used | available |", "|---|---:|---:|"]
+    lines += [f"| {name} | {v['used']} | {v['available']} |" for name, v in u.items()]
+    cfg = report["config"]
+    w = report["window"]
+    lines += ["", "## The filter", "",
+              "Config(" + ", ".join(f"{k}={v:#x}" if k == "seed" else f"{k}={v}" for k, v in cfg.items()) + ")"
+              + f": {report['physical_segments']} segments, {report['memory_bits']} bits.", "",
+              f"Time window (span) {w['span_ms']:g} ms; one tick is 1 µs.", "",
+              "| traffic | frames/s | window, keys | window, ms | worst-case fp | overflow |",
+              "|---|---:|---:|---:|---:|---|"]
+    for name, label in (("line_rate_64B", "1 GbE, 64-byte frames"), ("imix", "1 GbE, simple IMIX")):
+        v = w[name]
+        lines.append(f"| {label} | {v['pps']} | {v['window_keys']} | {v['window_ms']:g} | {v['fp']:.3g} | "
+                     f"{'yes' if v['overflow'] else 'no'} |")
+    if report.get("build_seconds") is not None:
+        lines += ["", f"Synthesis {report['synth_seconds']} s, whole build {report['build_seconds']} s."]
+    return "\n".join(lines) + "\n"
+
+
+def summary(report: dict) -> str:
+    """A few lines for the terminal."""
+    lines = [f"{report['board']} ({report['device']}): {report['bitstream']} (seed {report['bitstream_seed']}), "
+             f"timing {'met' if report['timing_met'] else 'NOT met'}"]
+    for name, d in report["domains"].items():
+        lines.append(f"  {name:>32}: {d['fmax_mhz']:7.2f} MHz ({d['fmax_min_mhz']}-{d['fmax_max_mhz']}) "
+                     f"against {d['constraint_mhz']} MHz")
+    w = report["window"]
+    lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps, "
+                 f"{w['imix']['window_keys']} at IMIX")
+    return "\n".join(lines)

@@ -1,0 +1,171 @@
+"""The appliance's side of the host protocol (:mod:`apbbf.model.protocol`): INFO and APPLIANCE over the UART."""
+
+from amaranth import Cat, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.config import Config, check_config, check_integer
+from ...model.packet import KeySpec
+from ...model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_COUNTERS, APPLIANCE_SIZE,
+                               INFO_SIZE, PROTOCOL_VERSION, Command, Info, Status)
+from .host_parser import TIMEOUT_CYCLES, HostParser, request_layout
+from .host_replier import HostReplier, reply_header_layout
+from .uart import DIVISORS, UARTReceiver, UARTTransmitter
+
+__all__ = ["ApplianceExecutor", "ApplianceHost", "key_name"]
+
+
+def key_name(spec: KeySpec) -> str:
+    """The APPLIANCE payload's name of ``spec`` (:data:`~apbbf.model.protocol.APPLIANCE_KEYS`).
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is neither ``KeySpec.l3l4()`` nor ``KeySpec.frame()``.
+    """
+    for name in ("l3l4", "frame"):
+        if spec == getattr(KeySpec, name)():
+            return name
+    raise ValueError(f"spec must be KeySpec.l3l4() or KeySpec.frame() (the APPLIANCE payload names no other), "
+                     f"not {spec!r}")
+
+
+class ApplianceExecutor(wiring.Component):
+    """Executes checked requests on the appliance: INFO (its filter's Config, ``max_batch`` 0, ticks of 1 µs)
+    and APPLIANCE (the build's options, the links and the counters, all taken in the cycle the reply starts).
+
+    Parameters
+    ----------
+    config : Config
+    action : {"drop", "mark", "count"}
+    key : {"l3l4", "frame"}
+    max_frame : int
+        Longest frame the de-duplicator checks, bytes, 64..65535.
+
+    Attributes
+    ----------
+    request : In(stream.Signature(request_layout()))
+    keys : In(stream.Signature(8))
+        Never carries a byte (the parser takes no key command); drained.
+    header : Out(stream.Signature(reply_header_layout()))
+    payload : Out(stream.Signature(8))
+    counters : In(32 * len(APPLIANCE_COUNTERS))
+        The counters of :data:`~apbbf.model.protocol.APPLIANCE_COUNTERS`, counter i in bits 32i..32i+31.
+    link : In(2)
+    """
+
+    def __new__(cls, config: Config, *, action: str, key: str, max_frame: int):
+        check_config(config)
+        if action not in APPLIANCE_ACTIONS:
+            raise ValueError(f"action must be one of {', '.join(APPLIANCE_ACTIONS)}, not {action!r}")
+        if key not in ("l3l4", "frame"):
+            raise ValueError(f"key must be 'l3l4' or 'frame', not {key!r}")
+        check_integer("max_frame", max_frame, range(64, 65536))
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, config: Config, *, action: str, key: str, max_frame: int):
+        self._config, self._action, self._key, self._max_frame = config, action, key, max_frame
+        super().__init__({
+            "request": In(stream.Signature(request_layout())),
+            "keys": In(stream.Signature(8)),
+            "header": Out(stream.Signature(reply_header_layout())),
+            "payload": Out(stream.Signature(8)),
+            "counters": In(32 * len(APPLIANCE_COUNTERS)),
+            "link": In(2),
+        })
+
+    def elaborate(self, platform):
+        # Byte-wide and stop-and-wait, as the filter boards' executor: a payload byte is a word_select of a
+        # constant (INFO) or of a snapshot taken when the reply starts (APPLIANCE), so the counters in one reply
+        # are those of one clock cycle.
+        m = Module()
+        request = self.request.payload
+        ok = request.status == Status.OK
+        info = Const(int.from_bytes(Info.from_config(self._config, 0, 1000).pack(), "little"), 8 * INFO_SIZE)
+        head = Cat(Const(PROTOCOL_VERSION, 8), Const(APPLIANCE_ACTIONS.index(self._action), 8),
+                   Const(("l3l4", "frame").index(self._key), 8))
+        snapshot = Signal(8 * APPLIANCE_SIZE)
+        index = Signal(range(max(INFO_SIZE, APPLIANCE_SIZE)))
+        m.d.comb += [self.keys.ready.eq(1), self.header.payload.command.eq(request.command),
+                     self.header.payload.status.eq(request.status)]
+        with m.If(~ok):
+            m.d.comb += self.header.payload.length.eq(0)
+        with m.Elif(request.command == Command.INFO):
+            m.d.comb += self.header.payload.length.eq(INFO_SIZE)
+        with m.Else():
+            m.d.comb += self.header.payload.length.eq(APPLIANCE_SIZE)
+
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.header.valid.eq(self.request.valid)
+                with m.If(self.header.valid & self.header.ready):
+                    m.d.sync += [index.eq(0), snapshot.eq(Cat(head, self.link, Const(0, 6), Const(self._max_frame, 16),
+                                                                self.counters))]
+                    with m.If(~ok):
+                        m.d.comb += self.request.ready.eq(1)
+                    with m.Elif(request.command == Command.INFO):
+                        m.next = "INFO"
+                    with m.Else():
+                        m.next = "APPLIANCE"
+            for state, table, size in (("INFO", info, INFO_SIZE), ("APPLIANCE", snapshot, APPLIANCE_SIZE)):
+                with m.State(state):
+                    m.d.comb += [self.payload.valid.eq(1), self.payload.payload.eq(table.word_select(index, 8))]
+                    with m.If(self.payload.ready):
+                        m.d.sync += index.eq(index + 1)
+                        with m.If(index == size - 1):
+                            m.d.comb += self.request.ready.eq(1)
+                            m.next = "IDLE"
+        return m
+
+
+class ApplianceHost(wiring.Component):
+    """UART lines in and out, the host protocol between them: :class:`~apbbf.hdl.board.host_parser.HostParser`
+    (INFO and APPLIANCE only), :class:`ApplianceExecutor`, :class:`~apbbf.hdl.board.host_replier.HostReplier`.
+
+    Parameters
+    ----------
+    config, action, key, max_frame
+        As :class:`ApplianceExecutor`.
+    divisor : int
+        Clock cycles per UART bit.
+    timeout_cycles : int
+        Inter-byte timeout inside a request frame, clock cycles.
+
+    Attributes
+    ----------
+    rx : In(1)
+    tx : Out(1)
+    counters : In(32 * len(APPLIANCE_COUNTERS))
+    link : In(2)
+    busy : Out(1)
+    """
+
+    def __init__(self, config: Config, *, action: str, key: str, max_frame: int, divisor: int,
+                 timeout_cycles: int = 1 << 16):
+        check_integer("divisor", divisor, DIVISORS)
+        check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
+        self._executor = ApplianceExecutor(config, action=action, key=key, max_frame=max_frame)
+        self._divisor, self._timeout = divisor, timeout_cycles
+        super().__init__({
+            "rx": In(1, init=1), "tx": Out(1, init=1),
+            "counters": In(32 * len(APPLIANCE_COUNTERS)), "link": In(2), "busy": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        # The filter boards' parser and replier, as they are; only the executor is the appliance's.
+        m.submodules.receiver = receiver = UARTReceiver(self._divisor)
+        m.submodules.transmitter = transmitter = UARTTransmitter(self._divisor)
+        m.submodules.parser = parser = HostParser(64, max_batch=1, timeout_cycles=self._timeout,
+                                                  commands=APPLIANCE_COMMANDS)
+        m.submodules.executor = executor = self._executor
+        m.submodules.replier = replier = HostReplier()
+        wiring.connect(m, receiver.o, parser.rx)
+        wiring.connect(m, parser.request, executor.request)
+        wiring.connect(m, parser.keys, executor.keys)
+        wiring.connect(m, executor.header, replier.header)
+        wiring.connect(m, executor.payload, replier.payload)
+        wiring.connect(m, replier.tx, transmitter.i)
+        m.d.comb += [receiver.rx.eq(self.rx), self.tx.eq(transmitter.tx), executor.counters.eq(self.counters),
+                     executor.link.eq(self.link), self.busy.eq(parser.busy | replier.busy)]
+        return m

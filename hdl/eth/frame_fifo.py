@@ -1,0 +1,78 @@
+"""Store and forward in front of a MAC's transmit side: a frame leaves only once it is whole."""
+
+from amaranth import Module, Signal
+from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .layouts import beat_layout, check_data_width
+
+__all__ = ["FrameFIFO"]
+
+
+class FrameFIFO(wiring.Component):
+    """Beats in, beats out, in ``sync``; a frame goes out once its last beat is in, so that the transmit side of
+    :class:`~apbbf.hdl.eth.mac.RGMIIMAC` never waits for a beat in the middle of a frame, whatever the source's
+    pace (another port's receive side through two clock crossings, a de-duplicator holding a frame's last beat
+    for its answer).
+
+    A frame longer than the queue cannot be held whole: when the queue is full and holds no whole frame, its
+    beats go on as they come (the MAC may then cut it short and count it in ``tx_underflows``).
+
+    Parameters
+    ----------
+    data_width : int
+        Bits per beat, one of :data:`~apbbf.hdl.eth.layouts.DATA_WIDTHS`.
+    depth : int
+        Beats held, a power of 2 from 16 to 65536 (256 beats of 64 bits: 2048 bytes, one 1522-byte frame and a
+        few short ones).
+
+    Attributes
+    ----------
+    i : In(stream.Signature(beat_layout(data_width)))
+    o : Out(stream.Signature(beat_layout(data_width)))
+    """
+
+    def __new__(cls, data_width: int = 64, depth: int = 256):
+        check_data_width(data_width)
+        if isinstance(depth, bool) or not isinstance(depth, int):
+            raise TypeError(f"depth must be an integer, not {depth!r}")
+        if depth < 16 or depth > 1 << 16 or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of 2 from 16 to 65536 beats, not {depth}")
+        return super().__new__(cls, src_loc_at=1)
+
+    def __init__(self, data_width: int = 64, depth: int = 256):
+        self._data_width, self._depth = data_width, depth
+        super().__init__({
+            "i": In(stream.Signature(beat_layout(data_width))),
+            "o": Out(stream.Signature(beat_layout(data_width))),
+        })
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        # A count of the whole frames inside gates the output; the count and the queue's level are registers,
+        # so the transmit FIFO behind sees a flag, not arithmetic.
+        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=beat_layout(self._data_width).size,
+                                                           depth=self._depth)
+        head = self.o.payload
+        frames = Signal(range(self._depth + 2))
+        stuck = Signal()                                     # full without a whole frame: let it go
+        writing_last = self.i.valid & self.i.ready & self.i.payload.last
+        reading_last = self.o.valid & self.o.ready & head.last
+        with m.If(reading_last):
+            m.d.sync += stuck.eq(0)
+        with m.Elif((queue.w_level >= self._depth - 1) & (frames == 0)):
+            m.d.sync += stuck.eq(1)
+        with m.If(writing_last & ~reading_last):
+            m.d.sync += frames.eq(frames + 1)
+        with m.Elif(reading_last & ~writing_last & (frames != 0)):
+            m.d.sync += frames.eq(frames - 1)
+        m.d.comb += [
+            queue.w_data.eq(self.i.payload), queue.w_en.eq(self.i.valid), self.i.ready.eq(queue.w_rdy),
+            head.eq(queue.r_data), self.o.valid.eq(queue.r_rdy & ((frames != 0) | stuck)),
+            queue.r_en.eq(self.o.ready & ((frames != 0) | stuck)),
+        ]
+        return m

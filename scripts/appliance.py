@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Build the de-duplication appliance's bitstream for a two-port board and write its report (``make bitstream
+BOARD=colorlight-5a75b`` or ``BOARD=versa-ecp5``): build/appliance-<board>/top.bit, and
+build/reports/appliance-<board>.json and .md (:func:`apbbf.flows.appliance.build_appliance`)."""
+
+import argparse
+import json
+import sys
+
+from apbbf.flows.appliance import ACTIONS, BOARD_DEFAULTS, KEYS, build_appliance, markdown, summary
+from apbbf.flows.args import BUILD, REPORTS, seeds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--board", required=True, choices=list(BOARD_DEFAULTS))
+    parser.add_argument("--action", default="drop", choices=ACTIONS, help="what happens to a copy (default drop)")
+    parser.add_argument("--key", default="l3l4", choices=KEYS, help="the de-duplication key (default l3l4)")
+    parser.add_argument("--window-us", type=int, help="the time window, microseconds (default: the board's)")
+    parser.add_argument("--fp", type=float, help="worst-case false-positive rate at 1.488 Mpps (default: the board's)")
+    parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
+    parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
+    parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
+    parser.add_argument("--pnr-minutes", type=float, default=30,
+                        help="stop a nextpnr run after this long and leave its seed out (default 30)")
+    parser.add_argument("--no-build", action="store_true",
+                        help="run no tool: the report (and the bitstream) from the runs already in the build folder")
+    args = parser.parse_args(argv)
+    try:
+        report = build_appliance(args.board, build_dir=BUILD / f"appliance-{args.board}", window_us=args.window_us,
+                                 fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
+                                 jobs=args.jobs, pnr_minutes=args.pnr_minutes, build=not args.no_build)
+    except (TypeError, ValueError, RuntimeError) as error:
+        parser.exit(2, f"appliance: error: {error}\n")
+    REPORTS.mkdir(parents=True, exist_ok=True)
+    (REPORTS / f"appliance-{args.board}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (REPORTS / f"appliance-{args.board}.md").write_text(markdown(report))
+    print(summary(report))
+    return 0 if report["timing_met"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

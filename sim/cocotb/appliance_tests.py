@@ -1,0 +1,356 @@
+"""cocotb benches of the exported appliance (:mod:`apbbf.sim.cocotb.appliance_runner`): cocotbext-eth's
+``RgmiiSource`` and ``RgmiiSink`` at 1000 Mb/s on both ports, frames built with scapy, and every frame out of
+port 1 scored against :class:`apbbf.model.dedup.Dedup` with the same Config, seed and times (the times the
+de-duplicator took, read from ``now_us`` when ``frame_start`` is high): the frames, their order, their bytes, their
+FCS and the counters must be exactly the model's.
+
+Both receive clocks run 100 ppm fast and the transmit clock 100 ppm slow (the PHYs' clocks are not locked);
+``sync`` runs at 50 MHz, as on the boards.
+"""
+
+import json
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
+from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Dot1Q, Ether
+from scapy.packet import Raw
+
+from ...model import Config
+from ...model.dedup import Dedup
+from ...model.packet import KeySpec
+from ...model.protocol import (APPLIANCE_COUNTERS, REPLY_SYNC, Command, ApplianceStatus, Status, crc16)
+from .appliance_runner import PARAMS_ENV
+from .mac_tests import RX_PERIOD_FS, TX_PERIOD_FS, imix_length
+from .testbench import _quiet
+
+#: ``sync``, 50 MHz.
+SYNC_PERIOD_FS = 20_000_000
+#: Frames the de-duplicator checks (the appliance's MAX_FRAME).
+MAX_FRAME = 1522
+
+
+def _params():
+    text = os.environ.get(PARAMS_ENV)
+    if not text:
+        raise ValueError(f"{PARAMS_ENV} is not set: run the benches through "
+                         "apbbf.sim.cocotb.appliance_runner.run_appliance")
+    return json.loads(text)
+
+
+def _seed(name: str) -> int:
+    return (cocotb.RANDOM_SEED * 1_000_003 + sum(map(ord, name))) & 0xFFFFFFFF
+
+
+def packet(rng: random.Random, length: int, *, vlan: bool = False):
+    """A scapy Ethernet/[802.1Q]/IPv4/UDP packet of ``length`` bytes without FCS (>= 46)."""
+    p = Ether(dst=rng.getrandbits(48).to_bytes(6, "big"), src=rng.getrandbits(48).to_bytes(6, "big"))
+    if vlan:
+        p = p / Dot1Q(vlan=rng.randrange(1, 4095), prio=rng.randrange(8))
+    p = (p / IP(src=f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}", dst="192.168.1.2",
+                ttl=rng.randrange(2, 256), tos=rng.randrange(256))
+         / UDP(sport=rng.randrange(65536), dport=rng.randrange(65536)))
+    header = len(bytes(p))
+    p = p / Raw(bytes(rng.getrandbits(8) for _ in range(max(0, length - header))))
+    return Ether(bytes(p))
+
+
+def copy_of(rng: random.Random, original):
+    """A copy of ``original`` as a tap sees it one hop further or re-tagged: the same IP packet with another
+    TTL, DSCP or VLAN tag, or the very same bytes (the ``l3l4`` key masks all of these)."""
+    p = original.copy()
+    change = rng.choice(["ttl", "dscp", "vlan", "same"])
+    if change == "ttl":
+        p[IP].ttl = (p[IP].ttl - rng.randrange(1, 4)) % 256
+    elif change == "dscp":
+        p[IP].tos = (rng.randrange(64) << 2) | (p[IP].tos & 3)
+    elif change == "vlan":
+        if Dot1Q in p:
+            if rng.random() < 0.5:
+                p[Dot1Q].vlan = rng.randrange(1, 4095)
+            else:                                             # the tag removed
+                ether = Ether(dst=p.dst, src=p.src, type=0x0800)
+                p = ether / p[IP].copy()
+        else:                                                 # a tag added
+            ether = Ether(dst=p.dst, src=p.src)
+            p = ether / Dot1Q(vlan=rng.randrange(1, 4095)) / p[IP].copy()
+    if change in ("ttl", "dscp"):
+        del p[IP].chksum
+    return Ether(bytes(p)), change
+
+
+class TB:
+    def __init__(self, dut, name):
+        self.dut = dut
+        self.params = _params()
+        self.config = Config(**self.params["config"])
+        self.spec = getattr(KeySpec, self.params["key"])()
+        self.action = self.params["action"]
+        self.seed = _seed(name)
+        self.rng = random.Random(self.seed)
+        dut._log.info("bench %s: seed %d (COCOTB_RANDOM_SEED %d), %s", name, self.seed, cocotb.RANDOM_SEED,
+                      self.config)
+        self.source = [RgmiiSource(getattr(dut, f"port{p}_rgmii_rxd"), getattr(dut, f"port{p}_rgmii_rx_ctl"),
+                                   getattr(dut, f"port{p}_rgmii_rx_clk")) for p in (0, 1)]
+        self.sink = [RgmiiSink(getattr(dut, f"port{p}_rgmii_txd"), getattr(dut, f"port{p}_rgmii_tx_ctl"),
+                               getattr(dut, f"port{p}_phy_tx_clk")) for p in (0, 1)]
+        for endpoint in self.source + self.sink:
+            _quiet(endpoint)
+        self.times = []
+
+    async def reset(self):
+        """Clocks on (they start low), reset, then wait while the filter clears its memories."""
+        self.dut.rst.value = 1
+        for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.eth_tx_clk, TX_PERIOD_FS), (self.dut.clk, SYNC_PERIOD_FS)):
+            Clock(clock, period, unit="fs").start(start_high=False)
+        await ClockCycles(self.dut.clk, 10)
+        self.dut.rst.value = 0
+        await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        cocotb.start_soon(self._stamps())
+
+    async def _stamps(self):
+        """The time of each frame the de-duplicator takes, in order."""
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            if int(self.dut.frame_start.value):
+                self.times.append(int(self.dut.now_us.value))
+
+    def counters(self):
+        return {name: int(getattr(self.dut, name).value) for name in APPLIANCE_COUNTERS}
+
+    async def quiet(self, cycles=600):
+        """Wait until both sources are idle and no port has transmitted for ``cycles`` clocks of ``sync``."""
+        for source in self.source:
+            await source.wait()
+        idle = 0
+        while idle < cycles:
+            await RisingEdge(self.dut.clk)
+            busy = int(self.dut.port0_rgmii_tx_ctl.value) or int(self.dut.port1_rgmii_tx_ctl.value)
+            idle = 0 if busy else idle + 1
+
+    def wire(self, port):
+        """Frames sent by ``port``: (payload without FCS, FCS good)."""
+        out = []
+        while not self.sink[port].empty():
+            frame = self.sink[port].recv_nowait()
+            assert frame.get_preamble() == b"\x55" * 7 + b"\xd5", f"port {port}: preamble {frame.get_preamble()}"
+            out.append((bytes(frame.get_payload()), bool(frame.check_fcs())))
+        return out
+
+    # The UART, 8N1 at sync / divisor.
+    async def uart_send(self, data):
+        divisor = self.params["divisor"]
+        for byte in data:
+            for level in [0] + [(byte >> i) & 1 for i in range(8)] + [1]:
+                self.dut.uart_rx.value = level
+                await ClockCycles(self.dut.clk, divisor)
+
+    async def uart_byte(self):
+        divisor = self.params["divisor"]
+        await FallingEdge(self.dut.uart_tx)
+        await ClockCycles(self.dut.clk, divisor // 2)
+        byte = 0
+        for i in range(8):
+            await ClockCycles(self.dut.clk, divisor)
+            byte |= int(self.dut.uart_tx.value) << i
+        await ClockCycles(self.dut.clk, divisor)
+        assert int(self.dut.uart_tx.value) == 1, "framing error on uart_tx"
+        return byte
+
+    async def appliance_status(self) -> ApplianceStatus:
+        """APPLIANCE over the UART: the request sent, the reply read and checked."""
+        body = bytes([Command.APPLIANCE, 0])
+        reader = cocotb.start_soon(self._reply())
+        await self.uart_send(bytes([0xA5]) + body + crc16(body).to_bytes(2, "little"))
+        command, status, payload = await reader
+        assert (command, status) == (Command.APPLIANCE, Status.OK), (command, status)
+        return ApplianceStatus.unpack(payload)
+
+    async def _reply(self):
+        assert await self.uart_byte() == REPLY_SYNC
+        header = bytes([await self.uart_byte() for _ in range(3)])
+        payload = bytes([await self.uart_byte() for _ in range(header[2])])
+        crc = bytes([await self.uart_byte() for _ in range(2)])
+        assert int.from_bytes(crc, "little") == crc16(header + payload), "reply CRC"
+        return header[0], header[1], payload
+
+
+def score(tb, sent, port1):
+    """Every frame out of port 1 against the model: ``sent`` is (bytes without FCS, MAC marks it bad) per frame
+    into port 0, in order; returns the model's counters."""
+    assert len(tb.times) == len(sent), f"{len(tb.times)} frames into the de-duplicator, {len(sent)} sent " \
+                                       f"(seed {tb.seed})"
+    model = Dedup(tb.config, tb.spec, tb.action, max_frame=MAX_FRAME, data_width=64)
+    expected = []
+    for (data, bad), time in zip(sent, tb.times):
+        _, forward, _ = model.frame(data, time, errored=bad)
+        if forward:
+            expected.append((data + bytes(max(0, 60 - len(data))), not bad))
+    assert len(port1) == len(expected), f"port 1 sent {len(port1)} frames, the model forwards {len(expected)} " \
+                                        f"(seed {tb.seed})"
+    for index, (got, want) in enumerate(zip(port1, expected)):
+        assert got == want, f"port 1 frame {index}: got {got[0].hex()} FCS good {got[1]}, model {want[0].hex()} " \
+                            f"FCS good {want[1]} (seed {tb.seed})"
+    return model.counters
+
+
+@cocotb.test()
+async def dedup_port0_to_port1(dut):
+    """Frames into port 0 as a tap delivers them: IMIX with VLAN tags, copies that differ in TTL, DSCP or VLAN
+    tag, exact copies, copies after a pause longer than the window, bursts of minimum-size frames at the minimum
+    gap, bad FCS, runts; the UART read during the traffic (unless the runner's ``uart`` is false). Port 1's
+    frames, their order, bytes and FCS, and every counter are the model's; the UART's counters are the ports'
+    own."""
+    tb = TB(dut, "dedup_port0_to_port1")
+    await tb.reset()
+    rng = tb.rng
+    c = tb.config
+    pause_us = c.span + c.shift_interval + 2                  # past the window and its expiry bound
+    sent, originals, kinds = [], [], {}
+    frames = tb.params["frames"]
+    uart = tb.params.get("uart", True)
+
+    async def read_during():
+        while int(dut.port0_rx_frames.value) < frames // 3:
+            await RisingEdge(dut.clk)
+        return await tb.appliance_status()
+
+    readout = cocotb.start_soon(read_during()) if uart else None
+    while len(sent) < frames:
+        kind = rng.choices(["new", "copy", "burst", "bad_fcs", "runt", "late_copy"],
+                           weights=[40, 30, 6, 6, 6, 3])[0]
+        if kind == "late_copy" and not originals:
+            kind = "new"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        batch = []
+        if kind == "new":
+            p = packet(rng, imix_length(rng), vlan=rng.random() < 0.3)
+            originals.append(p)
+            batch.append((bytes(p), False, GmiiFrame.from_payload(bytes(p))))
+        elif kind == "copy" and originals:
+            p, _ = copy_of(rng, rng.choice(originals[-20:]))
+            batch.append((bytes(p), False, GmiiFrame.from_payload(bytes(p))))
+        elif kind == "burst" or kind == "copy":
+            for _ in range(8):
+                p = packet(rng, 60) if not originals or rng.random() < 0.6 else copy_of(rng, originals[-1])[0]
+                originals.append(p)
+                batch.append((bytes(p), False, GmiiFrame.from_payload(bytes(p))))
+        elif kind == "bad_fcs":
+            p = packet(rng, imix_length(rng))
+            raw = bytearray(GmiiFrame.from_payload(bytes(p)).data)
+            raw[-1 - rng.randrange(4)] ^= 1 << rng.randrange(8)
+            batch.append((bytes(p), True, GmiiFrame(raw)))
+        elif kind == "runt":
+            data = bytes(rng.getrandbits(8) for _ in range(rng.randrange(20, 60)))
+            batch.append((data, True, GmiiFrame.from_payload(data, min_len=0)))
+        else:                                                 # late_copy
+            await tb.source[0].wait()
+            await Timer(pause_us, "us")
+            p, _ = copy_of(rng, rng.choice(originals))
+            batch.append((bytes(p), False, GmiiFrame.from_payload(bytes(p))))
+        for data, bad, frame in batch:
+            tb.source[0].ifg = 12 if kind == "burst" or rng.random() < 0.7 else rng.randrange(13, 40)
+            await tb.source[0].send(frame)
+            sent.append((data, bad))
+    during = await readout if uart else None
+    await tb.quiet()
+    counters = score(tb, sent, tb.wire(1))
+    hw = tb.counters()
+    for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
+        assert hw[f"dedup_{name}"] == getattr(counters, name), (name, hw, counters, tb.seed)
+    bad_fcs, runts = kinds.get("bad_fcs", 0), kinds.get("runt", 0)
+    assert (hw["port0_rx_frames"], hw["port0_rx_bad_fcs"], hw["port0_rx_runts"], hw["port0_rx_overflows"]) == (
+        len(sent), bad_fcs, runts, 0), hw
+    assert (hw["port1_tx_frames"], hw["port1_tx_underflows"]) == (counters.frames - counters.dropped, 0), hw
+    assert counters.duplicates > 0 and counters.errored == bad_fcs + runts
+    if uart:
+        # the UART's counters during the traffic: none past the end, taken while frames came in; after it, the
+        # ports' own
+        assert all(during.counters[name] <= hw[name] for name in APPLIANCE_COUNTERS), (during, hw)
+        assert frames // 3 <= during.counters["port0_rx_frames"] < len(sent), (during, len(sent))
+        after = await tb.appliance_status()
+        assert after.counters == hw and (after.action, after.key, after.max_frame) == (
+            tb.action, tb.params["key"], MAX_FRAME)
+    dut._log.info("%d frames in (%s), %d out of port 1; model counters %s", len(sent), kinds,
+                  counters.frames - counters.dropped, counters.as_dict())
+
+
+@cocotb.test()
+async def reverse_port1_to_port0(dut):
+    """Frames into port 1 (IMIX, VLAN tags, copies, bad FCS, runts) go out of port 0 unchanged, every one, in
+    order; the copies are not filtered in this direction; a bad frame leaves with a bad FCS, a runt padded."""
+    tb = TB(dut, "reverse_port1_to_port0")
+    await tb.reset()
+    rng = tb.rng
+    sent, previous = [], None
+    for _ in range(tb.params["reverse_frames"]):
+        kind = rng.choices(["new", "copy", "bad_fcs", "runt"], weights=[60, 20, 10, 10])[0]
+        if kind == "runt":
+            data = bytes(rng.getrandbits(8) for _ in range(rng.randrange(20, 60)))
+            frame, bad = GmiiFrame.from_payload(data, min_len=0), True
+        else:
+            p = copy_of(rng, previous)[0] if kind == "copy" and previous is not None else \
+                packet(rng, imix_length(rng), vlan=rng.random() < 0.3)
+            previous = p
+            data = bytes(p)
+            frame, bad = GmiiFrame.from_payload(data), kind == "bad_fcs"
+            if bad:
+                raw = bytearray(frame.data)
+                raw[-1] ^= 0x80
+                frame = GmiiFrame(raw)
+        tb.source[1].ifg = 12 if rng.random() < 0.7 else rng.randrange(13, 40)
+        await tb.source[1].send(frame)
+        sent.append((data + bytes(max(0, 60 - len(data))), not bad))
+    await tb.quiet()
+    got = tb.wire(0)
+    assert got == sent, f"port 0 sent {len(got)} frames, {len(sent)} went into port 1 (seed {tb.seed})"
+    hw = tb.counters()
+    assert (hw["port1_rx_frames"], hw["port1_rx_overflows"], hw["port0_tx_frames"], hw["port0_tx_underflows"],
+            hw["dedup_frames"]) == (len(sent), 0, len(sent), 0, 0), hw
+    assert not tb.wire(1)
+
+
+@cocotb.test()
+async def line_rate_both_ways(dut):
+    """Minimum-size frames back to back at the minimum gap into both ports at once, receive clocks 100 ppm fast,
+    transmit clock 100 ppm slow: port 1's frames are the model's (one in four a copy), port 0's are all of
+    port 1's; nothing overflows, nothing underflows."""
+    tb = TB(dut, "line_rate_both_ways")
+    await tb.reset()
+    rng = tb.rng
+    count = tb.params["line_rate_frames"]
+    forward_sent, reverse_sent, recent = [], [], []
+    for _ in range(count):
+        p = copy_of(rng, rng.choice(recent))[0] if recent and rng.random() < 0.25 else packet(rng, 60)
+        if len(bytes(p)) < 60:
+            p = Ether(bytes(p) + bytes(60 - len(bytes(p))))
+        recent = (recent + [p])[-8:]
+        forward_sent.append((bytes(p), False))
+        reverse_sent.append(bytes(packet(rng, 60)))
+    for source in tb.source:
+        source.ifg = 12
+
+    async def send(port, frames):
+        for data in frames:
+            await tb.source[port].send(GmiiFrame.from_payload(data))
+
+    start = cocotb.utils.get_sim_time("ns")
+    reverse = cocotb.start_soon(send(1, reverse_sent))
+    await send(0, [data for data, _ in forward_sent])
+    await reverse
+    await tb.quiet()
+    counters = score(tb, forward_sent, tb.wire(1))
+    assert tb.wire(0) == [(data, True) for data in reverse_sent]
+    hw = tb.counters()
+    assert hw["port0_rx_overflows"] == hw["port1_rx_overflows"] == 0, hw
+    assert hw["port0_tx_underflows"] == hw["port1_tx_underflows"] == 0, hw
+    assert hw["dedup_unchecked"] == 0 and hw["dedup_duplicates"] == counters.duplicates > 0, hw
+    dut._log.info("%d + %d minimum-size frames at line rate, %.1f us simulated", count, count,
+                  (cocotb.utils.get_sim_time("ns") - start) / 1e3)

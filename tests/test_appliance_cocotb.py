@@ -1,0 +1,63 @@
+"""The exported appliance on Icarus Verilog with cocotbext-eth's RGMII sources and sinks on both ports at
+1000 Mb/s (:mod:`apbbf.sim.cocotb.appliance_tests`): port 1's frames scored against apbbf.model.dedup, the reverse
+direction, line rate both ways across unlocked clocks, the UART read during traffic. Each case is exported,
+compiled and run in ``build/cocotb-appliance/<name>/``."""
+
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from apbbf.model import Config
+from apbbf.sim.cocotb import appliance_runner, runner
+
+BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-appliance"
+SEED = 20261125
+EXPECTED_TESTS = frozenset(["dedup_port0_to_port1", "reverse_port1_to_port0", "line_rate_both_ways"])
+#: A window of 12 us (a pause of 18 us puts a copy outside it and past its expiry bound), small segments: short
+#: simulations.
+CONFIG = Config(k=2, l=3, segment_blocks=16, span=12, extra_segments=2, seed=0x5EED1E55)
+
+CASES = {
+    # make test: each bench alone, short (Icarus runs the de-duplicator at about 1 us of traffic per second)
+    "drop-dedup": dict(action="drop", frames=16, uart=False, testcase="dedup_port0_to_port1"),
+    "drop-reverse": dict(action="drop", reverse_frames=10, testcase="reverse_port1_to_port0"),
+    "drop-line-rate": dict(action="drop", line_rate_frames=12, testcase="line_rate_both_ways"),
+    # make test-slow: long runs with the UART read during traffic, and the count action
+    "drop-long": dict(action="drop", frames=200, reverse_frames=60, line_rate_frames=200),
+    "count": dict(action="count", frames=60, reverse_frames=10, line_rate_frames=30),
+}
+SLOW = {"drop-long", "count"}
+
+
+def _results(path: Path):
+    ran, failed = [], []
+    for case in ElementTree.parse(path).getroot().iter("testcase"):
+        if list(case.iter("skipped")):
+            continue
+        ran.append(case.get("name"))
+        for failure in list(case.iter("failure")) + list(case.iter("error")):
+            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
+    return ran, failed
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
+                                  for name in CASES])
+def test_icarus(name):
+    runner.check_simulator("icarus")
+    case = dict(CASES[name])
+    testcase = case.pop("testcase", None)
+    build_dir = BUILD / (name if testcase is None else case["action"])       # the short cases share a build
+    results = build_dir / "results.xml"
+    start = time.monotonic()
+    try:
+        appliance_runner.run_appliance(build_dir, CONFIG, sim="icarus", seed=SEED, testcase=testcase, **case)
+    except SystemExit as exit_:
+        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        pytest.fail(f"cocotb appliance on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed),
+                    pytrace=False)
+    ran, failed = _results(results)
+    assert not failed, failed
+    assert set(ran) == ({testcase} if testcase else EXPECTED_TESTS), sorted(ran)
+    print(f"case {name}: {time.monotonic() - start:.1f} s")

@@ -1,0 +1,89 @@
+"""The appliance's build, without the tools: the filter sized per board, the block RAM check, the window's
+numbers, the report's pages; the board top (with its UART) elaborated; the options it refuses."""
+
+import pytest
+from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
+
+from apbbf.flows.appliance import (BOARD_DEFAULTS, IMIX_PPS, LINE_RATE_PPS, appliance_config, check_block_ram,
+                                   domain_name, markdown, summary, window_numbers)
+from apbbf.model import Config
+
+
+def test_rates():
+    assert round(LINE_RATE_PPS) == 1_488_095
+    assert 320_000 < IMIX_PPS < 335_000
+
+
+@pytest.mark.slow                                           # the model's solver: ~10 s per board
+@pytest.mark.parametrize("board", list(BOARD_DEFAULTS))
+def test_default_config_fits(board):
+    config = appliance_config(board, seed=0x1234)
+    assert config.span == BOARD_DEFAULTS[board]["window_us"] and config.seed == 0x1234
+    blocks = check_block_ram(board, config, "drop")
+    assert blocks["filter"] + blocks["other"] <= blocks["available"]
+    numbers = window_numbers(config)
+    line = numbers["line_rate_64B"]
+    assert not line["overflow"] and line["window_ms"] == config.span / 1000
+    assert line["window_keys"] == round(LINE_RATE_PPS * config.span / 1e6)
+    assert line["fp"] <= BOARD_DEFAULTS[board]["fp"]
+    assert numbers["imix"]["window_keys"] < line["window_keys"]
+
+
+#: What appliance_config("colorlight-5a75b") gives (4 ms at fp 1e-3), and what it gives for fp 1e-4.
+COLORLIGHT = Config(k=2, l=4, segment_blocks=512, span=4000, time_width=32, extra_segments=1)
+TOO_LARGE = Config(k=3, l=3, segment_blocks=1024, span=4000, time_width=32, extra_segments=1)
+
+
+def test_block_ram_check():
+    blocks = check_block_ram("colorlight-5a75b", COLORLIGHT, "drop")
+    assert blocks["filter"] == 16 and blocks["filter"] + blocks["other"] <= blocks["available"] == 56
+    with pytest.raises(ValueError, match="DP16KD"):
+        check_block_ram("colorlight-5a75b", TOO_LARGE, "drop")
+    assert appliance_config("colorlight-5a75b", config=COLORLIGHT, seed=7) == Config(
+        k=2, l=4, segment_blocks=512, span=4000, time_width=32, extra_segments=1, seed=7)
+
+
+def test_too_large_refused():
+    with pytest.raises(ValueError, match="board"):
+        appliance_config("ulx3s-85f")
+    with pytest.raises(ValueError, match="window_us"):
+        appliance_config("versa-ecp5", window_us=0)
+
+
+def test_domain_names():
+    assert domain_name("$glbnet$port1.packer.rx_clk").startswith("rx of port1")
+    assert domain_name("$glbnet$appliance.port0.rx_clk").startswith("rx of port0")
+    assert domain_name("$glbnet$appliance.pll.eth_tx_clk").startswith("eth_tx")
+    assert domain_name("$glbnet$appliance.dedup.answer_queue.clk").startswith("sync")
+
+
+def test_report_pages():
+    config = COLORLIGHT
+    domain = {"net": "n", "constraint_mhz": 125.0, "fmax_mhz": 130.0, "fmax_min_mhz": 128.0, "fmax_max_mhz": 140.0,
+              "met_every_seed": True}
+    report = {
+        "board": "colorlight-5a75b", "device": "LFE5U-25F-BG256 speed 6", "bitstream": "top.bit",
+        "bitstream_seed": 1, "timing_met": True, "action": "drop", "key": "l3l4", "sync_mhz": 50.0,
+        "baud": 1_000_000, "domains": {"eth_tx (125 MHz, both transmit sides)": domain}, "seeds": {"1": {}},
+        "cells": {"luts": 100}, "utilization": {"DP16KD": {"used": 38, "available": 56}},
+        "config": {"k": 2, "seed": 0}, "physical_segments": 8, "memory_bits": 1, "window": window_numbers(config),
+        "synth_seconds": 1, "build_seconds": 2}
+    page = markdown(report)
+    assert "| eth_tx (125 MHz, both transmit sides) | 125.0 MHz | 130.0 MHz | 128.0–140.0 MHz | yes |" in page
+    assert "| 1 GbE, 64-byte frames | 1488095 | 5952 | 4 |" in page
+    assert "timing met" in summary(report)
+
+
+@pytest.mark.slow                                           # the de-duplicator's elaboration: ~20 s
+def test_board_top_elaborates():
+    from apbbf.hdl.board.appliance import ApplianceTop
+    config = Config(2, 3, segment_blocks=16, span=1000, time_width=16)
+    plan = Colorlight_5A75B_R70Platform().prepare(ApplianceTop("colorlight-5a75b", config), name="top")
+    lpf = plan.files["top.lpf"]
+    assert "uart_0__rx" in lpf and "uart_0__tx" in lpf and "parser" in plan.files["top.il"]
+
+
+def test_mark_refused():
+    from apbbf.hdl.eth.appliance import DedupAppliance
+    with pytest.raises(ValueError, match="mark"):
+        DedupAppliance("colorlight-5a75b", Config(2, 3, segment_blocks=16, span=1000), action="mark")
