@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The exported appliance on Icarus Verilog with cocotbext-eth's RGMII sources and sinks on both ports at
 1000 Mb/s (:mod:`apbbf.sim.cocotb.appliance_tests`): port 1's frames scored against apbbf.model.dedup, the reverse
 direction, line rate both ways across unlocked clocks, the UART read during traffic. Each case is exported,

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The appliance's build, without the tools: the filter sized per board, the block RAM check, the window's
 numbers, the report's pages; the board top (with its UART) elaborated; the options it refuses."""
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The appliance's host side (ApplianceHost) simulated bit by bit behind its UART: apbbf.host.Device reads INFO
 and APPLIANCE while the counters move every clock (traffic), each reply's counters are those of one clock, and the
 commands the appliance does not execute are refused; the CLI's info and counters."""

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """RegisteredAsyncFIFO: every word out once, in order, across two unrelated clocks, at full rate when both sides
 are free, and its parameters checked."""
 

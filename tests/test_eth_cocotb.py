@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The exported RGMII MAC on Icarus Verilog with cocotbext-eth's RGMII source and sink at 1000 Mb/s
 (:mod:`apbbf.sim.cocotb.mac_tests`); each case is exported, compiled and run in ``build/cocotb-mac/<name>/``, which
 keeps the results XML and the waveform."""

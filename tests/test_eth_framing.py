@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The Ethernet MAC's framing blocks in Amaranth's simulator, byte by byte against frames built in Python (FCS from
 zlib's CRC-32): receive (preamble and SFD, FCS check and removal, PHY errors, runts, back-to-back frames), transmit
 (preamble, SFD, padding, FCS, the inter-frame gap, errors, underflow) and the beat packing each way."""

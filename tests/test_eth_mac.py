@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The RGMII MAC's parameters, its PLL settings, and the MAC alone elaborated for both boards with Ethernet
 (Colorlight 5A-75B, Lattice ECP5 Versa): the I/O primitives each board's PHYs need are the ones emitted."""
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """FrameFIFO: a frame leaves only once it is whole, frames keep their order and bytes; a frame longer than the
 queue is let through when the queue fills; parameters checked."""
 

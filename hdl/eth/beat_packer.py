@@ -34,11 +34,8 @@ class BeatPacker(wiring.Component):
     overflow : Out(1)
     """
 
-    def __new__(cls, data_width: int = 64):
-        check_data_width(data_width)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, data_width: int = 64):
+        check_data_width(data_width)
         self._data_width = data_width
         super().__init__({
             "i": In(stream.Signature(byte_layout(), always_ready=True)),

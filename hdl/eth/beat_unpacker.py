@@ -26,11 +26,8 @@ class BeatUnpacker(wiring.Component):
     o : Out(stream.Signature(byte_layout()))
     """
 
-    def __new__(cls, data_width: int = 64):
-        check_data_width(data_width)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, data_width: int = 64):
+        check_data_width(data_width)
         self._data_width = data_width
         super().__init__({
             "i": In(stream.Signature(beat_layout(data_width))),

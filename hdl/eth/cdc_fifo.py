@@ -61,16 +61,13 @@ class RegisteredAsyncFIFO(wiring.Component):
         ``r_data`` is valid; it is taken when ``r_en`` and ``r_rdy`` are high.
     """
 
-    def __new__(cls, *, width: int, depth: int, w_domain: str, r_domain: str):
+    def __init__(self, *, width: int, depth: int, w_domain: str, r_domain: str):
         if isinstance(width, bool) or not isinstance(width, int) or width < 1:
             raise TypeError(f"width must be a positive integer, not {width!r}")
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an integer, not {depth!r}")
         if depth < 4 or depth > 1 << 16 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of 2 from 4 to 65536, not {depth}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, *, width: int, depth: int, w_domain: str, r_domain: str):
         self._width, self._depth = width, depth
         self._w_domain, self._r_domain = w_domain, r_domain
         super().__init__({

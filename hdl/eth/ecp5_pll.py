@@ -55,12 +55,9 @@ class ECP5PLL(wiring.Component):
     clk_in: In(1)
     locked: Out(1)
 
-    def __new__(cls, *, input_hz: float, output_hz: float, second_hz: float, **kwargs):
-        pll_dividers(input_hz, output_hz, second_hz)
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, *, input_hz: float, output_hz: float, second_hz: float, output_domain: str = "eth_tx",
                  second_domain: str = "sync"):
+        pll_dividers(input_hz, output_hz, second_hz)
         self._dividers = pll_dividers(input_hz, output_hz, second_hz)
         self._hz = (input_hz, output_hz, second_hz)
         self._domains = (output_domain, second_domain)

@@ -32,15 +32,12 @@ class FrameFIFO(wiring.Component):
     o : Out(stream.Signature(beat_layout(data_width)))
     """
 
-    def __new__(cls, data_width: int = 64, depth: int = 256):
+    def __init__(self, data_width: int = 64, depth: int = 256):
         check_data_width(data_width)
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an integer, not {depth!r}")
         if depth < 16 or depth > 1 << 16 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of 2 from 16 to 65536 beats, not {depth}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, data_width: int = 64, depth: int = 256):
         self._data_width, self._depth = data_width, depth
         super().__init__({
             "i": In(stream.Signature(beat_layout(data_width))),

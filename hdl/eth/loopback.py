@@ -32,12 +32,9 @@ class RGMIILoopback(wiring.Component):
         The MAC's beat width.
     """
 
-    def __new__(cls, board: str, *args, **kwargs):
+    def __init__(self, board: str, port: int = 0, data_width: int = 64):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, board: str, port: int = 0, data_width: int = 64):
         self._board, self._port, self._data_width = board, port, data_width
         super().__init__({})
 

@@ -79,8 +79,8 @@ class RGMIIMAC(wiring.Component):
         The PHY's in-band status (:class:`~apbbf.hdl.eth.rgmii.RGMII`), synchronized to ``sync``.
     """
 
-    def __new__(cls, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
-                tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
+    def __init__(self, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
+                 tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
         check_data_width(data_width)
         if not isinstance(tx_domain, str) or not tx_domain or tx_domain in ("sync", "rx"):
             raise TypeError(f"tx_domain must be a domain name other than 'sync' and 'rx', not {tx_domain!r}")
@@ -88,10 +88,6 @@ class RGMIIMAC(wiring.Component):
         _check_depth("tx_depth", tx_depth, 4)
         check_rgmii_parameters(pins, rx_domain="rx", tx_domain=tx_domain, rx_delay=rx_delay, tx_delay=tx_delay)
         check_ifg(ifg)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
-                 tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
         self._data_width = data_width
         self._tx_domain = tx_domain
         self._rx_depth, self._tx_depth = rx_depth, tx_depth

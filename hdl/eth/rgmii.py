@@ -101,14 +101,10 @@ class RGMII(wiring.Component):
     speed: Out(2)
     full_duplex: Out(1)
 
-    def __new__(cls, pins, *, rx_domain: str = "rx", tx_domain: str = "tx", rx_delay: float = 0.0,
+    def __init__(self, pins, *, rx_domain: str = "rx", tx_domain: str = "tx", rx_delay: float = 0.0,
                  tx_delay: float = 0.0):
         check_rgmii_parameters(pins, rx_domain=rx_domain, tx_domain=tx_domain, rx_delay=rx_delay,
                                tx_delay=tx_delay)
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, pins, *, rx_domain: str = "rx", tx_domain: str = "tx", rx_delay: float = 0.0,
-                 tx_delay: float = 0.0):
         self._ports = _ports(pins)
         self._rx_domain, self._tx_domain = rx_domain, tx_domain
         self._rx_delay, self._tx_delay = rx_delay, tx_delay

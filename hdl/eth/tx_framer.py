@@ -45,11 +45,8 @@ class TXFramer(wiring.Component):
     frame: Out(1)
     underflow: Out(1)
 
-    def __new__(cls, *, ifg: int = MIN_IFG):
-        check_ifg(ifg)                  # before the object exists: a bad one is not reported as unused
-        return super().__new__(cls, src_loc_at=1)
-
     def __init__(self, *, ifg: int = MIN_IFG):
+        check_ifg(ifg)
         self._ifg = ifg
         super().__init__()
 
