@@ -134,7 +134,7 @@ class KeyExtractor(wiring.Component):
                           key=lambda first: (sum(self._plan(first)[2]), first))
         self._variants, self._shifts, self._horner = self._plan(self._first)
         self._head_beats = -(-(_PREFIX + 4 * fcs) // step)
-        self._depth = self._head_beats + 7
+        self._depth = self._head_beats + 8
         # the finisher: one stage for the shift, one per bit of q + 1 in 0..64/(W/8), one for the trailer
         self._q_bits = (BLOCK_BYTES // step).bit_length()
         super().__init__({
@@ -183,13 +183,13 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 6, P0 of beat x - 1 + 1), d the cycle
-        # of the beat that decided its frame's class (info FIFO readable 5 cycles later, info register 6); with
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 7, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 6 cycles later, info register 7); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
-        # a_x + 5 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
+        # a_x + 6 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
         # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, PD, PX, P3, F0a, F0; two
         # stages per bit of q + 1 and per Horner stage of slots 1..; the output register.
-        return self._head_beats + 5 + 8 + 2 * self._q_bits + 2 * sum(self._horner) + 1
+        return self._head_beats + 6 + 8 + 2 * self._q_bits + 2 * sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -289,42 +289,51 @@ class KeyExtractor(wiring.Component):
             else:
                 m.d.sync += n_head.eq(Mux(k_last & (after < 127), after, 127))
 
-        # C1: the class from the header (module documentation, "Classification").
-        def byte(i):
-            return k_header[8 * i:8 * i + 8]
+        # C1: the class from the header (module documentation, "Classification"): every check for each tag count
+        # in parallel (constant offsets: no adders), registered; C1b: the tag count picks.
+        def byte(header, i):
+            return header[8 * i:8 * i + 8]
 
-        def be16(i):
-            return Cat(byte(i + 1), byte(i))
+        def be16(header, i):
+            return Cat(byte(header, i + 1), byte(header, i))
 
         def tpid(value):
             return (value == TPIDS[0]) | (value == TPIDS[1])
 
         n = n_head
-        tag1 = (n >= 14) & tpid(be16(12))
+        tag1 = (n >= 14) & tpid(be16(k_header, 12))
         bad1 = tag1 & (n < 18)
-        tag2 = tag1 & ~bad1 & tpid(be16(16))
+        tag2 = tag1 & ~bad1 & tpid(be16(k_header, 16))
         bad2 = tag2 & (n < 22)
+        b_go, b_header, b_tag1, b_tag2, b_usable = Signal(), Signal(8 * _HEADER), Signal(), Signal(), Signal()
+        b_v4, b_v6 = Signal(3), Signal(3)
+        m.d.sync += [b_go.eq(k_go), b_header.eq(k_header), b_tag1.eq(tag1), b_tag2.eq(tag2),
+                     b_usable.eq((n >= 14) & ~bad1 & ~bad2)]
+        for t in (0, 1, 2):
+            p = 14 + 4 * t
+            first, ihl = byte(k_header, p), byte(k_header, p)[:4]
+            m.d.sync += [
+                b_v4[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
+                           (ihl >= 5) & (be16(k_header, p + 2) >= 4 * ihl)),
+                b_v6[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
+            ]
         tags = Signal(2)
-        m.d.comb += tags.eq(Mux(tag2, 2, Mux(tag1, 1, 0)))
-        # the checks for each tag count in parallel (constant offsets: no adders), then the tag count picks
-        usable = (n >= 14) & ~bad1 & ~bad2
+        m.d.comb += tags.eq(Mux(b_tag2, 2, Mux(b_tag1, 1, 0)))
         ipv4, ipv6, total = Signal(), Signal(), Signal(16)
         payload = Signal(16)
         with m.Switch(tags):
             for t in (0, 1, 2):
                 with m.Case(t):
                     p = 14 + 4 * t
-                    first, ihl = byte(p), byte(p)[:4]
                     m.d.comb += [
-                        ipv4.eq(usable & (be16(p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
-                                (ihl >= 5) & (be16(p + 2) >= 4 * ihl)),
-                        ipv6.eq(usable & (be16(p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
-                        total.eq(be16(p + 2)),
-                        payload.eq(be16(p + 4)),
+                        ipv4.eq(b_usable & b_v4[t]),
+                        ipv6.eq(b_usable & b_v6[t]),
+                        total.eq(be16(b_header, p + 2)),
+                        payload.eq(be16(b_header, p + 4)),
                     ]
         c_go, c_kind, c_tags, c_total, c_payload = Signal(), Signal(2), Signal(2), Signal(16), Signal(16)
         m.d.sync += [
-            c_go.eq(k_go),
+            c_go.eq(b_go),
             c_kind.eq(Mux(ipv4, 1, Mux(ipv6, 2, 0))),
             c_tags.eq(Mux(ipv4 | ipv6, tags, 0)),
             c_total.eq(total),
@@ -450,66 +459,64 @@ class KeyExtractor(wiring.Component):
             with m.If(take):
                 m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
 
-        # Q: per-frame counts (each slot's segment bytes, beats fed and the shift of its first beat; frame bytes).
+        # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
+        # its lanes as a bit mask (0xFF a lane).
         n_bytes = Signal(_POS)
         new_n = n_bytes + q_count
-        p1_valid = [Signal(name=f"p1_valid_{s}") for s in range(S)]
-        p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(W), Signal(_POS), Signal(2)
-        m.d.sync += p1_end.eq(q_last)
+        p1_take, p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(), Signal(W), Signal(_POS), Signal(2)
+        m.d.sync += [p1_take.eq(q_take), p1_end.eq(q_last)]
         with m.If(q_take):
             m.d.sync += [p1_data.eq(q_data), p1_n.eq(new_n), p1_kind.eq(q_kind)]
             m.d.sync += n_bytes.eq(Mux(q_last, 0, new_n))
         slot = []                           # per slot: its P1 registers
         for s in range(S):
-            started = Signal(name=f"started_{s}")
-            seg_len = Signal(_POS, name=f"seg_len_{s}")
-            fed_beats = Signal(_POS, name=f"fed_beats_{s}")
-            shift = Signal(range(B), name=f"shift_{s}")
             fed = q_lo[s] < q_hi[s]
-            first_fed = fed & ~started
-            new_len = seg_len + Mux(fed, q_hi[s] - q_lo[s], 0)
-            new_fed = fed_beats + fed
-            new_shift = Mux(first_fed, q_lo[s], shift)
             p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
-                ("lo", cw), ("hi", cw), ("first", 1), ("started", 1), ("len", _POS), ("fed", _POS),
-                ("shift", range(B)))}
+                ("lo", cw), ("fed", 1), ("bytes", cw), ("valid", 1), ("lanes", W))}
             p1["mask"] = Signal.like(q_mask[s], name=f"p1_mask_{s}")
-            p1["lanes"] = Signal(W, name=f"p1_lanes_{s}")   # the segment's lanes as a bit mask, 0xFF a lane
-            p1["valid"] = p1_valid[s]
             m.d.sync += p1["valid"].eq(q_take & fed)
             with m.If(q_take):
                 m.d.sync += [
-                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["hi"].eq(q_hi[s]), p1["first"].eq(first_fed),
+                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
+                    p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
                     p1["lanes"].eq(Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0) for lane in range(B)])),
-                    p1["started"].eq(started | fed), p1["len"].eq(new_len), p1["fed"].eq(new_fed),
-                    p1["shift"].eq(new_shift),
                 ]
-                with m.If(q_last):
-                    m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), shift.eq(0)]
-                with m.Else():
-                    m.d.sync += [started.eq(started | fed), seg_len.eq(new_len), fed_beats.eq(new_fed),
-                                 shift.eq(new_shift)]
             slot.append(p1)
 
-        # P1: bytes outside the segment zeroed (its lanes decoded in Q), the mask applied; slot 0's start state if
-        # its segment starts here: init moved back by `shift` zero bytes, so that the zero lanes in front of the
-        # segment cancel out (the other slots start from zero, which zero lanes leave zero).
+        # P1: per slot, its segment's counts (bytes, beats fed, the shift of its first beat); the beat's bytes
+        # outside the segment zeroed, the mask applied; slot 0's start state if its segment starts here: init
+        # moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out (the other
+        # slots start from zero, which zero lanes leave zero).
         p2_end, p2_n, p2_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [p2_end.eq(p1_end), p2_n.eq(p1_n), p2_kind.eq(p1_kind)]
         fin = ("started", "len", "fed", "shift")
         for s, p1 in enumerate(slot):
-            lanes = p1["lanes"]
+            p2 = {name: Signal(shape, name=f"p2_{name}_{s}") for name, shape in (
+                ("started", 1), ("len", _POS), ("fed", _POS), ("shift", range(B)))}
+            started = Signal(name=f"started_{s}")
+            seg_len = Signal(_POS, name=f"seg_len_{s}")
+            fed_beats = Signal(_POS, name=f"fed_beats_{s}")
+            shift = Signal(range(B), name=f"shift_{s}")
+            first_fed = p1["fed"] & ~started
+            new_len = seg_len + p1["bytes"]
+            new_fed = fed_beats + p1["fed"]
+            new_shift = Mux(first_fed, p1["lo"], shift)
+            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
+                      first=Signal(name=f"p2_first_{s}"))
+            with m.If(p1_take):
+                m.d.sync += [p2["first"].eq(first_fed), p2["started"].eq(started | p1["fed"]),
+                             p2["len"].eq(new_len), p2["fed"].eq(new_fed), p2["shift"].eq(new_shift)]
+                with m.If(p1_end):
+                    m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), shift.eq(0)]
+                with m.Else():
+                    m.d.sync += [started.eq(started | p1["fed"]), seg_len.eq(new_len), fed_beats.eq(new_fed),
+                                 shift.eq(new_shift)]
             mask = Signal(W, name=f"mask_{s}")
             with m.Switch(p1["mask"]):
                 for index, word in enumerate(mask_words[s]):
                     with m.Case(index):
                         m.d.comb += mask.eq(word)
-            p2 = {name: Signal.like(p1[name], name=f"p2_{name}_{s}") for name in fin}
-            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
-                      first=Signal(name=f"p2_first_{s}"))
-            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & lanes),
-                         p2["first"].eq(p1["first"])]
-            m.d.sync += [p2[name].eq(p1[name]) for name in fin]
+            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & p1["lanes"])]
             if s == 0:
                 # the register after the segment's first beat of zeros: A^B applied to the start state
                 p2["start"] = Signal(64, name="p2_start_0")
