@@ -574,7 +574,7 @@ class KeyExtractor(wiring.Component):
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
         # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
-        # Two stages: F0a registers partial sums of 16 bits for every shift the slot can have, F0b picks one.
+        # Two stages: F0a registers partial sums of 8 bits for every shift the slot can have, F0b picks one.
         R = BLOCK_BYTES // B
         valid, n_out, kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
         m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
@@ -595,7 +595,7 @@ class KeyExtractor(wiring.Component):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
             candidates = {}
             for shift in sorted(set(self._shifts[s]) | {0}):
-                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64, 8)
                 partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
                 m.d.sync += partial.eq(Cat(*[(f_state & group).xor() for group in groups]))
                 candidates[shift] = (partial, sums)
@@ -623,9 +623,10 @@ class KeyExtractor(wiring.Component):
             return out
 
         def partial_sums(name, rows, value):
-            """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 16 bits) now,
-            and a function giving the rows' outputs from them (one small XOR per row) in the next stage."""
-            groups, sums = _partial_sums(rows, len(value))
+            """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 8 bits: two LUT
+            levels, whatever Yosys shares between rows) now, and a function giving the rows' outputs from them (one
+            small XOR per row) in the next stage."""
+            groups, sums = _partial_sums(rows, len(value), 8)
             partial = Signal(len(groups), name=name)
             m.d.sync += partial.eq(Cat(*[(value & group).xor() for group in groups]))
             return lambda: apply_rows(sums, partial)
