@@ -9,7 +9,7 @@ import sys
 
 
 def main(argv=None) -> int:
-    from apbbf.flows.dedup_bench import PLACER, PNR_TIMEOUT_S, ROUTER, WIDTHS
+    from apbbf.flows.dedup_bench import JOBS, PLACER, PNR_TIMEOUT_S, ROUTER, WIDTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
@@ -23,11 +23,13 @@ def main(argv=None) -> int:
                         help=f"nextpnr's router (default {ROUTER})")
     parser.add_argument("--timeout", type=float, default=PNR_TIMEOUT_S,
                         help=f"seconds one nextpnr run may take (default {PNR_TIMEOUT_S})")
+    parser.add_argument("--jobs", type=int, default=JOBS,
+                        help=f"nextpnr runs at once, over every width's seeds (default {JOBS})")
     args = parser.parse_args(argv)
     from apbbf.flows.dedup_bench import run
     results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")),
                   widths=tuple(int(w) for w in args.widths.split(",")), placer=args.placer, router=args.router,
-                  timeout_s=args.timeout, log=lambda message: print(message, flush=True))
+                  timeout_s=args.timeout, jobs=args.jobs, log=lambda message: print(message, flush=True))
     print()
     print(results["markdown"])
     for width, entry in results["widths"].items():

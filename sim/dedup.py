@@ -163,7 +163,8 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
 def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
     """Score ``frames`` (``(index, (frame, time, errored))`` sent after a reset) against ``out`` (``(frame,
     (duplicate, unchecked, errored))`` taken after it), frame by frame; ``dut`` needs ``config``, ``spec``,
-    ``action`` and ``fcs``. With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
+    ``action``, ``max_frame``, ``data_width`` and ``fcs`` (the model passes frames over the beat limit unchecked,
+    as the DUT must). With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
     the model's. Returns the model, for its counters.
 
     Raises
@@ -171,7 +172,8 @@ def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
     Mismatch
         On the first difference.
     """
-    model = Dedup(dut.config, dut.spec, dut.action)
+    model = Dedup(dut.config, dut.spec, dut.action, max_frame=dut.max_frame, data_width=dut.data_width,
+                  fcs=dut.fcs)
     position = 0
     for index, (frame, time, errored) in frames:
         keyed = frame[:-4] if dut.fcs else frame

@@ -93,3 +93,31 @@ def test_pnr_time_limit(tmp_path):
                      nextpnr_args=("--router", "router2"), timeout_s=0.01)
     assert result["timed_out"] == [1] and result["seeds"] == {"1": None} and result["fmax_mhz"] is None
     assert result["nextpnr_args"] == ["--router", "router2"]
+
+
+def test_jobs_checked():
+    """The nextpnr runs at once: 1..64, checked before any tool runs."""
+    import pytest
+
+    from apbbf.flows.dedup_bench import run
+    from apbbf.flows.pnr import run_pnr
+    for jobs, error in ((0, ValueError), (65, ValueError), (1.5, TypeError)):
+        with pytest.raises(error, match="jobs"):
+            run("build/never", "build/never", jobs=jobs)
+        with pytest.raises(error, match="jobs"):
+            run_pnr(None, None, "build/never", freq_mhz=100, jobs=jobs)
+
+
+def test_pnr_seeds_in_parallel(tmp_path):
+    """Two seeds on a shared pool of two runs: each seed has its own result (here both stopped at the limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from apbbf.flows.designs import BlockRAMProbe
+    from apbbf.flows.pnr import run_pnr, target_platform
+    from apbbf.hdl.devices import block_ram
+    platform = target_platform("ice40")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1, 2),
+                         timeout_s=0.01, pool=pool)
+    assert result["timed_out"] == [1, 2] and result["seeds"] == {"1": None, "2": None}
+    assert set(result["seed_seconds"]) == {"1", "2"}

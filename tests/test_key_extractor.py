@@ -372,13 +372,14 @@ def test_properties():
 
 
 def test_multi_range_properties():
-    """One slot per range of the longest recipe; one Horner stage per bit of a later range's most blocks."""
+    """One slot per range of the longest recipe; one Horner stage per bit of a later range's most blocks, each two
+    pipeline stages long."""
     dut = KeyExtractor(KeySpec.parse("l3:12+8,l3:20+4"), 64)
     assert (dut.slots, dut.horner_stages) == (2, (1,))
     dut = KeyExtractor(KeySpec.parse("ipv4=frame:0+6,l3:0+20/ff00,l3:24+*;other=frame:0+1000,frame:2000+200"), 512)
     assert (dut.slots, dut.horner_stages) == (3, (3, 11))     # 200 bytes: 4 blocks; l3:24+*: 1024
     base = KeyExtractor(KeySpec.frame(), 512)
-    assert dut.latency == base.latency + 14
+    assert dut.latency == base.latency + 2 * 14
 
 
 def test_trailer_matrix_several_lengths():

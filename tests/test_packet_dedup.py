@@ -159,6 +159,30 @@ def test_oversize_frames_pass_unchecked():
     assert [flags for _, flags in run.out] == [(0, 0, 0), (0, 1, 0), (0, 1, 0)]
 
 
+def test_release_beside_a_key():
+    """With ``drop`` at the smallest ``max_frame`` allowed (64-bit beats), each short frame follows a long one (so
+    its key comes out at the extractor's worst latency) and is followed back to back by an oversize frame, whose
+    release is then due a few cycles after that key: the two decisions enter the queue in two writes, in frame
+    order (a release and a key in the same cycle would be one write, and a decision lost)."""
+    seed = 14
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    latency = make(data_width=64, action="drop")().extractor_latency
+    max_frame = (latency + 3) * 8
+    with pytest.raises(ValueError, match="max_frame"):
+        make(data_width=64, action="drop", max_frame=max_frame - 8)()
+    originals = [(pad(bytes(packet(rng, size=rng.randrange(80, 150)))), pad(bytes(packet(rng, size=0))))
+                 for _ in range(4)]
+    items = []
+    for n in range(16):
+        long, short = rng.choice(originals)
+        over = pad(bytes(packet(rng, size=max_frame + rng.randrange(10, 40))))
+        items += [(long, n, False), (short, n, False), (over, n, False)]
+    run = simulate_dedup(make(data_width=64, action="drop", max_frame=max_frame), items, seed=seed,
+                         name="dedup-release-beside-a-key")
+    assert run.counters["unchecked"] == 16 and run.counters["duplicates"] >= 20, summary(run)
+
+
 def test_back_to_back_minimum_frames():
     """At 512 bits, 60-byte frames back to back: one frame per clock in and out, none unchecked."""
     rng = random.Random(9)

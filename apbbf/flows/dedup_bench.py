@@ -23,16 +23,17 @@ import json
 import random
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..model.config import Config
 from ..model.packet import KeySpec
 from .. import toolchain
 from .bench import LINE_RATES
-from .pnr import SEEDS, run_pnr_cached, target_platform
+from .pnr import JOBS, SEEDS, rtlil_text, run_pnr_cached, target_platform
 
-__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells", "synth_parts",
-           "run", "markdown", "plot"]
+__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
+           "synth_parts", "synth_cost", "run", "markdown", "plot"]
 
 #: The ``data_width`` values measured.
 WIDTHS = (64, 512)
@@ -126,8 +127,25 @@ def synth_parts(dedup, platform, work: Path) -> dict:
     return part_cells(module_cells((work / "parts.log").read_text()), "top.dedup", fam)
 
 
+def synth_cost(design, platform, work: Path, ports) -> dict:
+    """LUT4s, flip-flops, carry cells, LUT RAMs and block RAMs of ``design`` alone (its ``ports`` the top's),
+    synthesized flat for ``platform`` (classic ``abc`` LUT mapping, as :func:`synth_parts`), as
+    :func:`apbbf.toolchain.group_cells` gives them."""
+    import subprocess
+
+    from amaranth.back import rtlil
+    work = Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "alone.il").write_text(rtlil.convert(design, platform=platform, ports=ports, name="top", emit_src=False))
+    fam = toolchain.family(platform)
+    synth = f"synth_{fam} -top top -run :map_luts; abc -dress -lut 4:7; clean; synth_{fam} -top top -run map_cells:"
+    subprocess.run([toolchain.find_yosys(), "-q", "-l", "alone.log", "-p", f"read_rtlil alone.il; {synth}; stat"],
+                   cwd=work, check=True, env=toolchain.tool_environ())
+    return toolchain.group_cells(toolchain.yosys_cells((work / "alone.log").read_text()), fam)
+
+
 def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, placer: str = PLACER,
-        router: str = ROUTER, timeout_s: float = PNR_TIMEOUT_S, log=print) -> dict:
+        router: str = ROUTER, timeout_s: float = PNR_TIMEOUT_S, jobs: int = JOBS, log=print) -> dict:
     """Measure every width; write ``dedup_bench.json`` and ``dedup_bench.png`` in ``out_dir``.
 
     Parameters
@@ -145,38 +163,54 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
         nextpnr's router.
     timeout_s : float
         Seconds one nextpnr run may take (a run stopped there has no Fmax).
+    jobs : int
+        nextpnr runs at once, over every width's seeds (1..64).
     log : callable
         Progress messages.
     """
+    from ..model.config import check_integer
     from .designs import RegisteredDedup
+    check_integer("jobs", jobs, range(1, 65))
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     seeds = tuple(seeds)
     results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
-               "seeds": list(seeds), "placer": placer, "router": router, "line_rates_mpps": LINE_RATES, "widths": {}}
-    for width in widths:
-        platform = target_platform("ecp5")
-        log(f"data_width {width}: frames per clock (simulated, scored against the model)")
-        entry = {"sim": frames_per_clock(width)}
-        dedup = _dedup(width)
-        entry["buffer_beats"] = dedup.buffer_beats
-        entry["extractor_latency"] = dedup.extractor_latency
-        log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
-        entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
-        log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, {router}")
-        pnr = run_pnr_cached(RegisteredDedup(dedup), platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ,
-                             reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", router),
-                             timeout_s=timeout_s)
-        entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz",
-                                                "seeds", "seed_seconds", "timed_out", "cells", "bram_used",
-                                                "critical_path", "critical_path_seed", "critical_paths", "synth",
-                                                "cached")}
-        if pnr["fmax_mhz"]:
-            entry["mpps"] = round(pnr["fmax_mhz"] * entry["sim"]["frames_per_clock_out"], 1)
-            entry["line_rate"] = {name: entry["mpps"] >= rate for name, rate in LINE_RATES.items()}
-        results["widths"][str(width)] = entry
-        (out_dir / "dedup_bench.json").write_text(json.dumps(results, indent=2) + "\n")
+               "seeds": list(seeds), "placer": placer, "router": router, "jobs": jobs,
+               "line_rates_mpps": LINE_RATES, "widths": {}}
+    # The simulations, the parts' synthesis and the elaboration run here, one width after the other; each
+    # width's synthesis and place and route then run in the background, its nextpnr seeds sharing one pool of
+    # `jobs` runs with the other widths' (the runs are independent processes).
+    with ThreadPoolExecutor(max_workers=jobs) as pool, ThreadPoolExecutor(max_workers=len(widths)) as designs:
+        pending = {}
+        for width in widths:
+            platform = target_platform("ecp5")
+            log(f"data_width {width}: frames per clock (simulated, scored against the model)")
+            entry = {"sim": frames_per_clock(width)}
+            dedup = _dedup(width)
+            entry["buffer_beats"] = dedup.buffer_beats
+            entry["extractor_latency"] = dedup.extractor_latency
+            log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
+            entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
+            log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, "
+                f"{router}, {jobs} runs at once")
+            text = rtlil_text(RegisteredDedup(dedup), platform)
+            pending[width] = (entry, designs.submit(
+                run_pnr_cached, text, platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ, reuse=quick,
+                seeds=seeds, nextpnr_args=("--placer", placer, "--router", router), timeout_s=timeout_s,
+                pool=pool))
+        for width, (entry, future) in pending.items():
+            pnr = future.result()
+            log(f"data_width {width}: placed and routed, Fmax {pnr['seeds']} MHz by seed")
+            entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz",
+                                                    "spread_mhz", "seeds", "seed_seconds", "timed_out", "cells",
+                                                    "bram_used", "critical_path", "critical_path_seed",
+                                                    "critical_paths", "synth", "cached")}
+            if pnr["fmax_mhz"]:
+                entry["mpps"] = round(pnr["fmax_mhz"] * entry["sim"]["frames_per_clock_out"], 1)
+                entry["line_rate"] = {name: entry["mpps"] >= rate for name, rate in LINE_RATES.items()}
+            results["widths"][str(width)] = entry
+            (out_dir / "dedup_bench.json").write_text(json.dumps(results, indent=2) + "\n")
     results["seconds"] = round(time.monotonic() - start, 1)
     results["markdown"] = markdown(results)
     (out_dir / "dedup_bench.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -18,15 +18,19 @@ import json
 import statistics
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import toolchain
 
-__all__ = ["Target", "TARGETS", "SEEDS", "target_platform", "run_pnr", "run_pnr_cached", "core_pnr", "bram_pnr"]
+__all__ = ["Target", "TARGETS", "SEEDS", "JOBS", "target_platform", "rtlil_text", "run_pnr", "run_pnr_cached",
+           "core_pnr", "bram_pnr"]
 
 #: nextpnr placer seeds of every Fmax figure (``--seed``): the figure is their median.
 SEEDS = (1, 2, 3)
+#: nextpnr runs at once by default (the seeds of one design are independent runs; this machine has 2 cores).
+JOBS = 2
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,14 @@ def target_platform(family: str):
     return BOARDS[TARGETS[family].board].make_platform()
 
 
-def _rtlil(design, platform) -> str:
+def rtlil_text(design, platform) -> str:
+    """``design`` elaborated for ``platform`` as RTLIL text, its top named ``top`` (what :func:`run_pnr_cached`
+    takes in place of a design, so that the elaboration can stay in the caller's thread)."""
     from amaranth.back import rtlil
     return rtlil.convert(design, name="top", platform=platform)
+
+
+_rtlil = rtlil_text
 
 
 def _check_seeds(seeds) -> tuple:
@@ -84,8 +93,38 @@ def _check_seeds(seeds) -> tuple:
     return seeds
 
 
+def _check_jobs(jobs) -> int:
+    from ..model.config import check_integer
+    check_integer("jobs", jobs, range(1, 65))
+    return jobs
+
+
+def _nextpnr(platform, work: Path, env: dict, freq_mhz: float, seed: int, nextpnr_args, timeout_s) -> dict:
+    """One nextpnr run of ``work/core.json`` with ``seed``: its Fmax, utilization, critical path, seconds."""
+    family = toolchain.family(platform)
+    nextpnr = env.get(f"NEXTPNR_{family.upper()}") or f"nextpnr-{family}"
+    t = time.monotonic()
+    report_name, log_name = f"report-seed{seed}.json", f"pnr-seed{seed}.log"
+    (work / report_name).unlink(missing_ok=True)
+    try:
+        subprocess.run([nextpnr, *toolchain.nextpnr_device_args(platform), "--json", "core.json",
+                        "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail", *nextpnr_args,
+                        "--report", report_name, "--log", log_name, "--quiet"], cwd=work, check=True, env=env,
+                       timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        # Not routed within the budget: no Fmax for this seed (the log says how far the router got).
+        return {"fmax_mhz": None, "utilization": {}, "critical_path": {}, "timed_out": True,
+                "seconds": round(time.monotonic() - t, 1)}
+    report = json.loads((work / report_name).read_text())
+    fmax = max((v["achieved"] for v in report.get("fmax", {}).values()), default=None)
+    return {"fmax_mhz": round(fmax, 2) if fmax else None,
+            "utilization": {k: v for k, v in report.get("utilization", {}).items() if v.get("used")},
+            "critical_path": toolchain.critical_path((work / log_name).read_text()),
+            "seconds": round(time.monotonic() - t, 1)}
+
+
 def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_args=(),
-         timeout_s: float | None = None) -> dict:
+         timeout_s: float | None = None, jobs: int = 1, pool=None) -> dict:
     family = toolchain.family(platform)
     env = toolchain.tool_environ()
     work.mkdir(parents=True, exist_ok=True)
@@ -107,28 +146,17 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_
                        cwd=work, check=True, env=env)
     synth_seconds = time.monotonic() - start
     raw = toolchain.yosys_cells((work / "synth.log").read_text())
-    nextpnr = env.get(f"NEXTPNR_{family.upper()}") or f"nextpnr-{family}"
-    runs = {}
-    for seed in seeds:
-        t = time.monotonic()
-        report_name, log_name = f"report-seed{seed}.json", f"pnr-seed{seed}.log"
-        (work / report_name).unlink(missing_ok=True)
-        try:
-            subprocess.run([nextpnr, *toolchain.nextpnr_device_args(platform), "--json", "core.json",
-                            "--freq", str(freq_mhz), "--seed", str(seed), "--timing-allow-fail", *nextpnr_args,
-                            "--report", report_name, "--log", log_name, "--quiet"], cwd=work, check=True, env=env,
-                           timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            # Not routed within the budget: no Fmax for this seed (the log says how far the router got).
-            runs[seed] = {"fmax_mhz": None, "utilization": {}, "critical_path": {}, "timed_out": True,
-                          "seconds": round(time.monotonic() - t, 1)}
-            continue
-        report = json.loads((work / report_name).read_text())
-        fmax = max((v["achieved"] for v in report.get("fmax", {}).values()), default=None)
-        runs[seed] = {"fmax_mhz": round(fmax, 2) if fmax else None,
-                      "utilization": {k: v for k, v in report.get("utilization", {}).items() if v.get("used")},
-                      "critical_path": toolchain.critical_path((work / log_name).read_text()),
-                      "seconds": round(time.monotonic() - t, 1)}
+    # The seeds are independent runs: up to `jobs` at once (threads that each wait on a nextpnr process), or on
+    # the caller's `pool`, which several designs may share.
+    if pool is None:
+        with ThreadPoolExecutor(max_workers=jobs) as own:
+            futures = {seed: own.submit(_nextpnr, platform, work, env, freq_mhz, seed, nextpnr_args, timeout_s)
+                       for seed in seeds}
+            runs = {seed: future.result() for seed, future in futures.items()}
+    else:
+        futures = {seed: pool.submit(_nextpnr, platform, work, env, freq_mhz, seed, nextpnr_args, timeout_s)
+                   for seed in seeds}
+        runs = {seed: future.result() for seed, future in futures.items()}
     reached = sorted((run["fmax_mhz"], seed) for seed, run in runs.items() if run["fmax_mhz"] is not None)
     median = statistics.median_low(reached)[1] if reached else seeds[0]     # a seed that was run: its path
     utilization = runs[median]["utilization"]
@@ -152,7 +180,7 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_
 
 
 def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_args=(),
-            timeout_s: float | None = None) -> dict:
+            timeout_s: float | None = None, jobs: int = 1, pool=None) -> dict:
     """Synthesize ``design`` for ``platform``'s device and place and route it once per seed.
 
     Parameters
@@ -173,6 +201,10 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
     timeout_s : float, optional
         Seconds one nextpnr run may take; a run stopped at the limit has no Fmax (its seed is listed in
         ``timed_out``).
+    jobs : int
+        nextpnr runs at once, 1..64 (each seed is a run of its own).
+    pool : concurrent.futures.Executor, optional
+        Where the runs go instead (``jobs`` is then unused): a pool several designs share.
 
     Returns
     -------
@@ -188,23 +220,26 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
     Raises
     ------
     TypeError, ValueError
-        If the platform's family is not supported, or a seed is not an integer from 0 to 2**31-1.
+        If the platform's family is not supported, a seed is not an integer from 0 to 2**31-1, or ``jobs`` is
+        not an integer from 1 to 64.
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
     """
-    seeds = _check_seeds(seeds)
-    return _pnr(_rtlil(design, platform), platform, Path(work), freq_mhz, seeds, tuple(nextpnr_args), timeout_s)
+    seeds, jobs = _check_seeds(seeds), _check_jobs(jobs)
+    return _pnr(_rtlil(design, platform), platform, Path(work), freq_mhz, seeds, tuple(nextpnr_args), timeout_s,
+                jobs, pool)
 
 
 def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seeds=SEEDS, nextpnr_args=(),
-                   timeout_s: float | None = None) -> dict:
+                   timeout_s: float | None = None, jobs: int = 1, pool=None) -> dict:
     """:func:`run_pnr`, with the result kept in ``<work>/result.json`` under a hash of the design's RTLIL and the
     nextpnr arguments (seeds and ``nextpnr_args`` included); with ``reuse``, a kept result of the same hash is
-    returned (``"cached": True``) instead of running the tools again."""
+    returned (``"cached": True``) instead of running the tools again. ``design`` may also be its
+    :func:`rtlil_text`."""
     work = Path(work)
-    seeds = _check_seeds(seeds)
+    seeds, jobs = _check_seeds(seeds), _check_jobs(jobs)
     nextpnr_args = tuple(nextpnr_args)
-    text = _rtlil(design, platform)
+    text = design if isinstance(design, str) else _rtlil(design, platform)
     args = [*toolchain.nextpnr_device_args(platform), str(freq_mhz), *map(str, seeds), *nextpnr_args]
     digest = hashlib.sha256((text + json.dumps(args)).encode()).hexdigest()
     cache = work / "result.json"
@@ -212,7 +247,7 @@ def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seed
         cached = json.loads(cache.read_text())
         if cached.get("hash") == digest:
             return {**cached, "cached": True}
-    result = {**_pnr(text, platform, work, freq_mhz, seeds, nextpnr_args, timeout_s), "hash": digest,
+    result = {**_pnr(text, platform, work, freq_mhz, seeds, nextpnr_args, timeout_s, jobs, pool), "hash": digest,
               "cached": False}
     cache.write_text(json.dumps(result, indent=2) + "\n")
     return result

@@ -71,8 +71,11 @@ class PacketDedup(wiring.Component):
     its last beat, with ``count`` not at all. The buffer holds the longest the core can keep an answer back (a
     restart clears every memory: ``segment_blocks`` cycles) and, with ``drop``, the longest frame, so only a
     consumer that stops taking frames (``o.ready`` low) holds back ``i.ready``. With ``count`` frames pass
-    straight through (``o.payload.user`` is 0) and ``i.ready`` is ``o.ready``. With ``drop``, a frame longer than
-    ``max_frame`` bytes is passed on unchecked as soon as it is (its key, when it comes, is dropped).
+    straight through (``o.payload.user`` is 0) and ``i.ready`` is ``o.ready``. With ``drop``, the buffer counts
+    beats, not bytes: with ``limit = ceil((max_frame + 4 * fcs) / (data_width / 8))``, a frame of more than
+    ``limit + 1`` beats is passed on unchecked as soon as its beat ``limit + 2`` arrives (its key, when it comes,
+    is dropped). So a frame of at most ``max_frame`` bytes is always checked, one of more than
+    ``(limit + 1) * data_width / 8 - 4 * fcs`` bytes never (:func:`apbbf.model.dedup.oversize` says the same).
 
     Parameters
     ----------
@@ -91,8 +94,8 @@ class PacketDedup(wiring.Component):
     fcs : bool
         The frames end with their FCS (not part of the key).
     max_frame : int
-        Longest frame, bytes, 64..65535 (with ``drop``: the buffer's size follows, longer frames pass unchecked,
-        and it must exceed the key extractor's latency in beats).
+        Longest frame, bytes, 64..65535 (with ``drop``: the buffer's size follows, frames of more beats than it
+        and one pass unchecked, and its beats must exceed the key extractor's latency and two).
     key_queue : int
         Keys that may wait for the core, 2..256.
     scan : {"fsm", "parallel"}
@@ -111,8 +114,9 @@ class PacketDedup(wiring.Component):
         If a parameter is of the wrong type or out of range (the message names it).
     """
 
-    def __new__(cls, config, spec, *args, data_width=512, action="drop", timestamps="tuser", tick_cycles=1,
-                fcs=False, max_frame=9600, key_queue=16, scan="parallel", **kwargs):
+    def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
+                 timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
+                 key_queue: int = 16, scan: str = "parallel"):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -133,23 +137,18 @@ class PacketDedup(wiring.Component):
         check_integer("key_queue", key_queue, range(2, 257))
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
-        probe = KeyExtractor(spec, data_width, fcs=fcs)          # checks the spec; only its latency is used
-        probe._MustUse__used = True
-        lanes = data_width // 8
-        if action == "drop" and -(-(max_frame + 4 * fcs) // lanes) <= probe.latency + 2:
+        self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
+        limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
+        if action == "drop" and limit <= self._extractor.latency + 2:
             # A frame released early puts its decision in the queue at its beat ``limit``: the key of the frame
-            # before it must be out of the extractor by then, or the decisions would leave frame order.
-            raise ValueError(f"max_frame must be more than {(probe.latency + 2) * lanes - 4 * fcs} bytes with "
-                             f"data_width {data_width} and action 'drop', not {max_frame}")
-        return super().__new__(cls, src_loc_at=1)
-
-    def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
-                 timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
-                 key_queue: int = 16, scan: str = "parallel"):
+            # before it must be out of the extractor by then, or the decisions would leave frame order (and a
+            # release and that key in one cycle would be one write to the decision queue).
+            least = (self._extractor.latency + 2) * (data_width // 8) - 4 * fcs
+            raise ValueError(f"max_frame must be more than {least} bytes with data_width {data_width} and action "
+                             f"'drop', not {max_frame}")
         self._config, self._spec, self._width = config, spec, data_width
         self._action, self._timestamps, self._tick_cycles = Action(action), timestamps, tick_cycles
         self._fcs, self._max_frame, self._key_queue, self._scan = fcs, max_frame, key_queue, scan
-        self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         super().__init__({
             "i": In(stream.Signature(in_beat_layout(data_width, config.time_width))),
             "o": Out(stream.Signature(out_beat_layout(data_width))),

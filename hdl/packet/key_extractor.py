@@ -134,7 +134,7 @@ class KeyExtractor(wiring.Component):
                           key=lambda first: (sum(self._plan(first)[2]), first))
         self._variants, self._shifts, self._horner = self._plan(self._first)
         self._head_beats = -(-(_PREFIX + 4 * fcs) // step)
-        self._depth = self._head_beats + 6
+        self._depth = self._head_beats + 8
         # the finisher: one stage for the shift, one per bit of q + 1 in 0..64/(W/8), one for the trailer
         self._q_bits = (BLOCK_BYTES // step).bit_length()
         super().__init__({
@@ -183,13 +183,13 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 5, P0 of beat x - 1 + 1), d the cycle
-        # of the beat that decided its frame's class (info FIFO readable 4 cycles later, info register 5); with
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 7, P0 of beat x - 1 + 1), d the cycle
+        # of the beat that decided its frame's class (info FIFO readable 6 cycles later, info register 7); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
-        # a_x + 4 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
-        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, P3, F0a, F0, q_bits
-        # stages, the Horner stages of slots 1.., the output register.
-        return self._head_beats + 4 + 7 + self._q_bits + sum(self._horner) + 1
+        # a_x + 6 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, PD, PX, P3, F0a, F0; two
+        # stages per bit of q + 1 and per Horner stage of slots 1..; the output register.
+        return self._head_beats + 6 + 8 + 2 * self._q_bits + 2 * sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -289,64 +289,88 @@ class KeyExtractor(wiring.Component):
             else:
                 m.d.sync += n_head.eq(Mux(k_last & (after < 127), after, 127))
 
-        # C1: the class from the header (module documentation, "Classification").
-        def byte(i):
-            return k_header[8 * i:8 * i + 8]
+        # C1: the class from the header (module documentation, "Classification"): every check for each tag count
+        # in parallel (constant offsets: no adders), registered; C1b: the tag count picks.
+        def byte(header, i):
+            return header[8 * i:8 * i + 8]
 
-        def be16(i):
-            return Cat(byte(i + 1), byte(i))
+        def be16(header, i):
+            return Cat(byte(header, i + 1), byte(header, i))
 
         def tpid(value):
             return (value == TPIDS[0]) | (value == TPIDS[1])
 
         n = n_head
-        tag1 = (n >= 14) & tpid(be16(12))
+        tag1 = (n >= 14) & tpid(be16(k_header, 12))
         bad1 = tag1 & (n < 18)
-        tag2 = tag1 & ~bad1 & tpid(be16(16))
+        tag2 = tag1 & ~bad1 & tpid(be16(k_header, 16))
         bad2 = tag2 & (n < 22)
+        b_go, b_header, b_tag1, b_tag2, b_usable = Signal(), Signal(8 * _HEADER), Signal(), Signal(), Signal()
+        b_v4, b_v6 = Signal(3), Signal(3)
+        m.d.sync += [b_go.eq(k_go), b_header.eq(k_header), b_tag1.eq(tag1), b_tag2.eq(tag2),
+                     b_usable.eq((n >= 14) & ~bad1 & ~bad2)]
+        for t in (0, 1, 2):
+            p = 14 + 4 * t
+            first, ihl = byte(k_header, p), byte(k_header, p)[:4]
+            m.d.sync += [
+                b_v4[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
+                           (ihl >= 5) & (be16(k_header, p + 2) >= 4 * ihl)),
+                b_v6[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
+            ]
         tags = Signal(2)
-        m.d.comb += tags.eq(Mux(tag2, 2, Mux(tag1, 1, 0)))
-        # the checks for each tag count in parallel (constant offsets: no adders), then the tag count picks
-        usable = (n >= 14) & ~bad1 & ~bad2
+        m.d.comb += tags.eq(Mux(b_tag2, 2, Mux(b_tag1, 1, 0)))
         ipv4, ipv6, total = Signal(), Signal(), Signal(16)
         payload = Signal(16)
         with m.Switch(tags):
             for t in (0, 1, 2):
                 with m.Case(t):
                     p = 14 + 4 * t
-                    first, ihl = byte(p), byte(p)[:4]
                     m.d.comb += [
-                        ipv4.eq(usable & (be16(p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
-                                (ihl >= 5) & (be16(p + 2) >= 4 * ihl)),
-                        ipv6.eq(usable & (be16(p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
-                        total.eq(be16(p + 2)),
-                        payload.eq(be16(p + 4)),
+                        ipv4.eq(b_usable & b_v4[t]),
+                        ipv6.eq(b_usable & b_v6[t]),
+                        total.eq(be16(b_header, p + 2)),
+                        payload.eq(be16(b_header, p + 4)),
                     ]
-        c_go, c_kind, c_tags, c_field = Signal(), Signal(2), Signal(2), Signal(17)
+        c_go, c_kind, c_tags, c_total, c_payload = Signal(), Signal(2), Signal(2), Signal(16), Signal(16)
         m.d.sync += [
-            c_go.eq(k_go),
+            c_go.eq(b_go),
             c_kind.eq(Mux(ipv4, 1, Mux(ipv6, 2, 0))),
             c_tags.eq(Mux(ipv4 | ipv6, tags, 0)),
-            c_field.eq(Mux(ipv4, total, 40 + payload)),
+            c_total.eq(total),
+            c_payload.eq(payload),
         ]
 
-        # C2: each slot's segment start and end limit, into the info FIFO.
+        # C2: the end of the IP packet (the l3 ranges' limit), `bound` = 14 + 4 tags + (IPv4: total length; else:
+        # 40 + payload length), and per slot whether it cuts the slot's range short (`bound < end`, as a compare
+        # of the IP field with a constant, beside the adder, not after it).
+        d_go, d_variant, d_bound = Signal(), Signal(4), Signal(_POS)
+        d_clip = Signal(S)
+        m.d.sync += [d_go.eq(c_go), d_variant.eq(Cat(c_tags, c_kind))]
+        with m.Switch(Cat(c_tags, c_kind)):
+            for (k, t), ranges in self._variants.items():
+                with m.Case(t | k << 2):
+                    v4 = _KINDS[k] == FrameClass.IPV4
+                    field, offset = (c_total, 14 + 4 * t) if v4 else (c_payload, 54 + 4 * t)
+                    m.d.sync += d_bound.eq(field + offset)
+                    for s, (r, start, end) in enumerate(ranges):
+                        if r is not None and r.base == "l3":
+                            m.d.sync += d_clip[s].eq(field < end - offset if end - offset > 0 else 0)
+
+        # C3 (the info FIFO's write): each slot's segment start and end limit.
         info_entry = data.StructLayout({"kind": 2, "variant": 4, "start": data.ArrayLayout(_POS, S),
                                         "end": data.ArrayLayout(_POS, S)})
         m.submodules.infos = infos = fifo.SyncFIFO(width=info_entry.size, depth=self._depth + 2)
         self._infos = infos
         w_info = Signal(info_entry)
-        m.d.comb += [infos.w_data.eq(w_info), infos.w_en.eq(c_go)]
-        m.d.comb += [w_info.kind.eq(c_kind), w_info.variant.eq(Cat(c_tags, c_kind))]
-        with m.Switch(Cat(c_tags, c_kind)):
+        m.d.comb += [infos.w_data.eq(w_info), infos.w_en.eq(d_go)]
+        m.d.comb += [w_info.kind.eq(d_variant[2:]), w_info.variant.eq(d_variant)]
+        with m.Switch(d_variant):
             for (k, t), ranges in self._variants.items():
                 with m.Case(t | k << 2):
-                    bound = Signal(_POS, name=f"bound_{k}_{t}")
-                    m.d.comb += bound.eq(14 + 4 * t + c_field)
                     for s, (r, start, end) in enumerate(ranges):
                         m.d.comb += w_info.start[s].eq(start)
                         if r is not None and r.base == "l3":
-                            m.d.comb += w_info.end[s].eq(Mux(bound < end, bound, end))
+                            m.d.comb += w_info.end[s].eq(Mux(d_clip[s], d_bound, end))
                         else:
                             m.d.comb += w_info.end[s].eq(end)
 
@@ -435,64 +459,64 @@ class KeyExtractor(wiring.Component):
             with m.If(take):
                 m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
 
-        # Q: per-frame counts (each slot's segment bytes, beats fed and the shift of its first beat; frame bytes).
+        # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
+        # its lanes as a bit mask (0xFF a lane).
         n_bytes = Signal(_POS)
         new_n = n_bytes + q_count
-        p1_valid = [Signal(name=f"p1_valid_{s}") for s in range(S)]
-        p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(W), Signal(_POS), Signal(2)
-        m.d.sync += p1_end.eq(q_last)
+        p1_take, p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(), Signal(W), Signal(_POS), Signal(2)
+        m.d.sync += [p1_take.eq(q_take), p1_end.eq(q_last)]
         with m.If(q_take):
             m.d.sync += [p1_data.eq(q_data), p1_n.eq(new_n), p1_kind.eq(q_kind)]
             m.d.sync += n_bytes.eq(Mux(q_last, 0, new_n))
         slot = []                           # per slot: its P1 registers
         for s in range(S):
-            started = Signal(name=f"started_{s}")
-            seg_len = Signal(_POS, name=f"seg_len_{s}")
-            fed_beats = Signal(_POS, name=f"fed_beats_{s}")
-            shift = Signal(range(B), name=f"shift_{s}")
             fed = q_lo[s] < q_hi[s]
-            first_fed = fed & ~started
-            new_len = seg_len + Mux(fed, q_hi[s] - q_lo[s], 0)
-            new_fed = fed_beats + fed
-            new_shift = Mux(first_fed, q_lo[s], shift)
             p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
-                ("lo", cw), ("hi", cw), ("first", 1), ("started", 1), ("len", _POS), ("fed", _POS),
-                ("shift", range(B)))}
+                ("lo", cw), ("fed", 1), ("bytes", cw), ("valid", 1), ("lanes", W))}
             p1["mask"] = Signal.like(q_mask[s], name=f"p1_mask_{s}")
-            p1["valid"] = p1_valid[s]
             m.d.sync += p1["valid"].eq(q_take & fed)
             with m.If(q_take):
                 m.d.sync += [
-                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["hi"].eq(q_hi[s]), p1["first"].eq(first_fed),
-                    p1["started"].eq(started | fed), p1["len"].eq(new_len), p1["fed"].eq(new_fed),
-                    p1["shift"].eq(new_shift),
+                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
+                    p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
+                    p1["lanes"].eq(Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0) for lane in range(B)])),
                 ]
-                with m.If(q_last):
-                    m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), shift.eq(0)]
-                with m.Else():
-                    m.d.sync += [started.eq(started | fed), seg_len.eq(new_len), fed_beats.eq(new_fed),
-                                 shift.eq(new_shift)]
             slot.append(p1)
 
-        # P1: bytes outside the segment zeroed, the mask applied; slot 0's start state if its segment starts here:
-        # init moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out (the
-        # other slots start from zero, which zero lanes leave zero).
+        # P1: per slot, its segment's counts (bytes, beats fed, the shift of its first beat); the beat's bytes
+        # outside the segment zeroed, the mask applied; slot 0's start state if its segment starts here: init
+        # moved back by `shift` zero bytes, so that the zero lanes in front of the segment cancel out (the other
+        # slots start from zero, which zero lanes leave zero).
         p2_end, p2_n, p2_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [p2_end.eq(p1_end), p2_n.eq(p1_n), p2_kind.eq(p1_kind)]
         fin = ("started", "len", "fed", "shift")
         for s, p1 in enumerate(slot):
-            lanes = Cat(*[Mux((p1["lo"] <= lane) & (lane < p1["hi"]), 0xFF, 0) for lane in range(B)])
+            p2 = {name: Signal(shape, name=f"p2_{name}_{s}") for name, shape in (
+                ("started", 1), ("len", _POS), ("fed", _POS), ("shift", range(B)))}
+            started = Signal(name=f"started_{s}")
+            seg_len = Signal(_POS, name=f"seg_len_{s}")
+            fed_beats = Signal(_POS, name=f"fed_beats_{s}")
+            shift = Signal(range(B), name=f"shift_{s}")
+            first_fed = p1["fed"] & ~started
+            new_len = seg_len + p1["bytes"]
+            new_fed = fed_beats + p1["fed"]
+            new_shift = Mux(first_fed, p1["lo"], shift)
+            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
+                      first=Signal(name=f"p2_first_{s}"))
+            with m.If(p1_take):
+                m.d.sync += [p2["first"].eq(first_fed), p2["started"].eq(started | p1["fed"]),
+                             p2["len"].eq(new_len), p2["fed"].eq(new_fed), p2["shift"].eq(new_shift)]
+                with m.If(p1_end):
+                    m.d.sync += [started.eq(0), seg_len.eq(0), fed_beats.eq(0), shift.eq(0)]
+                with m.Else():
+                    m.d.sync += [started.eq(started | p1["fed"]), seg_len.eq(new_len), fed_beats.eq(new_fed),
+                                 shift.eq(new_shift)]
             mask = Signal(W, name=f"mask_{s}")
             with m.Switch(p1["mask"]):
                 for index, word in enumerate(mask_words[s]):
                     with m.Case(index):
                         m.d.comb += mask.eq(word)
-            p2 = {name: Signal.like(p1[name], name=f"p2_{name}_{s}") for name in fin}
-            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
-                      first=Signal(name=f"p2_first_{s}"))
-            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & lanes),
-                         p2["first"].eq(p1["first"])]
-            m.d.sync += [p2[name].eq(p1[name]) for name in fin]
+            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & p1["lanes"])]
             if s == 0:
                 # the register after the segment's first beat of zeros: A^B applied to the start state
                 p2["start"] = Signal(64, name="p2_start_0")
@@ -519,21 +543,30 @@ class KeyExtractor(wiring.Component):
             m.d.sync += pd["partial"].eq(Cat(*[(p2["data"] & group).xor() for group in groups]))
             slot[s] = pd
 
-        # P3: one CRC step per beat of each slot's segment: the data's part, XORed with the state moved over B
-        # bytes (the start state, so moved, on the segment's first beat; slots other than 0 start from zero).
-        p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
-        m.d.sync += [p3_end.eq(pd_end), p3_n.eq(pd_n), p3_kind.eq(pd_kind)]
+        # PX: the beat's whole contribution x (the partial sums XORed), with slot 0's start state XORed in on its
+        # segment's first beat, so that the loop below is the state's own columns, zeroed on a first beat, and x.
+        px_end, px_n, px_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [px_end.eq(pd_end), px_n.eq(pd_n), px_kind.eq(pd_kind)]
         for s, pd in enumerate(slot):
-            state = Signal(64, name=f"state_{s}")
-            moved = apply_rows(state_rows, state)
+            px = {name: Signal.like(pd[name], name=f"px_{name}_{s}") for name in fin + ("valid", "first")}
+            m.d.sync += [px[name].eq(pd[name]) for name in fin + ("valid", "first")]
+            px["x"] = Signal(64, name=f"px_x_{s}")
+            x = apply_rows(sums, pd["partial"])
             if s == 0:
-                moved = Mux(pd["first"], pd["start"], moved)
-            else:
-                moved = Mux(pd["first"], 0, moved)
-            with m.If(pd["valid"]):
-                m.d.sync += state.eq(moved ^ apply_rows(sums, pd["partial"]))
-            p3 = {name: Signal.like(pd[name], name=f"p3_{name}_{s}") for name in fin}
-            m.d.sync += [p3[name].eq(pd[name]) for name in fin]
+                x = x ^ Mux(pd["first"], pd["start"], 0)
+            m.d.sync += px["x"].eq(x)
+            slot[s] = px
+
+        # P3: one CRC step per beat of each slot's segment: x XORed with the state moved over B bytes (zero on
+        # the segment's first beat: slot 0's start state is in x).
+        p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
+        m.d.sync += [p3_end.eq(px_end), p3_n.eq(px_n), p3_kind.eq(px_kind)]
+        for s, px in enumerate(slot):
+            state = Signal(64, name=f"state_{s}")
+            with m.If(px["valid"]):
+                m.d.sync += state.eq(Mux(px["first"], 0, apply_rows(state_rows, state)) ^ px["x"])
+            p3 = {name: Signal.like(px[name], name=f"p3_{name}_{s}") for name in fin}
+            m.d.sync += [p3[name].eq(px[name]) for name in fin]
             p3["state"] = state
             slot[s] = p3
 
@@ -541,7 +574,7 @@ class KeyExtractor(wiring.Component):
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
         # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
-        # Two stages: F0a registers partial sums of 16 bits for every shift the slot can have, F0b picks one.
+        # Two stages: F0a registers partial sums of 8 bits for every shift the slot can have, F0b picks one.
         R = BLOCK_BYTES // B
         valid, n_out, kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
         m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
@@ -562,7 +595,7 @@ class KeyExtractor(wiring.Component):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
             candidates = {}
             for shift in sorted(set(self._shifts[s]) | {0}):
-                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64, 8)
                 partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
                 m.d.sync += partial.eq(Cat(*[(f_state & group).xor() for group in groups]))
                 candidates[shift] = (partial, sums)
@@ -581,44 +614,63 @@ class KeyExtractor(wiring.Component):
                         m.d.sync += nxt["x"].eq(apply_rows(sums, partial))
             lanes_f[s] = nxt
 
-        # F1..: times A^(B * 2^b) for each bit b of q + 1.
+        def delay(name, signals):
+            """Registered copies of ``signals`` (a dict), named ``<name>_<key>``."""
+            out = {}
+            for key, sig in signals.items():
+                out[key] = Signal.like(sig, name=f"{name}_{key}")
+                m.d.sync += out[key].eq(sig)
+            return out
+
+        def partial_sums(name, rows, value):
+            """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 8 bits: two LUT
+            levels, whatever Yosys shares between rows) now, and a function giving the rows' outputs from them (one
+            small XOR per row) in the next stage."""
+            groups, sums = _partial_sums(rows, len(value), 8)
+            partial = Signal(len(groups), name=name)
+            m.d.sync += partial.eq(Cat(*[(value & group).xor() for group in groups]))
+            return lambda: apply_rows(sums, partial)
+
+        # F1..: times A^(B * 2^b) for each bit b of q + 1, in two stages each (partial sums, then their XOR and
+        # the choice by q's bit).
+        common = {"valid": valid, "n": n_out, "kind": kind}
         for b in range(self._q_bits):
-            nxt_valid, nxt_n, nxt_kind = Signal(name=f"f{b + 1}_valid"), Signal(_POS, name=f"f{b + 1}_n"), \
-                Signal(2, name=f"f{b + 1}_kind")
-            m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
-            valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+            common = delay(f"f{b + 1}a", common)
+            moved = []
             for s, f in enumerate(lanes_f):
-                nxt = {name: Signal.like(sig, name=f"f{b + 1}_{name}_{s}") for name, sig in f.items()}
-                m.d.sync += [nxt[name].eq(f[name]) for name in f if name != "x"]
-                m.d.sync += nxt["x"].eq(Mux(f["q"][b], apply_rows(zeros_matrix(B << b), f["x"]), f["x"]))
+                moved.append(partial_sums(f"f{b + 1}a_partial_{s}", zeros_matrix(B << b), f["x"]))
+                lanes_f[s] = delay(f"f{b + 1}a_{s}", f)
+            common = delay(f"f{b + 1}", common)
+            for s, f in enumerate(lanes_f):
+                nxt = delay(f"f{b + 1}_{s}", {name: f[name] for name in ("q", "len", "blocks")})
+                nxt["x"] = Signal(64, name=f"f{b + 1}_x_{s}")
+                m.d.sync += nxt["x"].eq(Mux(f["q"][b], moved[s](), f["x"]))
                 lanes_f[s] = nxt
 
-        # H: Horner's rule, acc = A^(64 * blocks_r) acc ^ x_r for r = 1.., one stage per bit of blocks_r.
+        # H: Horner's rule, acc = A^(64 * blocks_r) acc ^ x_r for r = 1.., two stages per bit of blocks_r (as F).
         acc = lanes_f[0]["x"]
-        lens = [f["len"] for f in lanes_f]
-        waiting = [(f["x"], f["blocks"]) for f in lanes_f[1:]]
+        lens = {str(r): f["len"] for r, f in enumerate(lanes_f)}
+        waiting = [{"x": f["x"], "blocks": f["blocks"]} for f in lanes_f[1:]]
         stage = 0
-        for s, bits in enumerate(self._horner, start=1):
+        for bits in self._horner:
             for b in range(bits):
                 stage += 1
-                nxt_valid, nxt_n, nxt_kind = Signal(name=f"h{stage}_valid"), Signal(_POS, name=f"h{stage}_n"), \
-                    Signal(2, name=f"h{stage}_kind")
-                m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
-                valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
-                nxt_lens = [Signal.like(x, name=f"h{stage}_len_{r}") for r, x in enumerate(lens)]
-                m.d.sync += [a.eq(b_) for a, b_ in zip(nxt_lens, lens)]
-                lens = nxt_lens
-                x, blocks = waiting[0]
-                moved = Mux(blocks[b], apply_rows(zeros_matrix(BLOCK_BYTES << b), acc), acc)
-                nxt_acc = Signal(64, name=f"h{stage}_acc")
-                m.d.sync += nxt_acc.eq(moved ^ x if b == bits - 1 else moved)
-                acc = nxt_acc
-                nxt_waiting = []
-                for r, (x, blocks) in enumerate(waiting[1:] if b == bits - 1 else waiting):
-                    nx, nb = Signal.like(x, name=f"h{stage}_x_{r}"), Signal.like(blocks, name=f"h{stage}_blocks_{r}")
-                    m.d.sync += [nx.eq(x), nb.eq(blocks)]
-                    nxt_waiting.append((nx, nb))
-                waiting = nxt_waiting
+                for half in ("a", ""):
+                    name = f"h{stage}{half}"
+                    common, lens = delay(name, common), delay(f"{name}_len", lens)
+                    x, blocks = waiting[0]["x"], waiting[0]["blocks"]
+                    if half == "a":
+                        moved = partial_sums(f"{name}_partial", zeros_matrix(BLOCK_BYTES << b), acc)
+                        acc = delay(name, {"acc": acc})["acc"]
+                    else:
+                        nxt_acc = Signal(64, name=f"{name}_acc")
+                        chosen = Mux(blocks[b], moved(), acc)
+                        m.d.sync += nxt_acc.eq(chosen ^ x if b == bits - 1 else chosen)
+                        acc = nxt_acc
+                    if half == "" and b == bits - 1:
+                        waiting = waiting[1:]
+                    waiting = [delay(f"{name}_w{r}", w) for r, w in enumerate(waiting)]
+        valid, n_out, kind, lens = common["valid"], common["n"], common["kind"], list(lens.values())
 
         # Out: the trailer (len_r in bytes 4r..4r+3) and the output XOR.
         key = apply_rows(trailer_matrix(_POS, S), Cat(*lens)) ^ acc ^ model.xor_output

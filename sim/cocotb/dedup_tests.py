@@ -45,7 +45,8 @@ def _params():
     if not text:
         raise ValueError(f"{PARAMS_ENV} is not set: run the benches through apbbf.sim.cocotb.runner.run_dedup")
     p = json.loads(text)
-    options = {"data_width": 512, "action": "drop", "fcs": False, "timestamps": "tuser", **p["options"]}
+    options = {"data_width": 512, "action": "drop", "fcs": False, "timestamps": "tuser", "max_frame": 9600,
+               **p["options"]}
     return SimpleNamespace(config=Config(**p["config"]), spec=KeySpec.parse(p["spec"]), **options)
 
 
