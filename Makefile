@@ -32,7 +32,7 @@ setup: $(STAMP)
 # TEST_WORKERS processes (pytest-xdist); a file's tests stay together on one worker (they share build folders
 # and module fixtures). TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -W error -q -n $(TEST_WORKERS) --dist loadfile --durations=15
+PYTEST := $(PY) -m pytest -W error -q -n $(TEST_WORKERS) --dist loadfile --durations=40
 test: setup iverilog
 	$(PYTEST) -m "not slow" tests
 

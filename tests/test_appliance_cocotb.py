@@ -21,7 +21,8 @@ EXPECTED_TESTS = frozenset(["dedup_port0_to_port1", "reverse_port1_to_port0", "l
 CONFIG = Config(k=2, l=3, segment_blocks=16, span=12, extra_segments=2, seed=0x5EED1E55)
 
 CASES = {
-    # make test: each bench alone, short (Icarus runs the de-duplicator at about 1 us of traffic per second)
+    # each bench alone, short (Icarus runs the de-duplicator at about 1 us of traffic per second); make test runs
+    # the first, make test-slow all
     "drop-dedup": dict(action="drop", frames=16, uart=False, testcase="dedup_port0_to_port1"),
     "drop-reverse": dict(action="drop", reverse_frames=10, testcase="reverse_port1_to_port0"),
     "drop-line-rate": dict(action="drop", line_rate_frames=12, testcase="line_rate_both_ways"),
@@ -29,7 +30,7 @@ CASES = {
     "drop-long": dict(action="drop", frames=200, reverse_frames=60, line_rate_frames=200),
     "count": dict(action="count", frames=60, reverse_frames=10, line_rate_frames=30),
 }
-SLOW = {"drop-long", "count"}
+SLOW = {"drop-long", "count", "drop-reverse", "drop-line-rate"}
 
 
 def _results(path: Path):

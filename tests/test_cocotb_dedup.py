@@ -29,7 +29,8 @@ CASES = {
 #: Cases outside ``make test`` (``make test-slow``): Icarus runs the 512-bit design at a few hundred cycles/s.
 SLOW = {"w512-mark-frame"}
 #: Cases that ``make test`` runs only in part (these benches; all of them in ``make test-slow``).
-QUICK = {"w64-drop-multi": ("masked_copies", "every_length", "back_to_back_minimum_frames", "jumbo_frames")}
+QUICK = {"w64-drop-multi": ("masked_copies", "every_length", "back_to_back_minimum_frames", "jumbo_frames"),
+         "w64-drop-l3l4": ("random_traffic/idle=pause30x3/backpressure=pause40x3", "reset_mid_frame")}
 
 EXPECTED_TESTS = frozenset([
     "random_traffic/idle=None/backpressure=None", "random_traffic/idle=pause30x3/backpressure=pause40x3",
@@ -88,6 +89,7 @@ def test_export_ports(tmp_path):
     assert "output [2:0] m_axis_tuser;" in text
 
 
+@pytest.mark.slow
 def test_export_command(tmp_path):
     """``apbbf export --dedup`` writes the de-duplicator with the options given (a key recipe of several ranges,
     in ``apbbf dedup``'s syntax); without a span it says why."""

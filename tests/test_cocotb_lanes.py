@@ -26,7 +26,9 @@ CASES = {
     "l4s2-timed": (Config(2, 3, segment_blocks=4, span=120, time_width=12, extra_segments=2, seed=9), 4,
                    {"slots": 2}),
 }
-#: ``make test`` runs three of the benches of these cases (``<name>-quick``); ``make test-slow`` every case whole.
+#: Three of the benches of these cases (``<name>-quick``), a short check of the export and wrapper; every case whole.
+#: All in ``make test-slow``: ``make test`` checks the lanes in Amaranth's simulator (``tests/test_lanes.py``) and
+#: the export command below.
 QUICK = {"l2-count": ("random_beats_test/idle_inserter=pause30x3/backpressure_inserter=pause40x3", "one_lane_beats",
                       "reset_under_traffic")}
 
@@ -51,7 +53,7 @@ def _results(path: Path):
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) for name in CASES]
-                         + [f"{name}-quick" for name in QUICK])
+                         + [pytest.param(f"{name}-quick", marks=pytest.mark.slow) for name in QUICK])
 def test_icarus(name):
     runner.check_simulator("icarus")
     case = name.removesuffix("-quick")

@@ -257,7 +257,11 @@ def accepted_cycles(config, scan, commands, *, idle: tuple[int, int] | None = No
     pytest.param(Config(2, 3, segment_blocks=16, span=100, time_width=12, extra_segments=2), id="S16"),
     pytest.param(Config(3, 4, block_bits=128, block_hashes=8, segment_blocks=64, span=500, time_width=16,
                         extra_segments=3), id="S64-B128", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("idle", [False, True], ids=["back-to-back", "after-idle"])
+@pytest.mark.parametrize("scan, idle", [
+    pytest.param("parallel", False, id="parallel-back-to-back"),
+    pytest.param("parallel", True, id="parallel-after-idle", marks=pytest.mark.slow),
+    pytest.param("fsm", False, id="fsm-back-to-back", marks=pytest.mark.slow),
+    pytest.param("fsm", True, id="fsm-after-idle")])
 def test_restart_clearing_time(config, idle, scan):
     """The restart's cost as the header and docs state it (``restart_cycles`` of the scan): how much later the
     commands behind an insert that finds everything expired are accepted than behind an ordinary insert (the same
