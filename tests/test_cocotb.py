@@ -83,7 +83,8 @@ CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("
 
 #: Cases outside ``make test`` (``make test-slow`` runs them): the others cover each scan, a count and a time
 #: window, a folded key and the basic APBF between them.
-SLOW = {("k3l8", "fsm"), ("B256-S1", "fsm"), ("apbf-key100", "fsm"), ("k3l8", "parallel"), ("B256-S1", "parallel")}
+SLOW = {("k3l8", "fsm"), ("B256-S1", "fsm"), ("apbf-key100", "fsm"), ("k3l8", "parallel"), ("B256-S1", "parallel"),
+        ("timed-k2l3", "parallel")}
 
 
 @pytest.mark.parametrize("name,scan", [pytest.param(name, scan, marks=pytest.mark.slow) if (name, scan) in SLOW

@@ -29,7 +29,7 @@ CASES = {
 #: Cases outside ``make test`` (``make test-slow``): Icarus runs the 512-bit design at a few hundred cycles/s.
 SLOW = {"w512-mark-frame"}
 #: Cases that ``make test`` runs only in part (these benches; all of them in ``make test-slow``).
-QUICK = {"w64-drop-multi": ("masked_copies", "every_length", "back_to_back_minimum_frames", "jumbo_frames"),
+QUICK = {"w64-drop-multi": ("masked_copies", "jumbo_frames"),
          "w64-drop-l3l4": ("random_traffic/idle=pause30x3/backpressure=pause40x3", "reset_mid_frame")}
 
 EXPECTED_TESTS = frozenset([

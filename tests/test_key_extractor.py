@@ -236,7 +236,7 @@ def test_jumbo(width):
     run(frames, SPECS["l3l4"], width, fcs=True, gap=0.05, seed=3, name=f"jumbo_{width}")      # raw: keyed whole
 
 
-@pytest.mark.parametrize("spec", ["frame", "multi"])
+@pytest.mark.parametrize("spec", ["frame", pytest.param("multi", marks=pytest.mark.slow)])
 def test_worst_latency(spec):
     """Long frames each followed by short ones, back to back (the beats of a short frame wait behind a long
     frame's first 62 bytes): the bound is reached and not exceeded, for one range and for eight."""
@@ -339,8 +339,11 @@ DIRECTED = {
 }
 
 
-@pytest.mark.parametrize("name", list(DIRECTED))
-@pytest.mark.parametrize("width", (64, 512), ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("width, name", [
+    pytest.param(width, name, id=f"W{width}-{name}",
+                 # at 512 bits one recipe in make test, every one in make test-slow (each about 16 s)
+                 marks=[pytest.mark.slow] if width == 512 and name != "napatech" else [])
+    for width in (64, 512) for name in DIRECTED])
 def test_directed_recipes(width, name):
     """Recipes users ask for and the edges of the grammar, on the edge frames, FCS straddling beats (at 512 bits
     also frames ending around the long recipe's boundaries and a jumbo frame)."""
