@@ -55,13 +55,7 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
     TypeError, ValueError, RuntimeError
         See :func:`generate_verilog`; TypeError also if ``path`` is not a path.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
-    path = Path(path)
-    text = generate_verilog(config, name, scan=scan, parity=parity)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+    return _write(path, lambda: generate_verilog(config, name, scan=scan, parity=parity))
 
 
 def _headroom(config, args):
@@ -157,13 +151,7 @@ def export_lanes_verilog(config, lanes: int, path, *, name: str = LANES_MODULE, 
     TypeError, ValueError, RuntimeError
         See :func:`~apbbf.hdl.export.verilog.generate_lanes_verilog`; TypeError also if ``path`` is not a path.
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
-    path = Path(path)
-    text = generate_lanes_verilog(config, lanes, name, **options)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+    return _write(path, lambda: generate_lanes_verilog(config, lanes, name, **options))
 
 
 def export_dedup_verilog(config, spec, path, *, name: str = DEDUP_MODULE, **options) -> Path:
@@ -175,10 +163,15 @@ def export_dedup_verilog(config, spec, path, *, name: str = DEDUP_MODULE, **opti
     TypeError, ValueError, RuntimeError
         See :func:`~apbbf.hdl.export.verilog.generate_dedup_verilog`; TypeError also if ``path`` is not a path.
     """
+    return _write(path, lambda: generate_dedup_verilog(config, spec, name, **options))
+
+
+def _write(path, make) -> Path:
+    """Check ``path``, then write the text ``make()`` returns to it (its folder created); returns the path."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {path!r}")
     path = Path(path)
-    text = generate_dedup_verilog(config, spec, name, **options)
+    text = make()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path

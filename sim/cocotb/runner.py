@@ -269,6 +269,27 @@ def soak(config: Config, build_dir, *, commands: int, sim: str = "verilator", se
                       waves=waves_file(sim, build_dir) if waves else None)
 
 
+def _run_exported(text: str, toplevel: str, test_module: str, build_dir, env: dict, *, sim: str, testcase, seed: int,
+                  waves: bool) -> Path:
+    """Write ``text`` (an exported top, ``toplevel``) into ``build_dir`` unless an identical file is there (so the
+    simulator's up-to-date check skips the rebuild), build it for ``sim`` and run the cocotb tests of
+    ``test_module`` with ``env`` and the waveform's path; returns the results file."""
+    from cocotb_tools.runner import get_runner
+    build_dir = Path(build_dir).resolve()
+    source = build_dir / f"{toplevel}.v"
+    if not source.exists() or source.read_text() != text:
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text)
+    runner = get_runner(sim)
+    build_args = list(verilator.ARGS) if sim == "verilator" else []
+    runner.build(sources=[source], hdl_toplevel=toplevel, build_dir=build_dir, waves=waves,
+                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
+    waves_path = build_dir / (f"{toplevel}.fst" if sim == "icarus" else "dump.vcd")
+    return runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir, testcase=testcase,
+                       seed=seed, extra_env={**env, "APBBF_WAVES": str(waves_path)}, waves=waves,
+                       results_xml=str(build_dir / "results.xml"), timescale=("1ns", "1ps"))
+
+
 #: Name of the exported packet de-duplicator's top module, and its cocotb test module.
 DEDUP_TOPLEVEL = "apbbf_dedup_axis"
 DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
@@ -288,28 +309,14 @@ def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=
     RuntimeError
         If the simulator or Yosys is missing.
     """
-    from cocotb_tools.runner import get_runner
-
     from ...hdl.export.verilog import generate_dedup_verilog
     from .dedup_tests import PARAMS_ENV, params_to_env
     check_config(config)
     check_simulator(sim)
-    build_dir = Path(build_dir).resolve()
-    source = build_dir / f"{DEDUP_TOPLEVEL}.v"
     text = generate_dedup_verilog(config, spec, DEDUP_TOPLEVEL, **options)
-    if not source.exists() or source.read_text() != text:
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(text)
-    runner = get_runner(sim)
-    build_args = list(verilator.ARGS) if sim == "verilator" else []
-    runner.build(sources=[source], hdl_toplevel=DEDUP_TOPLEVEL, build_dir=build_dir, waves=waves,
-                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
-    waves_path = build_dir / (f"{DEDUP_TOPLEVEL}.fst" if sim == "icarus" else "dump.vcd")
-    env = {PARAMS_ENV: params_to_env(config, spec, options), "APBBF_WAVES": str(waves_path)}
-    results_xml = build_dir / "results.xml"
-    return runner.test(test_module=DEDUP_TEST_MODULE, hdl_toplevel=DEDUP_TOPLEVEL, build_dir=build_dir,
-                       testcase=testcase, seed=seed, extra_env=env, waves=waves, results_xml=str(results_xml),
-                       timescale=("1ns", "1ps"))
+    return _run_exported(text, DEDUP_TOPLEVEL, DEDUP_TEST_MODULE, build_dir,
+                         {PARAMS_ENV: params_to_env(config, spec, options)}, sim=sim, testcase=testcase, seed=seed,
+                         waves=waves)
 
 
 #: Name of the exported lanes filter's top module, and its cocotb test module.
@@ -331,24 +338,11 @@ def run_lanes(config: Config, lanes: int, build_dir, *, sim: str = "icarus", tes
     RuntimeError
         If the simulator or Yosys is missing.
     """
-    from cocotb_tools.runner import get_runner
-
     from ...hdl.export.verilog import generate_lanes_verilog
     from .lanes_tests import PARAMS_ENV, params_to_env
     check_config(config)
     check_simulator(sim)
-    build_dir = Path(build_dir).resolve()
-    source = build_dir / f"{LANES_TOPLEVEL}.v"
     text = generate_lanes_verilog(config, lanes, LANES_TOPLEVEL, **options)
-    if not source.exists() or source.read_text() != text:
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(text)
-    runner = get_runner(sim)
-    build_args = list(verilator.ARGS) if sim == "verilator" else []
-    runner.build(sources=[source], hdl_toplevel=LANES_TOPLEVEL, build_dir=build_dir, waves=waves,
-                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
-    waves_path = build_dir / (f"{LANES_TOPLEVEL}.fst" if sim == "icarus" else "dump.vcd")
-    env = {PARAMS_ENV: params_to_env(config, lanes, options), "APBBF_WAVES": str(waves_path)}
-    return runner.test(test_module=LANES_TEST_MODULE, hdl_toplevel=LANES_TOPLEVEL, build_dir=build_dir,
-                       testcase=testcase, seed=seed, extra_env=env, waves=waves,
-                       results_xml=str(build_dir / "results.xml"), timescale=("1ns", "1ps"))
+    return _run_exported(text, LANES_TOPLEVEL, LANES_TEST_MODULE, build_dir,
+                         {PARAMS_ENV: params_to_env(config, lanes, options)}, sim=sim, testcase=testcase, seed=seed,
+                         waves=waves)
