@@ -7,7 +7,8 @@ registers) and matched (1); a query then scans one segment per cycle for as many
 accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
 and ``cmd.valid`` always high the next command is accepted in the following cycle. An insert that shifts waits
 at the end of its hashing until the segment it shifts into (the one the previous shift retired) is clear:
-``segment_blocks + 2`` cycles after the previous shift's write. After reset every memory is cleared first.
+``segment_blocks + 2`` cycles after the previous shift's write. After reset every memory is cleared first, and
+``cmd.ready`` (a register) rises the cycle after the clearing ends.
 
 The parallel scan (``scan="parallel"``) takes a command every cycle: accept, A (the circular buffer decides),
 hash (its last stage reads), the block RAMs' output registers, merge, write, match, answer; an insert that shifts
@@ -69,9 +70,8 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
     latency = hash_latency(config)
     g, S = config.generation, config.segment_blocks
     accept = np.zeros(len(ops), dtype=np.int64)
-    t = S                          # reset clears every memory first: segment_blocks cycles
-    if scan == "parallel":
-        t += 1                     # cmd.ready is a register: it rises the cycle after the clearing ends
+    t = S + 1                      # reset clears every memory first (segment_blocks cycles); cmd.ready is a
+                                   # register: it rises the cycle after the clearing ends
     decided = [t - 1, t - 1]       # parallel: the cycles the last two commands were decided in
     fill = g                       # inserts since the last shift: the first insert shifts
     clean = 0                      # first cycle in which the segment the next shift takes is clear

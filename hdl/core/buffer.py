@@ -23,6 +23,7 @@ def buffer_signature(config: Config) -> wiring.Signature:
     members = {
         "enter": In(1),
         "enter_op": In(Op),
+        "enter_held": In(1),
         "decide": In(1),
         "cleaned": In(P),
         "base": Out(range(P)),
@@ -32,8 +33,10 @@ def buffer_signature(config: Config) -> wiring.Signature:
         "targets": Out(P),
         "retire": Out(P),
         "wait": Out(1),
-        "wait_next": Out(1),
-        "restart_next": Out(1),
+        "wait_next_decided": Out(1),
+        "wait_next_held": Out(1),
+        "restart_next_decided": Out(1),
+        "restart_next_held": Out(1),
         "inserts": Out(32),
         "shifts": Out(32),
     }
@@ -84,10 +87,15 @@ class CircularBuffer(wiring.Component):
         done with it).
     wait : Out(1)
         The command shifts into a segment that is not clean yet: it must not be decided.
-    wait_next, restart_next : Out(1)
-        ``wait`` and ``restart`` as they will read in the next cycle, for the command then in the buffer (the one
-        entering now, or the one held): computed from the state's next values, so that a scan can register its
-        decision a cycle ahead.
+    wait_next_decided, restart_next_decided : Out(1)
+        ``wait`` and ``restart`` as they will read in the next cycle if the command is decided now and the next
+        one enters at once (a pipeline): computed from the state's next values without ``decide`` and ``enter``,
+        so that a scan can register its decision a cycle ahead, and its decision only chooses between these and
+        the ``held`` pair at the last gate.
+    wait_next_held, restart_next_held : Out(1)
+        The same if the command is not decided now, and a command enters iff ``enter_held``.
+    enter_held : In(1)
+        What ``enter`` is in a cycle without a decision (for the ``held`` flags only).
     inserts, shifts : Out(32)
         Inserts and shifts since reset (wrap), counted the cycle after each decision.
     overflows, expired : Out(32)
@@ -125,10 +133,11 @@ class CircularBuffer(wiring.Component):
         #
         # The decision loop (state -> shift, wait -> decide -> state) runs once per command and cannot be
         # pipelined. So every state register is written from an explicit next value, and the flags the decision
-        # tests (``wait``, ``restart``) are computed a second time from those next values: ``wait_next`` and
-        # ``restart_next`` say now what the command in the buffer next cycle will find, and a scan registers
-        # its decision a cycle early from them, so that ``decide`` (and everything it enables) hangs on one
-        # flip-flop instead of on the flags' logic.
+        # tests (``wait``, ``restart``) are computed again from those next values, twice: ``*_next_decided`` and
+        # ``*_next_held`` say now what the command in the buffer next cycle will find if this one is decided, or
+        # not. A scan registers its decision a cycle early from them, so that ``decide`` (and everything it
+        # enables) hangs on one flip-flop instead of on the flags' logic, and that flip-flop's own next value
+        # only picks between the two pairs at its last gate (a Shannon expansion on ``decide``).
         c = self._config
         k, l, P, g = c.k, c.l, c.physical_segments, c.generation
         m = Module()
@@ -183,37 +192,54 @@ class CircularBuffer(wiring.Component):
         m.d.comb += self.retire.eq(Mux(self.shift & ~self.restart, retire, 0))   # a restart has cleared all
 
         kept = dirty & ~self.cleaned
-        fill_n, full_n, live_n, base_one_n = Signal.like(fill), Signal(), Signal(P), Signal(P)
-        dirty_n, below_dirty_n = Signal(P), Signal()
-        # Without a shift, below stays where it is (one-hot): it stays dirty unless it is cleaned now. After a
-        # shift in count mode the next below is the oldest, which that shift retires.
+        # After a shift in count mode the next below is the oldest, which that shift retires; without one, below
+        # stays where it is (one-hot) and stays dirty unless it is cleaned now.
         if c.timed:
             shifted_below_dirty = ~self.restart & ((kept | retire) & below.rotate_right(1)).any()
         else:
             shifted_below_dirty = Const(1)
-        m.d.comb += [
-            fill_n.eq(Mux(self.decide & inserting, Mux(self.shift, 1, fill + 1), fill)),
-            full_n.eq(Mux(self.decide & inserting, Mux(self.shift, g == 1, almost_full), full)),
-            live_n.eq(Mux(shifting, live_shifted, live)),
-            base_one_n.eq(Mux(shifting, below, base_one)),
-            dirty_n.eq(Mux(shifting, Mux(self.restart, 0, kept | retire), kept)),
-            below_dirty_n.eq(Mux(shifting, shifted_below_dirty, below_dirty & ~(self.cleaned & below).any())),
-        ]
+
+        def next_state(decide, enter):
+            """The state's next values if the command is decided (``decide``) and one enters (``enter``)."""
+            shifts = decide & self.shift
+            return {
+                "op": Mux(enter, self.enter_op, op),
+                "fill": Mux(decide & inserting, Mux(self.shift, 1, fill + 1), fill),
+                "full": Mux(decide & inserting, Mux(self.shift, g == 1, almost_full), full),
+                "live": Mux(shifts, live_shifted, live),
+                "base_one": Mux(shifts, below, base_one),
+                "dirty": Mux(shifts, Mux(self.restart, 0, kept | retire), kept),
+                "below_dirty": Mux(shifts, shifted_below_dirty, below_dirty & ~(self.cleaned & below).any()),
+            }
+
+        state_n = {name: Signal.like(value, name=f"{name}_n")
+                   for name, value in (("fill", fill), ("full", full), ("live", live), ("base_one", base_one),
+                                       ("dirty", dirty), ("below_dirty", below_dirty))}
+        for name, value in next_state(self.decide, self.enter).items():
+            if name in state_n:
+                m.d.comb += state_n[name].eq(value)
+        fill_n, full_n, live_n = state_n["fill"], state_n["full"], state_n["live"]
         m.d.sync += [fill.eq(fill_n), full.eq(full_n), almost_full.eq(fill_n == g - 1), live.eq(live_n),
-                     base_one.eq(base_one_n), dirty.eq(dirty_n), below_dirty.eq(below_dirty_n)]
+                     base_one.eq(state_n["base_one"]), dirty.eq(state_n["dirty"]),
+                     below_dirty.eq(state_n["below_dirty"])]
         with m.If(shifting):
             m.d.sync += [self.base.eq(Mux(self.base == 0, P - 1, self.base - 1)),
                          newest.eq(newest_next), newest_next.eq(newest_next.rotate_right(1)),
                          arc.eq(arc.rotate_right(1))]
 
-        # The same flags for the command in the buffer next cycle, from the next state.
-        if c.timed:
-            stale_now_n, shift_due_n, started_n, newest_stale_n = upcoming(live_n)
-        else:
-            stale_now_n, shift_due_n, started_n, newest_stale_n = stale_now, shift_due, started, newest_stale
-        restart_n, _, wait_n = self._flags(inserts(op_n), full_n, below_dirty_n, base_one_n.rotate_right(1), live_n,
-                                           stale_now_n, shift_due_n, started_n, newest_stale_n)
-        m.d.comb += [self.restart_next.eq(restart_n), self.wait_next.eq(wait_n)]
+        # The same flags for the command in the buffer next cycle, from the next state: once if the command is
+        # decided now (and the next enters), once if it is held. Neither depends on ``decide``: a scan that
+        # registers its decision picks between them with a copy of that register, at the last gate.
+        for suffix, decide, enter in (("decided", Const(1), Const(1)), ("held", Const(0), self.enter_held)):
+            n = next_state(decide, enter)
+            if c.timed:
+                upcoming_flags = upcoming(decide, enter, n["live"])
+            else:
+                upcoming_flags = stale_now, shift_due, started, newest_stale
+            restart_n, _, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
+                                               n["base_one"].rotate_right(1), n["live"], *upcoming_flags)
+            m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
+                         getattr(self, f"wait_next_{suffix}").eq(wait_n)]
 
         # The counters count a cycle after the decision, from registered pulses: off the decision loop.
         counted_insert, counted_shift = Signal(), Signal()
@@ -251,8 +277,8 @@ class CircularBuffer(wiring.Component):
         """The per-segment deadlines and stale flags of a time-bounded window.
 
         Returns ``(stale_now, shift_due, started, newest_stale)`` for the command that entered last
-        (``newest_stale`` being ``stale_now`` at base), and a function of the next ``live`` that returns the same
-        four for the command in the buffer next cycle.
+        (``newest_stale`` being ``stale_now`` at base), and a function of ``decide``, ``enter`` and the next
+        ``live`` that returns the same four for the command in the buffer next cycle.
 
         The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
         insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
@@ -284,31 +310,38 @@ class CircularBuffer(wiring.Component):
         # What the command that entered last writes when it is decided; when another enters, it is decided now
         # or was before (see the comment in elaborate).
         writes = Mux(inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
+
+        def compares(decide, enter):
+            """The next values of the registered compares, if the command is decided (``decide``) and one
+            enters (``enter``)."""
+            return (Mux(enter, Cat(*[Mux(decide & writes[j], reached(self.enter_time, next_deadline),
+                                          reached(self.enter_time, deadline[j])) for j in range(P)]), expired),
+                    Mux(enter, Mux(decide & self.shift, reached(self.enter_time, next_shift_deadline),
+                                   reached(self.enter_time, shift_deadline)), shift_due),
+                    Mux(enter, Mux(decide & inserting, reached(self.enter_time, next_deadline),
+                                   reached(self.enter_time, last_deadline)), base_expired))
+
         expired_n, shift_due_n, base_expired_n = Signal(P), Signal(), Signal()
-        m.d.comb += [
-            expired_n.eq(Mux(self.enter, Cat(*[
-                Mux(self.decide & writes[j], reached(self.enter_time, next_deadline),
-                    reached(self.enter_time, deadline[j])) for j in range(P)]), expired)),
-            shift_due_n.eq(Mux(self.enter, Mux(self.decide & self.shift, reached(self.enter_time, next_shift_deadline),
-                                               reached(self.enter_time, shift_deadline)), shift_due)),
-            base_expired_n.eq(Mux(self.enter, Mux(self.decide & inserting, reached(self.enter_time, next_deadline),
-                                                  reached(self.enter_time, last_deadline)), base_expired)),
-        ]
+        m.d.comb += [target.eq(value) for target, value in zip((expired_n, shift_due_n, base_expired_n),
+                                                                compares(self.decide, self.enter))]
         m.d.sync += [expired.eq(expired_n), shift_due.eq(shift_due_n), base_expired.eq(base_expired_n)]
 
         stale_now = Signal(P)
         newest_stale = Signal()
         m.d.comb += [stale_now.eq(stale | (Mux(started, live & expired, 0))),
                      newest_stale.eq(base_stale | (started & base_expired))]
+
         # A position becomes stale only while live, and a retired one is no longer stale: the position a shift
         # makes base (the free one below) is never stale.
+        def flags(decide):
+            """The next ``started``, ``stale`` and ``base_stale`` if the command is decided (``decide``)."""
+            return (started | (decide & inserting),
+                    Mux(decide, Mux(self.shift, Mux(self.restart, 0, stale_now & ~self.retire), stale_now), stale),
+                    Mux(decide, Mux(self.shift, 0, newest_stale), base_stale))
+
         started_n, stale_n, base_stale_n = Signal(), Signal(P), Signal()
-        m.d.comb += [
-            started_n.eq(started | (self.decide & inserting)),
-            stale_n.eq(Mux(self.decide, Mux(self.shift, Mux(self.restart, 0, stale_now & ~self.retire), stale_now),
-                           stale)),
-            base_stale_n.eq(Mux(self.decide, Mux(self.shift, 0, newest_stale), base_stale)),
-        ]
+        m.d.comb += [target.eq(value) for target, value in zip((started_n, stale_n, base_stale_n),
+                                                                flags(self.decide))]
         m.d.sync += [started.eq(started_n), stale.eq(stale_n), base_stale.eq(base_stale_n)]
         with m.If(self.decide):
             with m.If(inserting):
@@ -319,7 +352,9 @@ class CircularBuffer(wiring.Component):
             with m.If(self.shift):
                 m.d.sync += shift_deadline.eq(next_shift_deadline)
 
-        def upcoming(live_n):
+        def upcoming(decide, enter, live_n):
+            expired_n, shift_due_n, base_expired_n = compares(decide, enter)
+            started_n, stale_n, base_stale_n = flags(decide)
             stale_now_n = stale_n | Mux(started_n, live_n & expired_n, 0)
             return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n)
 

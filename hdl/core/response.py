@@ -32,6 +32,8 @@ class ResponseQueue(wiring.Component):
         A credit is left: a command may be accepted in this cycle.
     available_next : Out(1)
         ``available`` as it will read in the next cycle (from this cycle's ``reserve`` and returned credit).
+    available_if_reserved, available_if_not : Out(1)
+        ``available_next`` if a credit is reserved in this cycle, and if not: neither depends on ``reserve``.
     i : In(stream.Signature(response_layout()))
         Responses from the pipeline, one per reserved credit. ``i.ready`` is always high for them.
     o : Out(stream.Signature(response_layout()))
@@ -50,6 +52,8 @@ class ResponseQueue(wiring.Component):
             "reserve": In(1),
             "available": Out(1),
             "available_next": Out(1),
+            "available_if_reserved": Out(1),
+            "available_if_not": Out(1),
             "i": In(stream.Signature(response_layout())),
             "o": Out(stream.Signature(response_layout())),
         })
@@ -79,8 +83,9 @@ class ResponseQueue(wiring.Component):
         m.d.comb += [
             credits_next.eq(Mux(self.reserve, taken, returned)),
             # reserve only with a credit: taken != 0 is "two or more", or "one, and one comes back".
-            self.available_next.eq(Mux(self.reserve, ~none_left & ~one_left | (one_left & back),
-                                       ~none_left | back)),
+            self.available_if_reserved.eq(~none_left & ~one_left | (one_left & back)),
+            self.available_if_not.eq(~none_left | back),
+            self.available_next.eq(Mux(self.reserve, self.available_if_reserved, self.available_if_not)),
         ]
         m.d.sync += [credits.eq(credits_next), available.eq(self.available_next),
                      none_left.eq(credits_next == 0), one_left.eq(credits_next == 1)]

@@ -64,9 +64,18 @@ class FSMScan(wiring.Component):
         hash, segments, buffer = self.hash, self.segments, self.buffer
         m = Module()
 
+        # Accepting a command must not put logic between the FSM's state and the key's 64 enables: ``idle``
+        # and ``cmd.ready`` are flip-flops set from the state's next value, and while idle the key, the op and
+        # the buffer's entry load every cycle (the last load before the accept is the command's; the buffer
+        # allows an entry with no command while none is undecided). Only the FSM's own next state depends on
+        # ``cmd.valid``.
         op = Signal(Op)
         key = Signal(c.key_width)
-        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned.eq(segments.cleaned)]
+        idle, ready = Signal(init=1), Signal()
+        accept = Signal()
+        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned.eq(segments.cleaned),
+                     self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready), buffer.enter.eq(idle)]
+
         if c.timed:
             m.d.comb += buffer.enter_time.eq(self.cmd.payload.time)
 
@@ -102,13 +111,19 @@ class FSMScan(wiring.Component):
         m.d.comb += [self.rsp.payload.op.eq(op), self.rsp.payload.hit.eq(hit)]
         hash_wait = Signal(range(hash_latency(c) + 1))
         read_wait = Signal(range(READ_LATENCY))
+        with m.If(idle):
+            m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
+                         hash_wait.eq(hash_latency(c) - 1), hit.eq(0)]
+        # The state next cycle is IDLE after a response taken, or in IDLE without an accept; the segments are
+        # ready next cycle (conservative: the cycle a clearing ends counts as not ready, so the first command
+        # after reset is accepted a cycle after the reset's clearing).
+        idle_next = Signal()
+        m.d.sync += [idle.eq(idle_next), ready.eq(idle_next & segments.ready & ~segments.clear)]
 
         with m.FSM():
             with m.State("IDLE"):
-                m.d.comb += [self.cmd.ready.eq(segments.ready), buffer.enter.eq(self.cmd.valid & self.cmd.ready)]
-                with m.If(self.cmd.valid & self.cmd.ready):
-                    m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key),
-                                 hash_wait.eq(hash_latency(c) - 1), hit.eq(0)]
+                m.d.comb += idle_next.eq(~accept)
+                with m.If(accept):
                     m.next = "HASH"
             with m.State("HASH"):
                 m.d.comb += hash.en.eq(1)
@@ -169,6 +184,6 @@ class FSMScan(wiring.Component):
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)
                 with m.If(self.rsp.ready):
-                    m.d.comb += buffer.decide.eq(~inserts(op))
+                    m.d.comb += [buffer.decide.eq(~inserts(op)), idle_next.eq(1)]
                     m.next = "IDLE"
         return m

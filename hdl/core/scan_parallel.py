@@ -131,12 +131,16 @@ class ParallelScan(wiring.Component):
         # to be cleared. The decision is the one loop that cannot be pipelined, so it is taken a cycle early:
         # ``advance`` (the command in A goes now) is a flip-flop, set from what the buffer, the response queue
         # and the segments will say in the next cycle (their next-state flags), and everything it enables (A,
-        # the buffer's state, the first hash stage, the credit) hangs on that one register. ``cmd.ready`` is a
-        # flip-flop too: a command accepted while A holds one waits in a skid register S, and ``cmd.ready`` is
-        # low while S is full.
+        # the buffer's state, the first hash stage, the credit) hangs on that one register. ``advance`` drives
+        # hundreds of enables, so its loads are spread wide; its own next value comes from a second copy
+        # (``holding``, inverted so that Yosys keeps it apart) that drives nothing else, and only at the last
+        # gate: the flags are computed twice, for "A goes now" and for "A holds" (a Shannon expansion on
+        # ``advance``), and ``holding`` picks. ``cmd.ready`` is a flip-flop too: a command accepted while A holds
+        # one waits in a skid register S, and ``cmd.ready`` is low while S is full.
         a_valid, a_op, a_key = Signal(), Signal(Op), Signal(c.key_width)
         s_valid, s_op, s_key = Signal(), Signal(Op), Signal(c.key_width)
         ready, advance = Signal(), Signal()
+        holding = Signal(init=1)                            # ~advance, for the next values of the two alone
         accept = Signal()
         take = Signal()                                     # A takes the next command (from S, else cmd) now
         m.d.comb += [accept.eq(self.cmd.valid & ready), take.eq(~a_valid | advance), self.cmd.ready.eq(ready)]
@@ -166,19 +170,24 @@ class ParallelScan(wiring.Component):
         writing = [*hashing, *fetching, ms, ws]
         ahead = Cat(*(s["valid"] for s in writing)).any()
         cleared = Signal()                                  # the restart's clearing has been started
-        cleared_next = Mux(advance, 0, cleared | segments.clear)
         # The segments will be ready next cycle (conservative: the cycle the clearing ends counts as not ready).
         segments_ok = segments.ready & ~segments.clear
-        a_valid_next = ~take | s_valid | accept
+        # If A goes now: the next command is in A next cycle iff S holds one or one is accepted; the restart's
+        # clearing is over. If A holds: A stays full if it is, and takes the next command if it is empty.
+        goes = ((s_valid | accept) & responses.available_if_reserved & ~buffer.wait_next_decided &
+                ~buffer.restart_next_decided)
+        holds = ((a_valid | s_valid | accept) & responses.available_if_not & ~buffer.wait_next_held &
+                 (~buffer.restart_next_held | cleared | segments.clear))
+        advance_next = Signal()
+        m.d.comb += advance_next.eq(Mux(holding, holds, goes) & segments_ok)
         m.d.sync += [
-            advance.eq(a_valid_next & responses.available_next & segments_ok & ~buffer.wait_next &
-                       (~buffer.restart_next | cleared_next)),
-            ready.eq(~(~take & (s_valid | accept)) & segments_ok),
-            cleared.eq(cleared_next),
+            advance.eq(advance_next), holding.eq(~advance_next),
+            ready.eq(Mux(holding, ~(a_valid & (s_valid | accept)), 1) & segments_ok),
+            cleared.eq(Mux(advance, 0, cleared | segments.clear)),
         ]
         m.d.comb += [
             segments.clear.eq(a_valid & buffer.restart & ~ahead & ~cleared),
-            buffer.enter.eq(take), buffer.enter_op.eq(enter_op),
+            buffer.enter.eq(take), buffer.enter_held.eq(~a_valid), buffer.enter_op.eq(enter_op),
             buffer.decide.eq(advance), buffer.cleaned.eq(segments.cleaned),
             responses.reserve.eq(advance),
             hash.key.eq(a_key), hash.en.eq(1),

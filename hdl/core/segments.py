@@ -198,8 +198,11 @@ class Segments(wiring.Component):
         idle = Signal(init=1)                                    # clearing == 0
         pending = Signal(P)                                      # retired during the pass: the next one
         # Which memories are zeroed in this cycle: Mux(clear_all, every one, clearing), kept in one register per
-        # memory, so that each memory's write multiplexers hang on their own flip-flop, near them.
+        # memory, so that each memory's write multiplexers hang on their own flip-flop, near them; and a second,
+        # inverted copy (so that Yosys keeps it apart) for the high half of the write data, which a wide block
+        # RAM tiling puts in other blocks than the low half (two DP16KD side by side on ECP5).
         zeroing = Signal(P, init=(1 << P) - 1)
+        keeping = Signal(P)                                      # ~zeroing
         clear_all_next, clearing_next = Signal(), Signal(P)
         # A pass lasts S cycles (``count``, ``last``: the pass's final cycle, a register); each memory zeroes the
         # block its own counter names, and the counter advances while the memory is zeroed: any S cycles in a row
@@ -226,13 +229,16 @@ class Segments(wiring.Component):
                              access.read_data[j].eq(ram.read_data | failing[j].replicate(c.block_bits))]
             else:
                 m.d.comb += access.read_data[j].eq(ram.read_data)
+            half = c.block_bits // 2
+            data = access.write_data[j]
+            low = [Mux(zeroing[j], 0, data[:half])] if half else []
+            m.d.comb += ram.write_data.eq(Cat(*low, Mux(keeping[j], data[half:], 0)))
             with m.If(zeroing[j]):
-                m.d.comb += [ram.write_addr.eq(position), ram.write_data.eq(0), ram.write_en.eq(1)]
+                m.d.comb += [ram.write_addr.eq(position), ram.write_en.eq(1)]
                 if self._parity:
                     m.d.comb += ram.write_parity.eq(0)
             with m.Else():
-                m.d.comb += [ram.write_addr.eq(access.write_addr[j]), ram.write_data.eq(access.write_data[j]),
-                             ram.write_en.eq(access.write_en[j])]
+                m.d.comb += [ram.write_addr.eq(access.write_addr[j]), ram.write_en.eq(access.write_en[j])]
                 if self._parity:
                     m.d.comb += ram.write_parity.eq(parity_of(access.write_data[j]))
         if self._parity:
@@ -265,5 +271,6 @@ class Segments(wiring.Component):
         with m.If(restart_count):
             m.d.sync += [count.eq(0), last.eq(S == 1)]
         m.d.sync += [clear_all.eq(clear_all_next), clearing.eq(clearing_next), idle.eq(clearing_next == 0),
-                     zeroing.eq(Mux(clear_all_next, (1 << P) - 1, clearing_next))]
+                     zeroing.eq(Mux(clear_all_next, (1 << P) - 1, clearing_next)),
+                     keeping.eq(~Mux(clear_all_next, (1 << P) - 1, clearing_next))]
         return m

@@ -139,11 +139,13 @@ class PacketDedup(wiring.Component):
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
-        if action == "drop" and limit <= self._extractor.latency + 2:
+        # The extractor's beats pass a register first (see elaborate): keys come a cycle after its own latency.
+        self._latency = self._extractor.latency + 1
+        if action == "drop" and limit <= self._latency + 2:
             # A frame released early puts its decision in the queue at its beat ``limit``: the key of the frame
             # before it must be out of the extractor by then, or the decisions would leave frame order (and a
             # release and that key in one cycle would be one write to the decision queue).
-            least = (self._extractor.latency + 2) * (data_width // 8) - 4 * fcs
+            least = (self._latency + 2) * (data_width // 8) - 4 * fcs
             raise ValueError(f"max_frame must be more than {least} bytes with data_width {data_width} and action "
                              f"'drop', not {max_frame}")
         self._config, self._spec, self._width = config, spec, data_width
@@ -198,9 +200,10 @@ class PacketDedup(wiring.Component):
 
     @property
     def extractor_latency(self) -> int:
-        """The key extractor's latency bound, cycles (:attr:`KeyExtractor.latency
+        """Cycles from a frame's last beat accepted to its key, at most: the register in front of the key
+        extractor and its latency bound (:attr:`KeyExtractor.latency
         <apbbf.hdl.packet.key_extractor.KeyExtractor.latency>`)."""
-        return self._extractor.latency
+        return self._latency
 
     @property
     def buffer_beats(self) -> int:
@@ -262,11 +265,14 @@ class PacketDedup(wiring.Component):
             with m.If(release):
                 m.d.sync += oversize.eq(1)
 
-        # The extractor sees every accepted beat; per frame, (time, errored, released) waits for its key.
-        m.d.comb += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
+        # The extractor sees every accepted beat, a cycle later: its input is a register, loaded every cycle (only
+        # its valid flag depends on the accept), so that the packet buffer's level, which decides ``i.ready``,
+        # reaches one flip-flop and not the enables of the extractor's wide input. Per frame, (time, errored,
+        # released) waits for its key.
+        m.d.sync += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
                      extractor.i.payload.keep.eq(beat.keep), extractor.i.payload.last.eq(beat.last)]
         info_layout = data.StructLayout({"time": c.time_width, "errored": 1, "released": 1})
-        m.submodules.info = info = fifo.SyncFIFO(width=info_layout.size, depth=extractor.latency + 4)
+        m.submodules.info = info = fifo.SyncFIFO(width=info_layout.size, depth=self._latency + 4)
         info_in = data.View(info_layout, info.w_data)
         info_out = data.View(info_layout, info.r_data)
         m.d.comb += [info.w_en.eq(accept & beat.last), info_in.time.eq(stamp), info_in.errored.eq(beat.user.error),
