@@ -3,6 +3,11 @@
 
 Each case is exported, compiled and run in ``build/cocotb-dedup/<name>/``, which keeps the results XML and the
 waveform (``apbbf_dedup_axis.fst``). Every case must run exactly :data:`EXPECTED_TESTS` and pass them all.
+
+The README's two commands, read from ``README.md``, on one capture (:data:`README_RUNS`): ``apbbf dedup`` as the
+README runs it, then the ``apbbf export --dedup`` command it printed, run as printed; the Verilog that writes
+replays the capture under :mod:`apbbf.sim.cocotb.replay_tests` and must forward exactly the frames ``apbbf dedup``
+wrote, with their flags, and count what it reported (``build/cocotb-dedup/readme-*/``).
 """
 
 import argparse
@@ -122,7 +127,6 @@ def readme_commands():
     """The README's two commands, as it shows them: the ``apbbf dedup`` command of its console example, the
     ``export`` line that example prints, and the ``apbbf export --dedup`` command of the block after it (its lines
     joined)."""
-    import re
     text = README.read_text()
     console = re.search(r"```console\n\$ (apbbf dedup [^\n]*)\n(.*?)```", text, re.S)
     assert console, f"{README}: no console example of apbbf dedup"
@@ -135,10 +139,11 @@ def readme_commands():
 
 
 def _options(command: str) -> list:
-    """The options of a command line, in order, as (name, value) pairs."""
+    """The options of a command line, in order, as (name, value) pairs (a flag's value is None)."""
     import shlex
-    words = shlex.split(command)
-    return [(word, words[n + 1]) for n, word in enumerate(words) if word.startswith("-")]
+    words = shlex.split(command) + [""]
+    return [(word, None if words[n + 1].startswith("-") else words[n + 1])
+            for n, word in enumerate(words[:-1]) if word.startswith("-")]
 
 
 #: What the README's dedup command prints that does not depend on the capture's rate: the export command must

@@ -125,5 +125,6 @@ async def replay(dut, idle, backpressure):
     try:
         compare(tb.out, forwarded, counters, expected_counters)
     except Mismatch as error:
-        raise Mismatch(f"{error} (replay {path}; bench seed {tb.seed}; waveform "
-                       f"{os.environ.get('APBBF_WAVES')})") from None
+        waves = os.environ.get("APBBF_WAVES")
+        raise Mismatch(f"{error} (replay {path}; bench seed {tb.seed}"
+                       + (f"; waveform {waves})" if waves and Path(waves).exists() else ")")) from None
