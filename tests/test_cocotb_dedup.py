@@ -11,6 +11,7 @@ wrote, with their flags, and count what it reported (``build/cocotb-dedup/readme
 """
 
 import argparse
+import random
 import re
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
@@ -146,6 +147,9 @@ def _options(command: str) -> list:
             for n, word in enumerate(words[:-1]) if word.startswith("-")]
 
 
+#: The comment ``apbbf dedup --action mark`` gives a marked frame (pcapng).
+MARK_COMMENT = b"apbbf dedup: duplicate"
+
 #: What the README's dedup command prints that does not depend on the capture's rate: the export command must
 #: give the same values (the sizing options, --k ... --extra-segments, follow the capture).
 SAME_VALUES = ("--key", "--action", "--max-frame", "--span", "--time-width", "--seed", "-o")
@@ -184,6 +188,8 @@ def _edge_sizes(max_frame: int, data_width: int) -> tuple:
 #: and the jumbo frames named. The quick run keeps Icarus's cycles few (it simulates this design at about 100 to
 #: 300 cycles a second): 64 bits, short frames and the least ``max_frame`` the design takes for ``l3l4``. The run
 #: with a high fp target has false positives: they are where a hash seed other than the printed one would show.
+#: The mark run reads and writes pcapng (under the README's file names: the format is read from the file), with
+#: errored frames: the design's mark and errored flags against apbbf dedup's comments and the capture's flags.
 README_RUNS = {
     "readme-w64-quick": dict(added=["--data-width", "64", "--max-frame", "272"], frames=24, seed=20,
                              traffic=dict(jumbo=0.3, sizes=((60, 6), (120, 2)), rate=4e3, duplicates=0.5),
@@ -191,6 +197,11 @@ README_RUNS = {
     "readme-w64-fp": dict(added=["--data-width", "64", "--max-frame", "272", "--fp", "0.3"], frames=200, seed=3,
                           traffic=dict(jumbo=0.05, sizes=((60, 6), (120, 2)), rate=4e4, duplicates=0.3),
                           tests="replay/idle=pause30x3/backpressure=pause40x3", false_positives=3),
+    "readme-w64-mark": dict(added=["--data-width", "64", "--max-frame", "272", "--action", "mark"], frames=60,
+                            seed=24,
+                            traffic=dict(jumbo=0.1, sizes=((60, 6), (120, 2)), rate=1e4, duplicates=0.4),
+                            format="pcapng", errored=0.1, tests="replay/idle=None/backpressure=None",
+                            false_positives=0),
     "readme-w512": dict(added=[], frames=40, seed=0, traffic=dict(jumbo=0.15, jumbo_sizes=(9014,)), tests=None,
                         false_positives=0),
 }
@@ -232,6 +243,7 @@ def test_readme_commands_on_icarus(name, tmp_path, monkeypatch, capsys):
     from apbbf.sim.cocotb.replay_tests import write_replay
 
     from .dedup_traffic import write_pcap
+    from .test_dedup import _read_back, write_dpkt_pcapng
 
     runner.check_simulator("icarus")
     run = README_RUNS[name]
@@ -248,7 +260,12 @@ def test_readme_commands_on_icarus(name, tmp_path, monkeypatch, capsys):
 
     monkeypatch.chdir(tmp_path)
     capture, kept = argv[1], options["-o"]
-    write_pcap(capture, items)
+    rng = random.Random(seed)
+    errored = [rng.random() < run.get("errored", 0) for _ in items]
+    if run.get("format") == "pcapng":                   # its name is the README's: the format is read by its magic
+        write_dpkt_pcapng(capture, [(t, frame, kind, bad) for (t, frame, kind), bad in zip(items, errored)])
+    else:
+        write_pcap(capture, items)
     status = cli.main(argv)
     report = capsys.readouterr().out
     print(report)
@@ -279,15 +296,25 @@ def test_readme_commands_on_icarus(name, tmp_path, monkeypatch, capsys):
     frames = [source.data[a:a + n].tobytes() for a, n in zip(source.offsets.tolist(), source.caplens.tolist())]
     assert frames == [frame for _, frame, _ in items]
     ticks, _ = to_ticks(source.times, tick)
+    assert source.errored.tolist() == errored
     out = read_capture(kept)
     forwarded = [out.data[a:a + n].tobytes() for a, n in zip(out.offsets.tolist(), out.caplens.tolist())]
-    unchecked = oversize([len(f) for f in forwarded], args.max_frame, args.data_width, args.fcs)
+    # the flags: marked, the comment apbbf dedup adds (read back by scapy); unchecked, a frame the datapath
+    # releases for its length (drop only); errored, as the capture says
+    marked = [MARK_COMMENT in comments for _, _, comments in _read_back(kept)]
+    unchecked = oversize([len(f) for f in forwarded], args.max_frame, args.data_width, args.fcs) & \
+        (args.action == "drop") & ~out.errored
     counters = dict(zip(COUNTERS, map(int, re.findall(r"\d+", lines["counters"].split("(")[0]))))
-    assert counters["unchecked"] == sum(unchecked) == sum(oversize(lengths, max_frame, data_width)) > 0, counters
-    assert counters["dropped"] > 0 and counters["frames"] == count
-    replay = write_replay(tmp_path / "replay.json",
-                          [(frame, t, bool(e)) for frame, t, e in zip(frames, ticks.tolist(), source.errored.tolist())],
-                          [(frame, (0, int(u), 0)) for frame, u in zip(forwarded, unchecked)], counters)
+    assert counters["frames"] == count and counters["errored"] == sum(errored), counters
+    assert counters["unchecked"] == sum(unchecked), counters
+    if args.action == "drop":
+        assert counters["unchecked"] == sum(oversize(lengths, max_frame, data_width)) > 0, counters
+        assert counters["dropped"] > 0 and not any(marked), counters
+    else:
+        assert counters["duplicates"] == sum(marked) > 0 and sum(errored) > 0, counters
+    replay = write_replay(tmp_path / "replay.json", zip(frames, ticks.tolist(), errored),
+                          [(frame, (int(m), int(u), int(e))) for frame, m, u, e in
+                           zip(forwarded, marked, unchecked, out.errored.tolist())], counters)
 
     build_dir = BUILD / name
     results = build_dir / "results.xml"
