@@ -27,7 +27,7 @@ from ..dedup import Mismatch
 from .dedup_tests import COUNTERS, TB, _seed
 from .tests import _pause
 
-__all__ = ["REPLAY_ENV", "write_replay", "read_replay"]
+__all__ = ["REPLAY_ENV", "write_replay", "read_replay", "ReplayTB", "compare"]
 
 REPLAY_ENV = "APBBF_DEDUP_REPLAY"
 
@@ -119,7 +119,7 @@ async def replay(dut, idle, backpressure):
     await tb.reset()
     tb.send(frames)
     # 150 idle cycles outlast any frame's wait for its answer (the extractor's latency, 31 cycles for l3l4 at 64
-    # bits, 59 for a five-range recipe, and the core's pipeline); a frame cut off would fail the comparison
+    # bits, 59 for a five-range recipe, and the core's pipeline); stopping early fails the comparison, never passes
     await tb.drain(quiet=150)
     counters = {name: int(getattr(dut, name).value) for name in COUNTERS}
     try:
