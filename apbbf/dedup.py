@@ -231,6 +231,25 @@ class _Bar:
 
 
 
+def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: bool) -> None:
+    """Refuse a datapath that the printed ``apbbf export --dedup`` command could not build: the gateware's own
+    checks (:class:`~apbbf.hdl.packet.dedup.PacketDedup`, on a placeholder filter; with ``drop``, ``max_frame``
+    must be more beats than the key extractor's latency for ``spec``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the least value the gateware takes.
+    """
+    from .hdl.packet.dedup import PacketDedup
+    from .model.config import Config
+    try:
+        PacketDedup(Config(1, 1, span=1), spec, data_width=data_width, action=action, fcs=fcs, max_frame=max_frame)
+    except ValueError as error:
+        raise ValueError(f"{error} (the gateware refuses it: apbbf export --dedup could not build this datapath)") \
+            from None
+
+
 def _as_paths(paths) -> list:
     import os
     if isinstance(paths, (str, os.PathLike)):
@@ -309,6 +328,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     check_integer("max_frame", max_frame, range(64, 65536))
     if data_width not in DATA_WIDTHS:
         raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+    check_datapath(spec, action, max_frame=max_frame, data_width=data_width, fcs=datapath_fcs)
     if config is not None:
         check_config(config)
         if not config.timed or config.key_width != 64:
