@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """``apbbf dedup``: run the de-duplication model (:mod:`apbbf.model.dedup`) on pcap or pcapng captures.
 
 The captures (:mod:`apbbf.capture`: any link type that carries IP, compressed, standard input, several files as
@@ -234,7 +235,8 @@ class _Bar:
 def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: bool) -> None:
     """Refuse a datapath that the printed ``apbbf export --dedup`` command could not build: the gateware's own
     checks (:class:`~apbbf.hdl.packet.dedup.PacketDedup`, on a placeholder filter; with ``drop``, ``max_frame``
-    must be more beats than the key extractor's latency for ``spec``).
+    must be more beats than the key extractor's latency for ``spec``). The placeholder is never elaborated: this
+    file's first line tells Amaranth so (``UnusedElaboratable=no``).
 
     Raises
     ------
