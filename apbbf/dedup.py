@@ -46,8 +46,7 @@ import numpy as np
 from .capture import STDIO, read_captures
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
-           "check_datapath",
-           "dedup_capture", "add_parser", "main"]
+           "check_datapath", "dedup_capture", "add_parser", "main"]
 
 #: Config fields that ``--config`` reads, in the order the report prints them.
 CONFIG_FIELDS = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
