@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """``apbbf dedup``: run the de-duplication model (:mod:`apbbf.model.dedup`) on pcap or pcapng captures.
 
 The captures (:mod:`apbbf.capture`: any link type that carries IP, compressed, standard input, several files as
@@ -45,7 +46,7 @@ import numpy as np
 from .capture import STDIO, read_captures
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
-           "dedup_capture", "add_parser", "main"]
+           "check_datapath", "dedup_capture", "add_parser", "main"]
 
 #: Config fields that ``--config`` reads, in the order the report prints them.
 CONFIG_FIELDS = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
@@ -231,6 +232,26 @@ class _Bar:
 
 
 
+def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: bool) -> None:
+    """Refuse a datapath that the printed ``apbbf export --dedup`` command could not build: the gateware's own
+    checks (:class:`~apbbf.hdl.packet.dedup.PacketDedup`, on a placeholder filter; with ``drop``, ``max_frame``
+    must be more beats than the key extractor's latency for ``spec``). The placeholder is never elaborated: this
+    file's first line tells Amaranth so (``UnusedElaboratable=no``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the least value the gateware takes.
+    """
+    from .hdl.packet.dedup import PacketDedup
+    from .model.config import Config
+    try:
+        PacketDedup(Config(1, 1, span=1), spec, data_width=data_width, action=action, fcs=fcs, max_frame=max_frame)
+    except ValueError as error:
+        raise ValueError(f"{error} (the gateware refuses it: apbbf export --dedup could not build this datapath)") \
+            from None
+
+
 def _as_paths(paths) -> list:
     import os
     if isinstance(paths, (str, os.PathLike)):
@@ -309,6 +330,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     check_integer("max_frame", max_frame, range(64, 65536))
     if data_width not in DATA_WIDTHS:
         raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+    check_datapath(spec, action, max_frame=max_frame, data_width=data_width, fcs=datapath_fcs)
     if config is not None:
         check_config(config)
         if not config.timed or config.key_width != 64:

