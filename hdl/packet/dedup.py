@@ -95,7 +95,7 @@ class PacketDedup(wiring.Component):
         The frames end with their FCS (not part of the key).
     max_frame : int
         Longest frame, bytes, 64..65535 (with ``drop``: the buffer's size follows, frames of more beats than it
-        and one pass unchecked, and its beats must exceed the key extractor's latency and two).
+        and one pass unchecked, and its beats must exceed :attr:`extractor_latency` and two).
     key_queue : int
         Keys that may wait for the core, 2..256.
     scan : {"fsm", "parallel"}
