@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The filter's segments: one block RAM per physical segment, and their clearing.
 
 Each segment's block RAM is chosen by the platform the design is elaborated for (:func:`block_ram_for`): on an
@@ -16,6 +17,9 @@ DP16KD's ninth bits (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`), no more DP
 (16 bits wide) takes 5 columns instead of 4 (:meth:`apbbf.hdl.core.devices.BlockRAM.tile` counts it). The latency is
 unchanged (:data:`READ_LATENCY`): the check is combinational between the block RAM's last register and the
 scans, an XOR per byte (9 inputs) and an OR over the bytes in front of each block bit.
+
+(The pragma above: the memories and the block RAMs are made in ``__init__`` (and :meth:`Segments.block_rams`)
+and are used exactly when the component that made them is, which warns on its own when it is not.)
 """
 
 from amaranth import Cat, Module, Mux, Signal
@@ -85,6 +89,17 @@ class InferredBlockRAM(wiring.Component):
         check_parity(parity)
         self._depth, self._width, self._parity = depth, width, parity
         super().__init__(block_ram_signature(depth, width, parity))
+        # The memory is made here, not in elaborate, so that a simulation reaches its words (``memories``)
+        # through Amaranth's public API.
+        checks = parity_bits(width) if parity else 0
+        self._memory = memory.Memory(shape=width + checks, depth=depth, init=[])
+        self._read, self._write = self._memory.read_port(), self._memory.write_port()
+
+    @property
+    def memories(self) -> tuple:
+        """The one ``lib.memory.Memory`` holding the words (with ``parity``, the parity bits above the data
+        bits), whose words a simulation reads and writes with ``ctx.get``/``ctx.set`` on ``data[address]``."""
+        return (self._memory,)
 
     def elaborate(self, platform):
         # The register after the read port is the block RAM's output register where the RAM has one; it cuts
@@ -92,8 +107,8 @@ class InferredBlockRAM(wiring.Component):
         # parity bits are the word's top bits.
         m = Module()
         checks = parity_bits(self._width) if self._parity else 0
-        m.submodules.memory = mem = memory.Memory(shape=self._width + checks, depth=self._depth, init=[])
-        read, write = mem.read_port(), mem.write_port()
+        m.submodules.memory = self._memory
+        read, write = self._read, self._write
         out_en = Signal()
         m.d.sync += out_en.eq(self.read_en)
         stored = Cat(self.write_data, self.write_parity) if checks else self.write_data
@@ -159,6 +174,7 @@ class Segments(wiring.Component):
         check_parity(parity)
         self._config = config
         self._parity = parity
+        self._block_rams = {}
         members = {"access": In(segment_access_signature(config))}
         if parity:
             members["parity_errors"] = Out(32)
@@ -177,6 +193,27 @@ class Segments(wiring.Component):
     def read_latency(self) -> int:
         """Cycles from ``read_en`` to ``read_data``: :data:`READ_LATENCY`."""
         return READ_LATENCY
+
+    def block_rams(self, platform=None) -> tuple:
+        """The block RAM of every physical segment when elaborated for ``platform``
+        (:func:`block_ram_for`): made on the first call for a kind of platform (inferred, ECP5, simulated ECP5)
+        and the same objects on every later call and elaboration for that kind."""
+        kind = ("ecp5", isinstance(platform, SimulatedECP5)) if is_ecp5(platform) else ("inferred",)
+        if kind not in self._block_rams:
+            c = self._config
+            self._block_rams[kind] = tuple(block_ram_for(platform, c.segment_blocks, c.block_bits,
+                                                         parity=self._parity)
+                                           for _ in range(c.physical_segments))
+        return self._block_rams[kind]
+
+    def memories(self, platform=None) -> tuple:
+        """For every physical segment, the ``lib.memory.Memory`` objects that hold its words when elaborated for
+        ``platform`` (``None`` or a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`: one inferred memory, or one
+        per DP16KD model; on a real ECP5 none, DP16KD instances hold them). A simulation, a fault injector for
+        one, reads and writes the words with ``ctx.get``/``ctx.set`` on ``memory.data[address]`` and watches the
+        reads on ``memory.read_ports[0]``. With parity a stored word is the data bits, then one even-parity bit
+        per 8 of them."""
+        return tuple(ram.memories for ram in self.block_rams(platform))
 
     def elaborate(self, platform):
         # Each memory is addressed by its own hash (paper 000 §5.1), so every port is separate: a key's blocks
@@ -214,9 +251,8 @@ class Segments(wiring.Component):
         # the read latency stays READ_LATENCY. ``arrived`` marks the cycle in which a read's data arrives, for
         # the counter.
         failing = Signal(P) if self._parity else None
-        for j in range(P):
-            m.submodules[f"segment{j}"] = ram = block_ram_for(platform, c.segment_blocks, c.block_bits,
-                                                              parity=self._parity)
+        for j, ram in enumerate(self.block_rams(platform)):
+            m.submodules[f"segment{j}"] = ram
             position = Signal(range(S), name=f"zero_addr{j}")
             with m.If(zeroing[j]):
                 m.d.sync += position.eq(position + 1)
