@@ -6,9 +6,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from .types import Op, asks, inserts
+from .types import ConfigSignature, Op, asks, inserts
 
-__all__ = ["buffer_signature", "CircularBuffer"]
+__all__ = ["BufferSignature", "buffer_signature", "CircularBuffer"]
 
 
 def _run(P: int, start: int, length: int) -> int:
@@ -16,30 +16,42 @@ def _run(P: int, start: int, length: int) -> int:
     return sum(1 << ((start + i) % P) for i in range(length))
 
 
-def buffer_signature(config: Config) -> wiring.Signature:
+class BufferSignature(ConfigSignature):
     """The buffer's ports (see :class:`CircularBuffer`); a scan that drives it takes
-    ``Out(buffer_signature(config).flip())``."""
-    P = config.physical_segments
-    members = {
-        "enter": In(1),
-        "enter_op": In(Op),
-        "decide": In(1),
-        "cleaned": In(P),
-        "base": Out(range(P)),
-        "fresh": Out(P),
-        "shift": Out(1),
-        "restart": Out(1),
-        "targets": Out(P),
-        "retire": Out(P),
-        "wait": Out(1),
-        "wait_next": Out(1),
-        "restart_next": Out(1),
-        "inserts": Out(32),
-        "shifts": Out(32),
-    }
-    if config.timed:
-        members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
-    return wiring.Signature(members)
+    ``Out(BufferSignature(config).flip())``.
+
+    Parameters
+    ----------
+    config : Config
+    """
+
+    def __init__(self, config: Config):
+        check_config(config)
+        P = config.physical_segments
+        members = {
+            "enter": In(1),
+            "enter_op": In(Op),
+            "decide": In(1),
+            "cleaned": In(P),
+            "base": Out(range(P)),
+            "fresh": Out(P),
+            "shift": Out(1),
+            "restart": Out(1),
+            "targets": Out(P),
+            "retire": Out(P),
+            "wait": Out(1),
+            "wait_next": Out(1),
+            "restart_next": Out(1),
+            "inserts": Out(32),
+            "shifts": Out(32),
+        }
+        if config.timed:
+            members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
+        super().__init__(config, members)
+
+
+#: The former name of :class:`BufferSignature`.
+buffer_signature = BufferSignature
 
 
 class CircularBuffer(wiring.Component):
@@ -105,7 +117,7 @@ class CircularBuffer(wiring.Component):
     def __init__(self, config: Config):
         check_config(config)
         self._config = config
-        super().__init__(buffer_signature(config))
+        super().__init__(BufferSignature(config))
 
     @property
     def config(self) -> Config:

@@ -30,7 +30,8 @@ from amaranth.lib.wiring import In, Out
 
 from .devices import DP16KD_PARITY_SHAPES, DP16KD_SHAPES, check_parity, parity_bits, tile
 
-__all__ = ["DP16KD_WIDTHS", "SimulatedECP5", "is_ecp5", "DP16KDModel", "ECP5BlockRAM"]
+__all__ = ["DP16KD_WIDTHS", "SimulatedECP5", "is_ecp5", "DP16KDModel", "BlockRAMSignature", "block_ram_signature",
+           "ECP5BlockRAM"]
 
 #: The DP16KD's DATA_WIDTH for each number of power-of-two data bits per word a segment uses, and the address
 #: bits below the word address (byte enables or unused) in that mode.
@@ -160,21 +161,55 @@ def _is_zero(value) -> bool:
     return isinstance(value, Const) and value.value == 0
 
 
-def block_ram_signature(depth: int, width: int, parity: bool = False) -> wiring.Signature:
+class BlockRAMSignature(wiring.Signature):
     """The ports of one segment's block RAM, from the RAM's side (see :class:`ECP5BlockRAM`); with ``parity``,
     also ``write_parity`` and ``read_parity`` (:func:`~apbbf.hdl.core.devices.parity_bits` bits), stored and read
-    with the word."""
-    members = {
-        "read_addr": In(range(depth)),
-        "read_en": In(1),
-        "read_data": Out(width),
-        "write_addr": In(range(depth)),
-        "write_data": In(width),
-        "write_en": In(1),
-    }
-    if parity:
-        members.update({"write_parity": In(parity_bits(width)), "read_parity": Out(parity_bits(width))})
-    return wiring.Signature(members)
+    with the word. Two are equal when their depth, width and parity are.
+
+    Parameters
+    ----------
+    depth, width : int
+        Words and bits per word.
+    parity : bool
+    """
+
+    def __init__(self, depth: int, width: int, parity: bool = False):
+        check_parity(parity)
+        self._depth, self._width, self._parity = depth, width, parity
+        members = {
+            "read_addr": In(range(depth)),
+            "read_en": In(1),
+            "read_data": Out(width),
+            "write_addr": In(range(depth)),
+            "write_data": In(width),
+            "write_en": In(1),
+        }
+        if parity:
+            members.update({"write_parity": In(parity_bits(width)), "read_parity": Out(parity_bits(width))})
+        super().__init__(members)
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def parity(self) -> bool:
+        return self._parity
+
+    def __eq__(self, other):
+        return (type(other) is type(self) and
+                (other.depth, other.width, other.parity) == (self._depth, self._width, self._parity))
+
+    def __repr__(self):
+        return f"BlockRAMSignature({self._depth}, {self._width}, parity={self._parity})"
+
+
+#: The former name of :class:`BlockRAMSignature`.
+block_ram_signature = BlockRAMSignature
 
 
 class ECP5BlockRAM(wiring.Component):
@@ -218,7 +253,7 @@ class ECP5BlockRAM(wiring.Component):
         check_parity(parity)
         self._tiling = tile(DP16KD_PARITY_SHAPES if parity else DP16KD_SHAPES, depth, width)
         self._depth, self._width, self._model, self._parity = depth, width, bool(model), parity
-        super().__init__(block_ram_signature(depth, width, parity))
+        super().__init__(BlockRAMSignature(depth, width, parity))
         # The blocks are made here, not in elaborate, so that a simulation reaches the models' arrays
         # (``memories``) through Amaranth's public API.
         self._out_en = Signal(name="out_en")          # the output registers take the data read last cycle

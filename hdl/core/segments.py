@@ -28,33 +28,47 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config, check_integer
 from .devices import check_parity, parity_bits
-from .ecp5_ram import ECP5BlockRAM, SimulatedECP5, block_ram_signature, is_ecp5
+from .types import ConfigSignature
+from .ecp5_ram import BlockRAMSignature, ECP5BlockRAM, SimulatedECP5, is_ecp5
 
-__all__ = ["READ_LATENCY", "segment_access_signature", "parity_of", "InferredBlockRAM", "block_ram_for", "Segments"]
+__all__ = ["READ_LATENCY", "SegmentAccessSignature", "segment_access_signature", "parity_of", "InferredBlockRAM",
+           "block_ram_for", "Segments"]
 
 #: Cycles from a read (``read_en`` high with the address) to its data: the block RAM's address register, then
 #: its output register.
 READ_LATENCY = 2
 
 
-def segment_access_signature(config: Config) -> wiring.Signature:
+class SegmentAccessSignature(ConfigSignature):
     """What a scan sees of the segments, from the scan's side: a read and a write port per physical segment
     (block index, B-bit block); ``ready`` (not clearing every memory, as after reset); ``retire`` (segments to
     clear in the background), ``clear`` (clear every memory) and ``cleaned`` (segments whose clearing is
-    done)."""
-    P, index = config.physical_segments, config.block_index_bits
-    return wiring.Signature({
-        "read_addr": Out(data.ArrayLayout(index, P)),
-        "read_en": Out(1),
-        "read_data": In(data.ArrayLayout(config.block_bits, P)),
-        "write_addr": Out(data.ArrayLayout(index, P)),
-        "write_data": Out(data.ArrayLayout(config.block_bits, P)),
-        "write_en": Out(P),
-        "ready": In(1),
-        "retire": Out(P),
-        "clear": Out(1),
-        "cleaned": In(P),
-    })
+    done).
+
+    Parameters
+    ----------
+    config : Config
+    """
+
+    def __init__(self, config: Config):
+        check_config(config)
+        P, index = config.physical_segments, config.block_index_bits
+        super().__init__(config, {
+            "read_addr": Out(data.ArrayLayout(index, P)),
+            "read_en": Out(1),
+            "read_data": In(data.ArrayLayout(config.block_bits, P)),
+            "write_addr": Out(data.ArrayLayout(index, P)),
+            "write_data": Out(data.ArrayLayout(config.block_bits, P)),
+            "write_en": Out(P),
+            "ready": In(1),
+            "retire": Out(P),
+            "clear": Out(1),
+            "cleaned": In(P),
+        })
+
+
+#: The former name of :class:`SegmentAccessSignature`.
+segment_access_signature = SegmentAccessSignature
 
 
 def parity_of(word):
@@ -88,7 +102,7 @@ class InferredBlockRAM(wiring.Component):
         check_integer("width", width, range(1, 1 << 40))
         check_parity(parity)
         self._depth, self._width, self._parity = depth, width, parity
-        super().__init__(block_ram_signature(depth, width, parity))
+        super().__init__(BlockRAMSignature(depth, width, parity))
         # The memory is made here, not in elaborate, so that a simulation reaches its words (``memories``)
         # through Amaranth's public API.
         checks = parity_bits(width) if parity else 0
@@ -123,7 +137,7 @@ class InferredBlockRAM(wiring.Component):
 def block_ram_for(platform, depth: int, width: int, *, parity: bool = False) -> wiring.Component:
     """The block RAM of one segment for ``platform``: :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM` for an ECP5
     (its DP16KD model for a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`), :class:`InferredBlockRAM` otherwise.
-    Both have the ports of :func:`~apbbf.hdl.core.ecp5_ram.block_ram_signature` (with ``parity``, the parity ports
+    Both have the ports of :class:`~apbbf.hdl.core.ecp5_ram.BlockRAMSignature` (with ``parity``, the parity ports
     too) and a read latency of :data:`READ_LATENCY`."""
     if is_ecp5(platform):
         return ECP5BlockRAM(depth, width, model=isinstance(platform, SimulatedECP5), parity=parity)
@@ -147,7 +161,7 @@ class Segments(wiring.Component):
 
     Attributes
     ----------
-    access : In(segment_access_signature(config))
+    access : In(SegmentAccessSignature(config))
         The scan's ports. ``read_addr[j]``, ``read_en``: the read ports are synchronous, data is valid in
         ``read_data[j]`` :data:`READ_LATENCY` cycles after ``read_en`` (two: the block RAM's address and output
         registers) and held until the next read's data arrives. ``write_addr[j]``,
@@ -175,7 +189,7 @@ class Segments(wiring.Component):
         self._config = config
         self._parity = parity
         self._block_rams = {}
-        members = {"access": In(segment_access_signature(config))}
+        members = {"access": In(SegmentAccessSignature(config))}
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
