@@ -18,15 +18,10 @@ def _run(P: int, start: int, length: int) -> int:
 
 class BufferSignature(ConfigSignature):
     """The buffer's ports (see :class:`CircularBuffer`); a scan that drives it takes
-    ``Out(BufferSignature(config).flip())``.
+    ``Out(BufferSignature(config).flip())``."""
 
-    Parameters
-    ----------
-    config : Config
-    """
-
-    def __init__(self, config: Config):
-        check_config(config)
+    @staticmethod
+    def members_of(config: Config) -> dict:
         P = config.physical_segments
         members = {
             "enter": In(1),
@@ -47,7 +42,7 @@ class BufferSignature(ConfigSignature):
         }
         if config.timed:
             members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
-        super().__init__(config, members)
+        return members
 
 
 #: The former name of :class:`BufferSignature`.

@@ -76,20 +76,15 @@ def hash_latency(config: Config) -> int:
 
 class HashSignature(ConfigSignature):
     """The hash unit's ports: ``key`` and ``en`` in, one :func:`segment_hash_layout` per physical segment out.
-    A user of the unit takes ``Out(HashSignature(config).flip())``.
+    A user of the unit takes ``Out(HashSignature(config).flip())``."""
 
-    Parameters
-    ----------
-    config : Config
-    """
-
-    def __init__(self, config: Config):
-        check_config(config)
-        super().__init__(config, {
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        return {
             "key": In(config.key_width),
             "en": In(1),
             "hashes": Out(data.ArrayLayout(segment_hash_layout(config), config.physical_segments)),
-        })
+        }
 
 
 #: The former name of :class:`HashSignature`.

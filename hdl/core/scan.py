@@ -8,7 +8,7 @@ buffer when an insert happens, and answers every command in order.
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
-from ...model.config import Config, check_config
+from ...model.config import Config
 from .buffer import BufferSignature
 from .hash import HashSignature
 from .segments import SegmentAccessSignature
@@ -19,23 +19,18 @@ __all__ = ["ScanSignature", "scan_signature"]
 
 class ScanSignature(ConfigSignature):
     """A scan's ports: ``cmd`` in, ``rsp`` out, and the hash unit's, the segments' and the circular buffer's
-    ports from the driving side (connect them with :func:`amaranth.lib.wiring.connect`).
+    ports from the driving side (connect them with :func:`amaranth.lib.wiring.connect`)."""
 
-    Parameters
-    ----------
-    config : Config
-    """
-
-    def __init__(self, config: Config):
-        check_config(config)
-        super().__init__(config, {
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        return {
             "cmd": In(stream.Signature(command_layout(config.key_width,
                                                       config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
             "hash": Out(HashSignature(config).flip()),
             "segments": Out(SegmentAccessSignature(config)),
             "buffer": Out(BufferSignature(config).flip()),
-        })
+        }
 
 
 #: The former name of :class:`ScanSignature`.

@@ -43,17 +43,12 @@ class SegmentAccessSignature(ConfigSignature):
     """What a scan sees of the segments, from the scan's side: a read and a write port per physical segment
     (block index, B-bit block); ``ready`` (not clearing every memory, as after reset); ``retire`` (segments to
     clear in the background), ``clear`` (clear every memory) and ``cleaned`` (segments whose clearing is
-    done).
+    done)."""
 
-    Parameters
-    ----------
-    config : Config
-    """
-
-    def __init__(self, config: Config):
-        check_config(config)
+    @staticmethod
+    def members_of(config: Config) -> dict:
         P, index = config.physical_segments, config.block_index_bits
-        super().__init__(config, {
+        return {
             "read_addr": Out(data.ArrayLayout(index, P)),
             "read_en": Out(1),
             "read_data": In(data.ArrayLayout(config.block_bits, P)),
@@ -64,7 +59,7 @@ class SegmentAccessSignature(ConfigSignature):
             "retire": Out(P),
             "clear": Out(1),
             "cleaned": In(P),
-        })
+        }
 
 
 #: The former name of :class:`SegmentAccessSignature`.

@@ -52,14 +52,12 @@ class ConfigSignature(wiring.Signature):
     """A signature whose members follow from a :class:`~apbbf.model.Config`: the base of the core's signatures
     that carry it (:class:`~apbbf.hdl.core.hash.HashSignature`, :class:`~apbbf.hdl.core.buffer.BufferSignature`,
     :class:`~apbbf.hdl.core.segments.SegmentAccessSignature`, :class:`~apbbf.hdl.core.scan.ScanSignature`), as
-    amaranth-soc's ``csr.Signature`` carries its widths. Two are equal when they are of the same class and their
-    configs are equal.
+    amaranth-soc's ``csr.Signature`` carries its widths. A subclass says what its members are
+    (:meth:`members_of`). Two are equal when they are of the same class and their configs are equal.
 
     Parameters
     ----------
     config : Config
-    members : dict
-        The members, as :class:`amaranth.lib.wiring.Signature` takes them.
 
     Raises
     ------
@@ -67,10 +65,15 @@ class ConfigSignature(wiring.Signature):
         If ``config`` is not a Config.
     """
 
-    def __init__(self, config: Config, members):
+    def __init__(self, config: Config):
         check_config(config)
         self._config = config
-        super().__init__(members)
+        super().__init__(self.members_of(config))
+
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        """The members for ``config``, as :class:`amaranth.lib.wiring.Signature` takes them."""
+        raise NotImplementedError
 
     @property
     def config(self) -> Config:
