@@ -16,33 +16,37 @@ def _run(P: int, start: int, length: int) -> int:
     return sum(1 << ((start + i) % P) for i in range(length))
 
 
-class BufferSignature(ConfigSignature):
+def _buffer_members(config: Config) -> dict:
     """The buffer's ports (see :class:`CircularBuffer`); a scan that drives it takes
+    ``Out(buffer_signature(config).flip())``."""
+    P = config.physical_segments
+    members = {
+        "enter": In(1),
+        "enter_op": In(Op),
+        "decide": In(1),
+        "cleaned": In(P),
+        "base": Out(range(P)),
+        "fresh": Out(P),
+        "shift": Out(1),
+        "restart": Out(1),
+        "targets": Out(P),
+        "retire": Out(P),
+        "wait": Out(1),
+        "wait_next": Out(1),
+        "restart_next": Out(1),
+        "inserts": Out(32),
+        "shifts": Out(32),
+    }
+    if config.timed:
+        members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
+    return members
+
+
+class BufferSignature(ConfigSignature):
+    """The buffer's ports (see :class:`CircularBuffer` and :func:`_buffer_members`); a scan that drives it takes
     ``Out(BufferSignature(config).flip())``."""
 
-    @staticmethod
-    def members_of(config: Config) -> dict:
-        P = config.physical_segments
-        members = {
-            "enter": In(1),
-            "enter_op": In(Op),
-            "decide": In(1),
-            "cleaned": In(P),
-            "base": Out(range(P)),
-            "fresh": Out(P),
-            "shift": Out(1),
-            "restart": Out(1),
-            "targets": Out(P),
-            "retire": Out(P),
-            "wait": Out(1),
-            "wait_next": Out(1),
-            "restart_next": Out(1),
-            "inserts": Out(32),
-            "shifts": Out(32),
-        }
-        if config.timed:
-            members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
-        return members
+    members_of = staticmethod(_buffer_members)
 
 
 #: The former name of :class:`BufferSignature`.
@@ -112,7 +116,7 @@ class CircularBuffer(wiring.Component):
     def __init__(self, config: Config):
         check_config(config)
         self._config = config
-        super().__init__(BufferSignature(config))
+        super().__init__(buffer_signature(config))
 
     @property
     def config(self) -> Config:
