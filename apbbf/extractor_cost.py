@@ -7,70 +7,22 @@ The estimate (:func:`matrix_estimate`) counts, for every constant GF(2) matrix t
 sub-expressions and folds the muxes in, so the two numbers bracket the matrices' real share.
 
 For the Fmax the extractor is placed alone behind registers (:class:`RegisteredKeyExtractor`), as the project's
-other timing designs are (:mod:`apbbf.flows.designs`), with :func:`apbbf.flows.pnr.run_pnr_cached`.
+other timing designs are (:mod:`apbbf.sim.designs`), with :func:`apbbf.flows.pnr.run_pnr_cached`.
 """
 
-# (no "from __future__ import annotations": wiring.Component reads the port annotations as objects)
 import json
 from pathlib import Path
-
-from amaranth import Cat, Module, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
 from .hdl.packet.crc_maps import xor_lut4
 from .hdl.packet.key_extractor import KeyExtractor
 from .model.packet import KeySpec
+from .sim.designs import RegisteredKeyExtractor
 
+# RegisteredKeyExtractor is gateware (apbbf.sim.designs), still importable from here under its former name.
 __all__ = ["RegisteredKeyExtractor", "matrix_estimate", "extractor_report", "REPORT"]
 
 #: Where :func:`extractor_report` writes by default.
 REPORT = Path("build") / "reports" / "key_extractor.json"
-
-
-class RegisteredKeyExtractor(wiring.Component):
-    """The key extractor for timing: a beat's ``data`` and ``keep`` are shifted in serially and presented from
-    registers with ``valid`` and ``last`` (also registered); the key, length and class are folded (XOR) into a
-    register in two registered stages (so that the fold is not the critical path).
-
-    Parameters
-    ----------
-    extractor : KeyExtractor
-
-    Raises
-    ------
-    TypeError
-        If ``extractor`` is not a KeyExtractor.
-    """
-
-    serial_in: In(1)
-    valid_in: In(1)
-    last_in: In(1)
-    out: Out(2)
-
-    def __init__(self, extractor):
-        if not isinstance(extractor, KeyExtractor):
-            raise TypeError(f"extractor must be a KeyExtractor, not {extractor!r}")
-        self._extractor = extractor
-        super().__init__()
-
-    @property
-    def extractor(self) -> KeyExtractor:
-        return self._extractor
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.extractor = e = self._extractor
-        beat = e.i.payload
-        chain = Signal(len(beat.data) + len(beat.keep))
-        valid, last = Signal(), Signal()
-        m.d.sync += [chain.eq(Cat(self.serial_in, chain[:-1])), valid.eq(self.valid_in), last.eq(self.last_in)]
-        m.d.comb += [e.i.valid.eq(valid), beat.last.eq(last), Cat(beat.data, beat.keep).eq(chain)]
-        payload = e.o.payload.as_value()
-        folded = Signal(-(-len(payload) // 4))
-        m.d.sync += [folded[i].eq(payload[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
-        m.d.sync += [self.out[0].eq(e.o.valid), self.out[1].eq(folded.xor())]
-        return m
 
 
 def matrix_estimate(extractor: KeyExtractor) -> dict:

@@ -79,13 +79,22 @@ def test_icarus(name):
     assert not failed, failed
     expected = set(QUICK[case]) if quick else EXPECTED_TESTS
     assert set(ran) == expected and len(ran) == len(expected), sorted(ran)
+    if case == "w64-drop-l3l4":
+        _check_ports((build_dir / f"{runner.DEDUP_TOPLEVEL}.v").read_text())
 
 
+@pytest.mark.slow
 def test_export_ports(tmp_path):
-    """The exported top's ports carry AXI4-Stream names and the header says what the design is."""
+    """The top that ``apbbf.export`` writes: :func:`_check_ports` (``make test`` checks the same on the top its
+    64-bit l3l4 bench exported, test_icarus)."""
     from apbbf.export import export_dedup_verilog
     path = export_dedup_verilog(CONFIG, KeySpec.l3l4(), tmp_path / "dedup.v", data_width=64, action="mark")
-    text = path.read_text()
+    _check_ports(path.read_text())
+
+
+def _check_ports(text):
+    """The exported top's ports (64-bit l3l4 de-duplicator of CONFIG) carry AXI4-Stream names and the header says
+    what the design is."""
     assert text.startswith("// apbbf_dedup_axis: packet de-duplicator")
     assert "Key: l3l4" in text and "tuser[16:1] (first beat)" in text
     assert "predicted false-positive rate (worst case, just before a shift): " in text

@@ -85,7 +85,7 @@ def test_markdown():
 
 def test_pnr_time_limit(tmp_path):
     """A nextpnr run stopped at the benchmark's time limit leaves its seed without an Fmax, listed as timed out."""
-    from apbbf.flows.designs import BlockRAMProbe
+    from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
     from apbbf.hdl.devices import block_ram
     platform = target_platform("ice40")
@@ -112,7 +112,7 @@ def test_pnr_seeds_in_parallel(tmp_path):
     """Two seeds on a shared pool of two runs: each seed has its own result (here both stopped at the limit)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from apbbf.flows.designs import BlockRAMProbe
+    from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
     from apbbf.hdl.devices import block_ram
     platform = target_platform("ice40")

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from apbbf.flows.hash_timing import CONFIGS, RegisteredHash, hash_pnr
+from apbbf.flows.hash_timing import CONFIGS, hash_pnr
+from apbbf.sim.designs import RegisteredHash
 from apbbf.hdl.core.hash import hash_latency
 from apbbf.model import Config, HashSpec
 from .streams import run_simulation

@@ -295,14 +295,15 @@ def test_reset_cuts_a_frame_and_its_tail_is_a_new_frame():
 
 def test_detects_a_wrong_answer():
     """The scoring can fail: a DUT built with a span of 300 ticks that claims (to the harness's model) a span of
-    20 answers "duplicate" for copies 20 to 300 ticks apart that the model calls new."""
+    20 answers "duplicate" for copies 20 to 300 ticks apart that the model calls new. Twenty frames: the first
+    such copy is frame 7, and a failing run is simulated twice (the second time for its VCD)."""
     short = Config(2, 3, segment_blocks=16, span=20, time_width=16, seed=7)
 
     class Lying(PacketDedup):
         config = property(lambda self: short)
 
-    items = traffic(80, 13)
-    with pytest.raises(Mismatch, match="flags"):
+    items = traffic(20, 13)
+    with pytest.raises(Mismatch, match="frame 7: flags"):
         simulate_dedup(lambda: Lying(CONFIG, SPECS["l3l4"], data_width=64, action="mark"), items,
                        name="dedup-detect")
 

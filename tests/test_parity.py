@@ -3,8 +3,9 @@
 with memory bits flipped during traffic it never answers a false negative and counts the failing words it read;
 the same faults without parity do cause a false negative (the fault test can fail); the option is checked.
 
-Faults are injected by a testbench that writes the simulated memories (``lib.memory`` contents, found in the
-elaborated design under each segment) between clock edges: a set data bit is flipped where the word has one
+Faults are injected by a testbench that writes the simulated memories (the ``lib.memory`` objects the core's
+segments hand out, ``APBBF.segments.memories(platform)``, through ``ctx.get``/``ctx.set`` on ``data[address]``)
+between clock edges: a set data bit is flipped where the word has one
 (a lost one is what could cause a false negative), else any bit. With parity a word is only flipped while its
 parity is good (at most one flip per write, so every fault is detectable; two in one byte would not be).
 """
@@ -14,7 +15,6 @@ import random
 import numpy as np
 import pytest
 from amaranth import ClockDomain, Fragment, Module, Shape
-from amaranth.hdl._mem import MemoryInstance
 from amaranth.sim import Simulator
 
 from apbbf.hdl import APBBF
@@ -47,25 +47,6 @@ def test_no_faults_same_answers_and_cycles(config, scan):
     assert run.parity_errors == 0
 
 
-def _segment_memories(fragment, segments):
-    """``{segment: [MemoryInstance, ...]}`` of the elaborated design (one per inferred memory, one per DP16KD
-    model)."""
-    found = {j: [] for j in range(segments)}
-
-    def walk(frag, path):
-        for sub, name, _ in frag.subfragments:
-            here = path + (name,)
-            if isinstance(sub, MemoryInstance):
-                segment = next((n for n in here if isinstance(n, str) and n.startswith("segment")
-                                and n[7:].isdigit()), None)
-                if segment is not None:
-                    found[int(segment[7:])].append(sub)
-            else:
-                walk(sub, here)
-    walk(fragment, ())
-    return found
-
-
 def _parity_good(word, width):
     """Whether a stored word (data bits, then one even-parity bit per 8 of them) has good parity."""
     data_bits = width * 8 // 9
@@ -85,9 +66,9 @@ def run_with_faults(config, scan, *, parity, seed, platform=None, fault_rate=0.0
     top.domains.sync = ClockDomain("sync")
     top.submodules.dut = dut
     fragment = Fragment.get(top, platform)
-    memories = _segment_memories(fragment, config.physical_segments)
-    assert all(memories.values()), "every segment's memory is found"
-    words = min(config.segment_blocks, min(mi._data.depth for mis in memories.values() for mi in mis))
+    memories = dut.segments.memories(platform)
+    assert len(memories) == config.physical_segments and all(memories), "every segment's memory is found"
+    words = min(config.segment_blocks, min(mem.depth for mems in memories for mem in mems))
     hits, done = {}, {"producing": True}
     faulty = {}                        # (segment, memory number, address) -> None while the flip is unwritten
     stats = {"faults": 0, "faulty_reads": 0}
@@ -119,10 +100,10 @@ def run_with_faults(config, scan, *, parity, seed, platform=None, fault_rate=0.0
             stats["parity_errors"] = ctx.get(dut.parity_errors)
         done["consumed"] = True
 
-    ports = [(j, n, mi._read_ports[0]) for j, mis in memories.items() for n, mi in enumerate(mis)]
+    ports = [(j, n, mem.read_ports[0]) for j, mems in enumerate(memories) for n, mem in enumerate(mems)]
 
     async def injector(ctx):
-        samples = [value for _, _, port in ports for value in (port._en, port._addr)]
+        samples = [value for _, _, port in ports for value in (port.en, port.addr)]
         async for _, _, *values in ctx.tick().sample(*samples):
             if "responded" in done:
                 return
@@ -133,23 +114,23 @@ def run_with_faults(config, scan, *, parity, seed, platform=None, fault_rate=0.0
                     read.add(j)
             stats["faulty_reads"] += len(read)             # one failing word per segment per read
             for j, n, address in list(faulty):
-                mi = memories[j][n]
-                if not parity or _parity_good(ctx.get(mi._data[address]), Shape.cast(mi._data.shape).width):
+                mem = memories[j][n]
+                if not parity or _parity_good(ctx.get(mem.data[address]), Shape.cast(mem.shape).width):
                     del faulty[(j, n, address)]             # rewritten (or, without parity, read once: forget)
             if not done["producing"] or rng.random() >= fault_rate:
                 continue
             j = rng.randrange(config.physical_segments)
             n = rng.randrange(len(memories[j]))
             address = rng.randrange(words)
-            mi = memories[j][n]
-            width = Shape.cast(mi._data.shape).width
-            word = ctx.get(mi._data[address])
+            mem = memories[j][n]
+            width = Shape.cast(mem.shape).width
+            word = ctx.get(mem.data[address])
             if parity and not _parity_good(word, width):
                 continue                                    # at most one flip per write
             data_bits = width * 8 // 9 if parity else width
             ones = [b for b in range(data_bits) if word >> b & 1]
             bit = rng.choice(ones) if ones else rng.randrange(width)
-            ctx.set(mi._data[address], word ^ (1 << bit))
+            ctx.set(mem.data[address], word ^ (1 << bit))
             faulty[(j, n, address)] = None
             stats["faults"] += 1
 

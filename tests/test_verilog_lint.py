@@ -6,6 +6,7 @@
 after it shows.
 """
 
+import functools
 import subprocess
 
 import pytest
@@ -33,20 +34,23 @@ def _lint(tmp_path, text: str, top: str, extra: str = "") -> subprocess.Complete
                           env=verilator.environ(), capture_output=True, text=True, timeout=300)
 
 
+@functools.cache
+def _export(kind: str) -> tuple[str, str]:
+    """The export of ``kind`` and its top module's name, made once per test process (the waiver test lints the
+    parallel core's again)."""
+    if kind == "lanes":
+        return generate_lanes_verilog(Config(**{**SMALL, "segment_blocks": 4}), 2), "apbbf_lanes_axis"
+    if kind == "dedup":
+        config = Config(**SMALL, span=1000, time_width=16, extra_segments=1)
+        return generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518), "apbbf_dedup_axis"
+    span = dict(span=1000, time_width=16, extra_segments=1) if kind.startswith("timed") else {}
+    return generate_verilog(Config(**SMALL, **span), scan=kind.split("-")[1]), "apbbf_axis"
+
+
 @pytest.mark.parametrize("kind", ["core-fsm", "core-parallel", "timed-parallel",
                                   pytest.param("lanes", marks=pytest.mark.slow), "dedup"])
 def test_export_lints_clean(tmp_path, kind):
-    if kind == "lanes":
-        text = generate_lanes_verilog(Config(**{**SMALL, "segment_blocks": 4}), 2)
-        top = "apbbf_lanes_axis"
-    elif kind == "dedup":
-        config = Config(**SMALL, span=1000, time_width=16, extra_segments=1)
-        text = generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518)
-        top = "apbbf_dedup_axis"
-    else:
-        span = dict(span=1000, time_width=16, extra_segments=1) if kind.startswith("timed") else {}
-        text = generate_verilog(Config(**SMALL, **span), scan=kind.split("-")[1])
-        top = "apbbf_axis"
+    text, top = _export(kind)
     result = _lint(tmp_path, text, top)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "%Warning" not in result.stderr, result.stderr[-3000:]
@@ -58,6 +62,6 @@ def test_export_lints_clean(tmp_path, kind):
 
 
 def test_waivers_do_not_leak(tmp_path):
-    text = generate_verilog(Config(**SMALL), scan="parallel")
+    text, _ = _export("core-parallel")
     result = _lint(tmp_path, text, "user_after", USER_MODULE)
     assert result.returncode != 0 and "WIDTHTRUNC" in result.stderr, result.stderr[-2000:]

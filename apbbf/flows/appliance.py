@@ -1,3 +1,5 @@
+# amaranth: UnusedElaboratable=no
+# (a de-duplicator is built here only to read its sizing, never elaborated)
 """The de-duplication appliance's bitstream for a two-port board (``make bitstream BOARD=colorlight-5a75b`` or
 ``versa-ecp5``), and its report.
 
@@ -132,7 +134,6 @@ def _block_rams(board: str, config, action: str) -> int:
     beat = beat_layout(64).size
     dedup = PacketDedup(config, KeySpec.l3l4(), data_width=64, action=action, timestamps="counter",
                         max_frame=MAX_FRAME)
-    dedup._MustUse__used = True
     shapes = [(512, beat)] * 2 + [(64, beat)] * 2 + [(256, beat)] * (1 + (action != "drop"))
     if dedup.buffer_beats:
         shapes.append((dedup.buffer_beats, beat - 1))

@@ -21,7 +21,7 @@ the window bounded by count on ECP5-85F and iCE40UP5K, and the time-bounded wind
 2. **Post-route Fmax** of the core with registered ports (:func:`apbbf.flows.pnr.core_pnr`): the median of the
    nextpnr seeds :data:`apbbf.flows.pnr.SEEDS`, with their spread.
 3. **Block RAM Fmax**: one block RAM primitive of the device, configured as the segments use it
-   (:class:`~apbbf.flows.designs.BlockRAMProbe`), with the device table's data-sheet rating beside it.
+   (:class:`~apbbf.sim.designs.BlockRAMProbe`), with the device table's data-sheet rating beside it.
 
 The place-and-route runs go to a pool of ``jobs`` processes (ECP5-85F takes ~5-6 min per seed) while the
 simulations run. With ``quick``, P&R results kept under ``<work_root>/pnr`` for the same design (hash of the

@@ -6,7 +6,7 @@ measurement, not a test: it asserts no speed.
    (:func:`apbbf.sim.dedup.simulate_dedup`, every frame scored against the model), back-to-back minimum-size
    frames (60 bytes, no FCS) with ``o.ready`` high: frames out per cycle in the steady state, and frames in per
    cycle (``i.ready`` never low means the link is never stalled).
-2. **Post-route Fmax**: the design behind registers (:class:`~apbbf.flows.designs.RegisteredDedup`), synthesized
+2. **Post-route Fmax**: the design behind registers (:class:`~apbbf.sim.designs.RegisteredDedup`), synthesized
    for the ULX3S's ECP5-85F and placed and routed with nextpnr seeds :data:`apbbf.flows.pnr.SEEDS` and
    :data:`PLACER` and :data:`ROUTER`, each run limited to :data:`PNR_TIMEOUT_S`: the median, its spread, LUTs, flip-flops, block
    RAMs and the median seed's critical path.
@@ -115,7 +115,7 @@ def synth_parts(dedup, platform, work: Path) -> dict:
 
     from amaranth.back import rtlil
 
-    from .designs import RegisteredDedup
+    from ..sim.designs import RegisteredDedup
     work.mkdir(parents=True, exist_ok=True)
     (work / "parts.il").write_text(rtlil.convert(RegisteredDedup(dedup), platform=platform, name="top",
                                                  emit_src=False))
@@ -169,7 +169,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
         Progress messages.
     """
     from ..model.config import check_integer
-    from .designs import RegisteredDedup
+    from ..sim.designs import RegisteredDedup
     check_integer("jobs", jobs, range(1, 65))
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

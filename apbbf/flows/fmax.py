@@ -3,7 +3,7 @@ several Configs on each family's target device (:data:`apbbf.flows.pnr.TARGETS`:
 6 and the iCEBreaker's iCE40UP5K).
 
 Why this way: a board top measures the core *and* its pins and UART; here the core's wide ports are fed from a
-serial-in shift register and its response is registered (:class:`~apbbf.flows.designs.RegisteredCore`), so only
+serial-in shift register and its response is registered (:class:`~apbbf.sim.designs.RegisteredCore`), so only
 the core's own paths limit the clock and the design fits the 39 I/O pins of an sg48 package. Each run is
 ``synth_<family>`` and nextpnr with a deliberately high target (``--freq``) and ``--timing-allow-fail``
 (:func:`apbbf.flows.pnr.core_pnr`), placed with each of the seeds :data:`apbbf.flows.pnr.SEEDS`: the Fmax is their

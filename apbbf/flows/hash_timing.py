@@ -11,7 +11,6 @@ platform); the median, minimum and maximum post-route Fmax are reported. The uni
 from a second synthesis of :class:`~apbbf.hdl.core.hash.HashUnit` alone.
 """
 
-# (no "from __future__ import annotations": wiring.Component reads the port annotations as objects)
 import json
 import statistics
 import subprocess
@@ -19,15 +18,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from amaranth import Cat, Module, Signal, Value
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
-
 from .. import toolchain
-from ..hdl.core.hash import HashUnit, hash_latency, hash_stages
+from ..hdl.core.hash import hash_latency, hash_stages
 from ..model.config import Config, check_config, check_integer
+from ..sim.designs import BareHash, RegisteredHash
 from .pnr import TARGETS, target_platform
 
+# RegisteredHash is gateware (apbbf.sim.designs), still importable from here under its former name.
 __all__ = ["CONFIGS", "SEEDS", "TARGET_MHZ", "RegisteredHash", "hash_pnr", "sweep", "plot"]
 
 #: What each family's hash must reach on its own (MHz): above the core's 150-200 MHz on ECP5, 75 on iCE40.
@@ -43,70 +40,6 @@ CONFIGS = {
     "ice40": [Config(6, 7, block_bits=16, block_hashes=2, segment_blocks=512, key_width=32),
               Config(2, 3, block_bits=16, block_hashes=2, segment_blocks=256, key_width=32)],
 }
-
-
-class RegisteredHash(wiring.Component):
-    """The hash unit between registers: the key from a serial-in shift register, ``en`` registered, the
-    segment hashes XORed to one pin through registered 4-input levels.
-
-    Parameters
-    ----------
-    config : Config
-
-    Raises
-    ------
-    TypeError
-        If ``config`` is not a Config.
-    """
-
-    serial_in: In(1)
-    en_in: In(1)
-    out: Out(1)
-
-    def __init__(self, config):
-        check_config(config)
-        self._config = config
-        self._unit = HashUnit(config)
-        super().__init__()
-
-    @property
-    def config(self):
-        return self._config
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.hash = unit = self._unit
-        key = Signal(self._config.key_width)
-        en = Signal()
-        m.d.sync += [key.eq(Cat(self.serial_in, key[:-1])), en.eq(self.en_in)]
-        m.d.comb += [unit.key.eq(key), unit.en.eq(en)]
-        # The outputs, 4 to a LUT, a register after each level, down to the pin.
-        level = Value.cast(unit.hashes)
-        depth = 0
-        while len(level) > 1:
-            reduced = Signal((len(level) + 3) // 4, name=f"reduce{depth}")
-            m.d.sync += reduced.eq(Cat(*(level[i:i + 4].xor() for i in range(0, len(level), 4))))
-            level, depth = reduced, depth + 1
-        m.d.sync += self.out.eq(level[0])
-        return m
-
-
-class _BareHash(wiring.Component):
-    """The hash unit with plain ports (the segment hashes as one flat output), for its cell count: as the top
-    of a synthesis, the unit's own ``hashes`` port would meet Yosys 0.70's renaming of ABC's outputs
-    (``hashes[0]`` is also the name Amaranth gives the first element's wire, and ``abc9`` asserts on the
-    clash)."""
-
-    def __init__(self, config):
-        self._unit = HashUnit(config)
-        super().__init__({"key": In(config.key_width), "en": In(1),
-                          "out": Out(config.physical_segments * config.hash_bits)})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.hash = unit = self._unit
-        m.d.comb += [unit.key.eq(self.key), unit.en.eq(self.en), self.out.eq(Value.cast(unit.hashes))]
-        return m
 
 
 def _yosys(rtlil_text: str, family: str, work: Path, name: str) -> dict:
@@ -159,7 +92,7 @@ def hash_pnr(config, family: str, work, *, seeds=SEEDS, freq_mhz=None) -> dict:
     freq = TARGETS[family].core_mhz if freq_mhz is None else freq_mhz
     work = Path(work)
     start = time.monotonic()
-    unit_cells = _yosys(rtlil.convert(_BareHash(config), name="top"), family, work, "unit")
+    unit_cells = _yosys(rtlil.convert(BareHash(config), name="top"), family, work, "unit")
     wrapped_cells = _yosys(rtlil.convert(RegisteredHash(config), name="top"), family, work, "wrapped")
     env = toolchain.tool_environ()
     nextpnr = env.get(f"NEXTPNR_{family.upper()}") or f"nextpnr-{family}"

@@ -1,7 +1,7 @@
 """Synthesis and place-and-route of one design for a board's device, for its post-route Fmax.
 
 A board top is built by its platform's own build script (:mod:`apbbf.flows.board`); the designs here have no
-board pins (:mod:`apbbf.flows.designs`), so they go through ``synth_<family>`` and nextpnr directly, with the
+board pins (:mod:`apbbf.sim.designs`), so they go through ``synth_<family>`` and nextpnr directly, with the
 board's device options (:func:`apbbf.toolchain.nextpnr_device_args`), a deliberately high target (``--freq``) and
 ``--timing-allow-fail``; the achieved post-route Fmax is read from ``--report``.
 
@@ -254,7 +254,7 @@ def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seed
 
 
 def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = False, seeds=SEEDS) -> dict:
-    """Post-route Fmax of the bare core (:class:`~apbbf.flows.designs.RegisteredCore`) on ``family``'s target
+    """Post-route Fmax of the bare core (:class:`~apbbf.sim.designs.RegisteredCore`) on ``family``'s target
     device (:data:`TARGETS`).
 
     Parameters
@@ -279,7 +279,7 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
         If Yosys or nextpnr fails.
     """
     from ..hdl.core.devices import check_memory
-    from .designs import RegisteredCore
+    from ..sim.designs import RegisteredCore
     platform = target_platform(family)
     check_memory(config, platform.device)
     return run_pnr_cached(RegisteredCore(config, scan), platform, work, freq_mhz=TARGETS[family].core_mhz,
@@ -287,7 +287,7 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
 
 
 def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
-    """Post-route Fmax of one block RAM (:class:`~apbbf.flows.designs.BlockRAMProbe`) of ``family``'s target
+    """Post-route Fmax of one block RAM (:class:`~apbbf.sim.designs.BlockRAMProbe`) of ``family``'s target
     device; the result also gives the probed ``bram_shape``.
 
     Raises
@@ -298,7 +298,7 @@ def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
         If Yosys or nextpnr fails.
     """
     from ..hdl.core.devices import block_ram
-    from .designs import BlockRAMProbe
+    from ..sim.designs import BlockRAMProbe
     platform = target_platform(family)
     probe = BlockRAMProbe(block_ram(platform.device))
     result = run_pnr_cached(probe, platform, work, freq_mhz=TARGETS[family].bram_mhz, reuse=reuse, seeds=seeds)

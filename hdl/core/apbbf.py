@@ -1,4 +1,9 @@
-"""The APBBF core: the hash unit, the segments, the circular buffer and a scan, composed."""
+# amaranth: UnusedElaboratable=no
+"""The APBBF core: the hash unit, the segments, the circular buffer and a scan, composed.
+
+(The pragma above: the segments are made in ``APBBF.__init__``, and are used exactly when their core is, which
+warns on its own when it is not.)
+"""
 
 from amaranth import Module
 from amaranth.lib import stream, wiring
@@ -95,10 +100,18 @@ class APBBF(wiring.Component):
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
+        # Made here, not in elaborate, so that a simulation reaches the memories (Segments.memories).
+        self._segments = Segments(config, parity=parity)
 
     @property
     def config(self) -> Config:
         return self._config
+
+    @property
+    def segments(self) -> Segments:
+        """The segments (:class:`~apbbf.hdl.core.segments.Segments`): their memories, for a simulation that
+        reads or writes the stored words (:meth:`~apbbf.hdl.core.segments.Segments.memories`)."""
+        return self._segments
 
     @property
     def scan(self) -> str:
@@ -114,7 +127,7 @@ class APBBF(wiring.Component):
         # key -> hash -> segments -> scan -> response: the scan drives the other three through their ports.
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
-        m.submodules.segments = segments = Segments(self._config, parity=self._parity)
+        m.submodules.segments = segments = self._segments
         m.submodules.buffer = buffer = CircularBuffer(self._config)
         m.submodules.scan = scan = SCANS[self._scan](self._config)
 

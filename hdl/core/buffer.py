@@ -6,9 +6,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from .types import Op, asks, inserts
+from .types import ConfigSignature, Op, asks, inserts
 
-__all__ = ["buffer_signature", "CircularBuffer"]
+__all__ = ["BufferSignature", "buffer_signature", "CircularBuffer"]
 
 
 def _run(P: int, start: int, length: int) -> int:
@@ -16,7 +16,7 @@ def _run(P: int, start: int, length: int) -> int:
     return sum(1 << ((start + i) % P) for i in range(length))
 
 
-def buffer_signature(config: Config) -> wiring.Signature:
+def _buffer_members(config: Config) -> dict:
     """The buffer's ports (see :class:`CircularBuffer`); a scan that drives it takes
     ``Out(buffer_signature(config).flip())``."""
     P = config.physical_segments
@@ -42,7 +42,18 @@ def buffer_signature(config: Config) -> wiring.Signature:
     }
     if config.timed:
         members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
-    return wiring.Signature(members)
+    return members
+
+
+class BufferSignature(ConfigSignature):
+    """The buffer's ports (see :class:`CircularBuffer` and :func:`_buffer_members`); a scan that drives it takes
+    ``Out(BufferSignature(config).flip())``."""
+
+    members_of = staticmethod(_buffer_members)
+
+
+#: The former name of :class:`BufferSignature`.
+buffer_signature = BufferSignature
 
 
 class CircularBuffer(wiring.Component):

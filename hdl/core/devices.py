@@ -123,7 +123,7 @@ class BlockRAM:
     shapes : tuple of (int, int)
         The configurations a segment can use, (data bits per word, words), each ``data_bits`` in all.
     probe_configuration : str
-        How the benchmark's block RAM probe configures one block RAM (:class:`apbbf.flows.designs.BlockRAMProbe`).
+        How the benchmark's block RAM probe configures one block RAM (:class:`apbbf.sim.designs.BlockRAMProbe`).
     rated : str
         The vendor's rated maximum clock of the block RAM in that configuration at the device's speed grade, with
         its source; empty where it is not recorded here.

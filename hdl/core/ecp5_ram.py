@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """ECP5 block RAM for the segments: DP16KD instances with the output register on, and the DP16KD's behaviour in
 Amaranth for simulation.
 
@@ -18,6 +19,9 @@ pseudo dual port mode (PDPW16KD), as Yosys's ECP5 block RAM mapping connects it
 
 :class:`SimulatedECP5` stands for an ECP5 platform where the design is simulated: the segments are built exactly
 as for an ECP5, with :class:`DP16KDModel` in place of each instance.
+
+(The pragma above: the DP16KD models and their arrays are made in ``__init__`` and are used exactly when the
+component that made them is, which warns on its own when it is not.)
 """
 
 from amaranth import Cat, ClockSignal, Const, Elaboratable, Instance, Module, Mux, Signal, Value
@@ -26,7 +30,8 @@ from amaranth.lib.wiring import In, Out
 
 from .devices import DP16KD_PARITY_SHAPES, DP16KD_SHAPES, check_parity, parity_bits, tile
 
-__all__ = ["DP16KD_WIDTHS", "SimulatedECP5", "is_ecp5", "DP16KDModel", "ECP5BlockRAM"]
+__all__ = ["DP16KD_WIDTHS", "SimulatedECP5", "is_ecp5", "DP16KDModel", "BlockRAMSignature", "block_ram_signature",
+           "ECP5BlockRAM"]
 
 #: The DP16KD's DATA_WIDTH for each number of power-of-two data bits per word a segment uses, and the address
 #: bits below the word address (byte enables or unused) in that mode.
@@ -69,6 +74,19 @@ class DP16KDModel(Elaboratable):
     def __init__(self, **kwargs):
         (self._params, self._inputs, self._outputs, self._width, self._outreg,
          self._domain) = self._parse(kwargs)
+        # The array is made here, not in elaborate, so that a simulation can read and write its words
+        # (``array.data``) through Amaranth's public API: byte lanes of 9 bits in the 18- and 36-bit modes.
+        width, lanes = self._width, {36: 4, 18: 2}.get(self._width, 1)
+        self._array = memory.Memory(shape=width, depth=16384 >> _ADDRESS_LOW[width], init=[])
+        self._write = self._array.write_port(domain=self._domain, granularity=width // lanes if lanes > 1 else None)
+        self._read = self._array.read_port(domain=self._domain, transparent_for=())
+
+    @property
+    def array(self) -> memory.Memory:
+        """The block's words: a ``lib.memory.Memory`` of ``16384 / 2**n`` words of DATA_WIDTH bits (its one write
+        port is port A, its one read port port B). A simulation reads and writes them with ``ctx.get`` and
+        ``ctx.set`` on ``array.data[address]``."""
+        return self._array
 
     @staticmethod
     def _parse(kwargs):
@@ -100,14 +118,12 @@ class DP16KDModel(Elaboratable):
     def elaborate(self, platform):
         # The array is a lib.memory with one write port (byte lanes of 9 bits in the 18- and 36-bit modes) and one
         # synchronous read port; the output register follows it as in the block.
-        width, low = self._width, {36: 5, 18: 4, 9: 3, 4: 2, 2: 1, 1: 0}[self._width]
+        width, low = self._width, _ADDRESS_LOW[self._width]
         # an unconnected clock enable is high, any other unconnected pin low (as nextpnr ties them)
         pin = lambda name: Value.cast(self._inputs.get(name, 1 if name in ("CEA", "CEB", "OCEA", "OCEB") else 0))
         m = Module()
-        lanes = {36: 4, 18: 2}.get(width, 1)
-        m.submodules.array = array = memory.Memory(shape=width, depth=16384 >> low, init=[])
-        write = array.write_port(domain=self._domain, granularity=width // lanes if lanes > 1 else None)
-        read = array.read_port(domain=self._domain, transparent_for=())
+        m.submodules.array = self._array
+        write, read = self._write, self._read
         address = lambda port: [pin(f"AD{port}{i}") for i in range(low, 14)]
         m.d.comb += [write.addr.eq(Cat(*address("A"))), read.addr.eq(Cat(*address("B")))]
         if width == 36:
@@ -136,26 +152,64 @@ class DP16KDModel(Elaboratable):
         return m
 
 
+#: The address bits below the word address in each DATA_WIDTH (byte enables or unused).
+_ADDRESS_LOW = {mode: low for mode, low in DP16KD_WIDTHS.values()}
+
+
 def _is_zero(value) -> bool:
     value = Value.cast(value)
     return isinstance(value, Const) and value.value == 0
 
 
-def block_ram_signature(depth: int, width: int, parity: bool = False) -> wiring.Signature:
+class BlockRAMSignature(wiring.Signature):
     """The ports of one segment's block RAM, from the RAM's side (see :class:`ECP5BlockRAM`); with ``parity``,
     also ``write_parity`` and ``read_parity`` (:func:`~apbbf.hdl.core.devices.parity_bits` bits), stored and read
-    with the word."""
-    members = {
-        "read_addr": In(range(depth)),
-        "read_en": In(1),
-        "read_data": Out(width),
-        "write_addr": In(range(depth)),
-        "write_data": In(width),
-        "write_en": In(1),
-    }
-    if parity:
-        members.update({"write_parity": In(parity_bits(width)), "read_parity": Out(parity_bits(width))})
-    return wiring.Signature(members)
+    with the word. Two are equal when their depth, width and parity are.
+
+    Parameters
+    ----------
+    depth, width : int
+        Words and bits per word.
+    parity : bool
+    """
+
+    def __init__(self, depth: int, width: int, parity: bool = False):
+        check_parity(parity)
+        self._depth, self._width, self._parity = depth, width, parity
+        members = {
+            "read_addr": In(range(depth)),
+            "read_en": In(1),
+            "read_data": Out(width),
+            "write_addr": In(range(depth)),
+            "write_data": In(width),
+            "write_en": In(1),
+        }
+        if parity:
+            members.update({"write_parity": In(parity_bits(width)), "read_parity": Out(parity_bits(width))})
+        super().__init__(members)
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def parity(self) -> bool:
+        return self._parity
+
+    def __eq__(self, other):
+        return (type(other) is type(self) and
+                (other.depth, other.width, other.parity) == (self._depth, self._width, self._parity))
+
+    def __repr__(self):
+        return f"BlockRAMSignature({self._depth}, {self._width}, parity={self._parity})"
+
+
+#: The former name of :class:`BlockRAMSignature`.
+block_ram_signature = BlockRAMSignature
 
 
 class ECP5BlockRAM(wiring.Component):
@@ -199,33 +253,37 @@ class ECP5BlockRAM(wiring.Component):
         check_parity(parity)
         self._tiling = tile(DP16KD_PARITY_SHAPES if parity else DP16KD_SHAPES, depth, width)
         self._depth, self._width, self._model, self._parity = depth, width, bool(model), parity
-        super().__init__(block_ram_signature(depth, width, parity))
+        super().__init__(BlockRAMSignature(depth, width, parity))
+        # The blocks are made here, not in elaborate, so that a simulation reaches the models' arrays
+        # (``memories``) through Amaranth's public API.
+        self._out_en = Signal(name="out_en")          # the output registers take the data read last cycle
+        self._blocks, self._rows, self._parity_rows = self._tile_blocks()
 
     @property
     def tiling(self):
         """The :class:`~apbbf.hdl.core.devices.Tiling` of the memory."""
         return self._tiling
 
-    def elaborate(self, platform):
-        # Rows are picked by the high address bits: a write enables one row; the read's row goes through two
-        # registers beside the read (address, then output register) to pick the row's data. With parity each
-        # column's word_bits / 8 parity bits follow its data bits in the same DP16KD word (its ninth bits: every
-        # byte lane is written at once, so which pin carries which bit does not matter).
+    @property
+    def memories(self) -> tuple:
+        """With ``model``: the ``lib.memory.Memory`` array of every :class:`DP16KDModel` (row by row, column by
+        column within a row), whose words a simulation reads and writes with ``ctx.get``/``ctx.set`` on
+        ``data[address]``; without ``model`` none (the DP16KD instances hold the words)."""
+        return tuple(block.array for block in self._blocks.values() if isinstance(block, DP16KDModel))
+
+    def _tile_blocks(self):
+        """The DP16KD instances (or models) of the tiling, by name, wired to the ports; each row's data and
+        parity as they come out of its blocks."""
+        # Rows are picked by the high address bits: a write enables one row. With parity each column's
+        # word_bits / 8 parity bits follow its data bits in the same DP16KD word (its ninth bits: every byte lane
+        # is written at once, so which pin carries which bit does not matter).
         t = self._tiling
         checks = t.word_bits // 8 if self._parity else 0          # parity bits per column
         mode, low = DP16KD_WIDTHS[t.word_bits]
         word_bits = (t.words - 1).bit_length()
-        m = Module()
-        out_en = Signal()                                  # the output registers take the data read last cycle
-        m.d.sync += out_en.eq(self.read_en)
         row_bits = max(0, (self._depth - 1).bit_length() - word_bits)
-        read_row, data_row = Signal(row_bits), Signal(row_bits)
-        if row_bits:
-            with m.If(self.read_en):
-                m.d.sync += read_row.eq(self.read_addr[word_bits:])
-            with m.If(out_en):
-                m.d.sync += data_row.eq(read_row)
-        rows, parity_rows = [], []
+        out_en = self._out_en
+        blocks, rows, parity_rows = {}, [], []
         for row in range(t.rows):
             write_en = self.write_en & (self.write_addr[word_bits:] == row if row_bits else 1)
             columns, parity_columns = [], []
@@ -272,17 +330,35 @@ class ECP5BlockRAM(wiring.Component):
                           "p_WRITEMODE_A": "NORMAL", "p_WRITEMODE_B": "NORMAL", "p_RESETMODE": "SYNC",
                           "p_ASYNC_RESET_RELEASE": "SYNC", "p_GSR": "DISABLED"}
                 name = f"ebr_r{row}_c{column}"
-                if self._model:
-                    m.submodules[name] = DP16KDModel(**params, **ports)
-                else:
-                    m.submodules[name] = Instance("DP16KD", **params, **ports)
+                blocks[name] = DP16KDModel(**params, **ports) if self._model else Instance("DP16KD", **params,
+                                                                                            **ports)
             rows.append(Cat(*columns)[:self._width])
             parity_rows.append(Cat(*parity_columns))
+        return blocks, rows, parity_rows
+
+    def elaborate(self, platform):
+        # The blocks (_tile_blocks) read in one cycle and register the data in the next; the read's row goes
+        # through two registers beside them (address, then output register) to pick the row's data.
+        t = self._tiling
+        word_bits = (t.words - 1).bit_length()
+        m = Module()
+        for name, block in self._blocks.items():
+            m.submodules[name] = block
+        out_en = self._out_en
+        m.d.sync += out_en.eq(self.read_en)
+        row_bits = max(0, (self._depth - 1).bit_length() - word_bits)
+        read_row, data_row = Signal(row_bits), Signal(row_bits)
+        if row_bits:
+            with m.If(self.read_en):
+                m.d.sync += read_row.eq(self.read_addr[word_bits:])
+            with m.If(out_en):
+                m.d.sync += data_row.eq(read_row)
+        rows, parity_rows = self._rows, self._parity_rows
         data, parity = rows[0], parity_rows[0]
         for row in range(1, t.rows):
             data = Mux(data_row == row, rows[row], data)
             parity = Mux(data_row == row, parity_rows[row], parity)
         m.d.comb += self.read_data.eq(data)
-        if checks:
+        if self._parity:
             m.d.comb += self.read_parity.eq(parity[:len(self.read_parity)])
         return m

@@ -23,9 +23,10 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
+from .types import ConfigSignature
 
 __all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
-           "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
+           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
@@ -73,14 +74,21 @@ def hash_latency(config: Config) -> int:
     return sum(hash_stages(config).values())
 
 
-def hash_signature(config: Config) -> wiring.Signature:
+class HashSignature(ConfigSignature):
     """The hash unit's ports: ``key`` and ``en`` in, one :func:`segment_hash_layout` per physical segment out.
-    A user of the unit takes ``Out(hash_signature(config).flip())``."""
-    return wiring.Signature({
-        "key": In(config.key_width),
-        "en": In(1),
-        "hashes": Out(data.ArrayLayout(segment_hash_layout(config), config.physical_segments)),
-    })
+    A user of the unit takes ``Out(HashSignature(config).flip())``."""
+
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        return {
+            "key": In(config.key_width),
+            "en": In(1),
+            "hashes": Out(data.ArrayLayout(segment_hash_layout(config), config.physical_segments)),
+        }
+
+
+#: The former name of :class:`HashSignature`.
+hash_signature = HashSignature
 
 
 def selected_bits(value, mask: int) -> list:
@@ -117,7 +125,7 @@ class HashUnit(wiring.Component):
         check_config(config)
         self._config = config
         self._spec = HashSpec(config)
-        super().__init__(hash_signature(config))
+        super().__init__(HashSignature(config))
 
     @property
     def config(self) -> Config:

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The filter's segments: one block RAM per physical segment, and their clearing.
 
 Each segment's block RAM is chosen by the platform the design is elaborated for (:func:`block_ram_for`): on an
@@ -16,6 +17,9 @@ DP16KD's ninth bits (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`), no more DP
 (16 bits wide) takes 5 columns instead of 4 (:meth:`apbbf.hdl.core.devices.BlockRAM.tile` counts it). The latency is
 unchanged (:data:`READ_LATENCY`): the check is combinational between the block RAM's last register and the
 scans, an XOR per byte (9 inputs) and an OR over the bytes in front of each block bit.
+
+(The pragma above: the memories and the block RAMs are made in ``__init__`` (and :meth:`Segments.block_rams`)
+and are used exactly when the component that made them is, which warns on its own when it is not.)
 """
 
 from amaranth import Cat, Module, Mux, Signal
@@ -24,33 +28,42 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config, check_integer
 from .devices import check_parity, parity_bits
-from .ecp5_ram import ECP5BlockRAM, SimulatedECP5, block_ram_signature, is_ecp5
+from .types import ConfigSignature
+from .ecp5_ram import BlockRAMSignature, ECP5BlockRAM, SimulatedECP5, is_ecp5
 
-__all__ = ["READ_LATENCY", "segment_access_signature", "parity_of", "InferredBlockRAM", "block_ram_for", "Segments"]
+__all__ = ["READ_LATENCY", "SegmentAccessSignature", "segment_access_signature", "parity_of", "InferredBlockRAM",
+           "block_ram_for", "Segments"]
 
 #: Cycles from a read (``read_en`` high with the address) to its data: the block RAM's address register, then
 #: its output register.
 READ_LATENCY = 2
 
 
-def segment_access_signature(config: Config) -> wiring.Signature:
+class SegmentAccessSignature(ConfigSignature):
     """What a scan sees of the segments, from the scan's side: a read and a write port per physical segment
     (block index, B-bit block); ``ready`` (not clearing every memory, as after reset); ``retire`` (segments to
     clear in the background), ``clear`` (clear every memory) and ``cleaned`` (segments whose clearing is
     done)."""
-    P, index = config.physical_segments, config.block_index_bits
-    return wiring.Signature({
-        "read_addr": Out(data.ArrayLayout(index, P)),
-        "read_en": Out(1),
-        "read_data": In(data.ArrayLayout(config.block_bits, P)),
-        "write_addr": Out(data.ArrayLayout(index, P)),
-        "write_data": Out(data.ArrayLayout(config.block_bits, P)),
-        "write_en": Out(P),
-        "ready": In(1),
-        "retire": Out(P),
-        "clear": Out(1),
-        "cleaned": In(P),
-    })
+
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        P, index = config.physical_segments, config.block_index_bits
+        return {
+            "read_addr": Out(data.ArrayLayout(index, P)),
+            "read_en": Out(1),
+            "read_data": In(data.ArrayLayout(config.block_bits, P)),
+            "write_addr": Out(data.ArrayLayout(index, P)),
+            "write_data": Out(data.ArrayLayout(config.block_bits, P)),
+            "write_en": Out(P),
+            "ready": In(1),
+            "retire": Out(P),
+            "clear": Out(1),
+            "cleaned": In(P),
+        }
+
+
+#: The former name of :class:`SegmentAccessSignature`.
+segment_access_signature = SegmentAccessSignature
 
 
 def parity_of(word):
@@ -84,7 +97,18 @@ class InferredBlockRAM(wiring.Component):
         check_integer("width", width, range(1, 1 << 40))
         check_parity(parity)
         self._depth, self._width, self._parity = depth, width, parity
-        super().__init__(block_ram_signature(depth, width, parity))
+        super().__init__(BlockRAMSignature(depth, width, parity))
+        # The memory is made here, not in elaborate, so that a simulation reaches its words (``memories``)
+        # through Amaranth's public API.
+        checks = parity_bits(width) if parity else 0
+        self._memory = memory.Memory(shape=width + checks, depth=depth, init=[])
+        self._read, self._write = self._memory.read_port(), self._memory.write_port()
+
+    @property
+    def memories(self) -> tuple:
+        """The one ``lib.memory.Memory`` holding the words (with ``parity``, the parity bits above the data
+        bits), whose words a simulation reads and writes with ``ctx.get``/``ctx.set`` on ``data[address]``."""
+        return (self._memory,)
 
     def elaborate(self, platform):
         # The register after the read port is the block RAM's output register where the RAM has one; it cuts
@@ -92,8 +116,8 @@ class InferredBlockRAM(wiring.Component):
         # parity bits are the word's top bits.
         m = Module()
         checks = parity_bits(self._width) if self._parity else 0
-        m.submodules.memory = mem = memory.Memory(shape=self._width + checks, depth=self._depth, init=[])
-        read, write = mem.read_port(), mem.write_port()
+        m.submodules.memory = self._memory
+        read, write = self._read, self._write
         out_en = Signal()
         m.d.sync += out_en.eq(self.read_en)
         stored = Cat(self.write_data, self.write_parity) if checks else self.write_data
@@ -108,7 +132,7 @@ class InferredBlockRAM(wiring.Component):
 def block_ram_for(platform, depth: int, width: int, *, parity: bool = False) -> wiring.Component:
     """The block RAM of one segment for ``platform``: :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM` for an ECP5
     (its DP16KD model for a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`), :class:`InferredBlockRAM` otherwise.
-    Both have the ports of :func:`~apbbf.hdl.core.ecp5_ram.block_ram_signature` (with ``parity``, the parity ports
+    Both have the ports of :class:`~apbbf.hdl.core.ecp5_ram.BlockRAMSignature` (with ``parity``, the parity ports
     too) and a read latency of :data:`READ_LATENCY`."""
     if is_ecp5(platform):
         return ECP5BlockRAM(depth, width, model=isinstance(platform, SimulatedECP5), parity=parity)
@@ -132,7 +156,7 @@ class Segments(wiring.Component):
 
     Attributes
     ----------
-    access : In(segment_access_signature(config))
+    access : In(SegmentAccessSignature(config))
         The scan's ports. ``read_addr[j]``, ``read_en``: the read ports are synchronous, data is valid in
         ``read_data[j]`` :data:`READ_LATENCY` cycles after ``read_en`` (two: the block RAM's address and output
         registers) and held until the next read's data arrives. ``write_addr[j]``,
@@ -159,7 +183,8 @@ class Segments(wiring.Component):
         check_parity(parity)
         self._config = config
         self._parity = parity
-        members = {"access": In(segment_access_signature(config))}
+        self._block_rams = {}
+        members = {"access": In(SegmentAccessSignature(config))}
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
@@ -177,6 +202,27 @@ class Segments(wiring.Component):
     def read_latency(self) -> int:
         """Cycles from ``read_en`` to ``read_data``: :data:`READ_LATENCY`."""
         return READ_LATENCY
+
+    def block_rams(self, platform=None) -> tuple:
+        """The block RAM of every physical segment when elaborated for ``platform``
+        (:func:`block_ram_for`): made on the first call for a kind of platform (inferred, ECP5, simulated ECP5)
+        and the same objects on every later call and elaboration for that kind."""
+        kind = ("ecp5", isinstance(platform, SimulatedECP5)) if is_ecp5(platform) else ("inferred",)
+        if kind not in self._block_rams:
+            c = self._config
+            self._block_rams[kind] = tuple(block_ram_for(platform, c.segment_blocks, c.block_bits,
+                                                         parity=self._parity)
+                                           for _ in range(c.physical_segments))
+        return self._block_rams[kind]
+
+    def memories(self, platform=None) -> tuple:
+        """For every physical segment, the ``lib.memory.Memory`` objects that hold its words when elaborated for
+        ``platform`` (``None`` or a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`: one inferred memory, or one
+        per DP16KD model; on a real ECP5 none, DP16KD instances hold them). A simulation, a fault injector for
+        one, reads and writes the words with ``ctx.get``/``ctx.set`` on ``memory.data[address]`` and watches the
+        reads on ``memory.read_ports[0]``. With parity a stored word is the data bits, then one even-parity bit
+        per 8 of them."""
+        return tuple(ram.memories for ram in self.block_rams(platform))
 
     def elaborate(self, platform):
         # Each memory is addressed by its own hash (paper 000 §5.1), so every port is separate: a key's blocks
@@ -217,9 +263,8 @@ class Segments(wiring.Component):
         # the read latency stays READ_LATENCY. ``arrived`` marks the cycle in which a read's data arrives, for
         # the counter.
         failing = Signal(P) if self._parity else None
-        for j in range(P):
-            m.submodules[f"segment{j}"] = ram = block_ram_for(platform, c.segment_blocks, c.block_bits,
-                                                              parity=self._parity)
+        for j, ram in enumerate(self.block_rams(platform)):
+            m.submodules[f"segment{j}"] = ram
             position = Signal(range(S), name=f"zero_addr{j}")
             with m.If(zeroing[j]):
                 m.d.sync += position.eq(position + 1)

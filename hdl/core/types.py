@@ -2,11 +2,12 @@
 
 import types
 
-from amaranth.lib import data, enum
+from amaranth.lib import data, enum, wiring
 
+from ...model.config import Config, check_config
 from ...model.filters import Op as _ModelOp
 
-__all__ = ["Op", "command_layout", "response_layout", "inserts", "asks"]
+__all__ = ["Op", "command_layout", "response_layout", "inserts", "asks", "ConfigSignature"]
 
 
 def _members(namespace):
@@ -45,3 +46,42 @@ def inserts(op):
 def asks(op):
     """Whether a command with ``op`` is answered from the filter: QUERY or TEST_AND_INSERT."""
     return (op == Op.QUERY) | (op == Op.TEST_AND_INSERT)
+
+
+class ConfigSignature(wiring.Signature):
+    """A signature whose members follow from a :class:`~apbbf.model.Config`: the base of the core's signatures
+    that carry it (:class:`~apbbf.hdl.core.hash.HashSignature`, :class:`~apbbf.hdl.core.buffer.BufferSignature`,
+    :class:`~apbbf.hdl.core.segments.SegmentAccessSignature`, :class:`~apbbf.hdl.core.scan.ScanSignature`), as
+    amaranth-soc's ``csr.Signature`` carries its widths. A subclass says what its members are
+    (:meth:`members_of`). Two are equal when they are of the same class and their configs are equal.
+
+    Parameters
+    ----------
+    config : Config
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    """
+
+    def __init__(self, config: Config):
+        check_config(config)
+        self._config = config
+        super().__init__(self.members_of(config))
+
+    @staticmethod
+    def members_of(config: Config) -> dict:
+        """The members for ``config``, as :class:`amaranth.lib.wiring.Signature` takes them."""
+        raise NotImplementedError
+
+    @property
+    def config(self) -> Config:
+        """The Config the members follow from."""
+        return self._config
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.config == self._config
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._config!r})"

@@ -227,8 +227,7 @@ class DedupAppliance(wiring.Component):
         self._config = config
         self._core = None
         # the de-duplicator checks its parameters now, not at elaboration
-        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                    max_frame=max_frame)._MustUse__used = True
+        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame)
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),

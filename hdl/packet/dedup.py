@@ -3,7 +3,7 @@
 """Packet de-duplication at line rate: frames in, each frame's key tested and inserted in the time-bounded window,
 duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -279,14 +279,16 @@ class PacketDedup(wiring.Component):
                      info_in.released.eq(oversize | release)]
 
         # Keys to the core through a short queue; every frame's status into the decision queue, in order.
-        m.submodules.keys = keys = fifo.SyncFIFOBuffered(width=64 + c.time_width, depth=self._key_queue)
+        key_layout = data.StructLayout({"key": len(extractor.o.payload.key), "time": c.time_width})
+        m.submodules.keys = keys = fifo.SyncFIFOBuffered(width=key_layout.size, depth=self._key_queue)
+        key_in, key_out = data.View(key_layout, keys.w_data), data.View(key_layout, keys.r_data)
         decisions_depth = max(self.buffer_beats, 4 * self._key_queue, 16)
         m.submodules.decision_queue = decision_queue = fifo.SyncFIFOBuffered(width=2, depth=decisions_depth)
         m.submodules.answer_queue = answer_queue = fifo.SyncFIFOBuffered(width=1, depth=decisions_depth)
         key_arrives = extractor.o.valid
         m.d.comb += info.r_en.eq(key_arrives)
         checked = key_arrives & ~info_out.errored & ~info_out.released & keys.w_rdy
-        m.d.comb += [keys.w_en.eq(checked), keys.w_data.eq(Cat(extractor.o.payload.key, info_out.time))]
+        m.d.comb += [keys.w_en.eq(checked), key_in.key.eq(extractor.o.payload.key), key_in.time.eq(info_out.time)]
         status = Signal(2)
         m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,
                                   Mux(keys.w_rdy & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
@@ -294,7 +296,7 @@ class PacketDedup(wiring.Component):
         m.d.comb += [decision_queue.w_en.eq((key_arrives & ~info_out.released) | release),
                      decision_queue.w_data.eq(Mux(release, Status.UNCHECKED, status))]
         m.d.comb += [core.cmd.valid.eq(keys.r_rdy), core.cmd.payload.op.eq(Op.TEST_AND_INSERT),
-                     core.cmd.payload.key.eq(keys.r_data[:64]), core.cmd.payload.time.eq(keys.r_data[64:]),
+                     core.cmd.payload.key.eq(key_out.key), core.cmd.payload.time.eq(key_out.time),
                      keys.r_en.eq(core.cmd.ready),
                      answer_queue.w_en.eq(core.rsp.valid), answer_queue.w_data.eq(core.rsp.payload.hit),
                      core.rsp.ready.eq(answer_queue.w_rdy)]
@@ -314,7 +316,6 @@ class PacketDedup(wiring.Component):
                 self.unchecked.eq(self.unchecked + (decisions.r_data == Status.UNCHECKED)),
                 self.errored.eq(self.errored + (decisions.r_data == Status.ERRORED)),
             ]
-        flags = Cat(duplicate, decisions.r_data == Status.UNCHECKED, decisions.r_data == Status.ERRORED)
 
         if self._action == Action.COUNT:
             # Frames pass as they come; decisions are only counted.
@@ -323,12 +324,16 @@ class PacketDedup(wiring.Component):
                          self.o.payload.last.eq(beat.last), take.eq(known)]
             return m
 
-        # The packet buffer, and the output stage.
+        # The packet buffer, and the output stage, which hands the head frame's decision on in ``user``.
+        flags = Signal(self.o.payload.user.shape())
+        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(decisions.r_data == Status.UNCHECKED),
+                     flags.errored.eq(decisions.r_data == Status.ERRORED)]
         beat_layout = data.StructLayout({"data": W, "keep": lanes, "last": 1})
         m.submodules.beat_queue = beat_queue = fifo.SyncFIFOBuffered(width=beat_layout.size,
                                                                    depth=self.buffer_beats)
+        beat_in = data.View(beat_layout, beat_queue.w_data)
         m.d.comb += [beat_queue.w_en.eq(self.i.valid), self.i.ready.eq(beat_queue.w_rdy),
-                     beat_queue.w_data.eq(Cat(beat.data, beat.keep, beat.last))]
+                     beat_in.data.eq(beat.data), beat_in.keep.eq(beat.keep), beat_in.last.eq(beat.last)]
         buffer = _staged(m, "buffer", beat_queue)
         head = data.View(beat_layout, buffer.r_data)
         out_first = Signal(init=1)                          # the head beat is its frame's first
@@ -347,11 +352,11 @@ class PacketDedup(wiring.Component):
             ready_beat = buffer.r_rdy & (decided | deciding)
             m.d.comb += [self.o.valid.eq(ready_beat & verdict),
                          buffer.r_en.eq(ready_beat & (self.o.ready | ~verdict))]
-            last_flags = Signal(3)
+            last_flags = Signal(flags.shape())
             with m.If(deciding):
                 m.d.sync += last_flags.eq(flags)
             with m.If(head.last):
-                m.d.comb += self.o.payload.user.as_value().eq(Mux(deciding, flags, last_flags))
+                m.d.comb += self.o.payload.user.eq(Mux(deciding, flags, last_flags))
             with m.If(buffer.r_en & buffer.r_rdy & head.last):
                 m.d.sync += decided.eq(0)
         else:                                               # mark: only the last beat waits
@@ -359,5 +364,5 @@ class PacketDedup(wiring.Component):
             m.d.comb += [self.o.valid.eq(ready_beat), buffer.r_en.eq(ready_beat & self.o.ready),
                          take.eq(buffer.r_rdy & head.last & known & self.o.ready)]
             with m.If(head.last):
-                m.d.comb += self.o.payload.user.as_value().eq(flags)
+                m.d.comb += self.o.payload.user.eq(flags)
         return m
