@@ -4,6 +4,10 @@
 ``python -m apbbf.docgen`` (``make docs``) rewrites every block in place; ``python -m apbbf.docgen --check`` exits
 with status 1 and names the stale blocks (``tests/test_docgen.py`` runs the check). A block's text is a function
 of the code alone (never of a measurement, which would make the check depend on a report's presence).
+
+Measurements have blocks of their own, ``<!-- report: NAME -->`` … ``<!-- end: NAME -->``: the flow that
+measures rewrites its block from its report when it finishes (:func:`write_report_block`), stamped with the date
+and the machine, so that a figure in the README is the last report's and says when and where it was made.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["EXAMPLE_TIMED", "BLOCKS", "time_window_facts_block", "restart_block", "render", "stale", "main"]
+__all__ = ["EXAMPLE_TIMED", "BLOCKS", "time_window_facts_block", "restart_block", "render", "stale",
+           "machine_stamp", "write_report_block", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,6 +104,47 @@ def stale(root: Path = ROOT) -> dict[str, list[str]]:
         if changed:
             out[str(path.relative_to(root))] = changed
     return out
+
+
+_REPORT = re.compile(r"(<!-- report: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+
+
+def machine_stamp() -> str:
+    """Today's date and this machine: its CPU count and load average (a shared machine slows place and route)."""
+    import datetime
+    import os
+    import platform
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{datetime.date.today().isoformat()}, {platform.machine()} with {os.cpu_count()} CPUs, load average "
+            f"{load} at the end")
+
+
+def write_report_block(name: str, body: str, path=None) -> bool:
+    """Rewrite the report block ``name`` of ``path`` (default: the README) with ``body``; whether the file had
+    that block (a file without it is left as it is).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a block name (letters, digits, ``_`` and ``-``).
+    """
+    if not re.fullmatch(r"[\w-]+", name):
+        raise ValueError(f"name must be letters, digits, '_' and '-', not {name!r}")
+    path = Path(path) if path is not None else ROOT / "README.md"
+    text = path.read_text()
+    found = False
+
+    def replace(match):
+        nonlocal found
+        if match["name"] != name:
+            return match[0]
+        found = True
+        return match[1] + body.rstrip("\n") + "\n" + match[4]
+
+    text = _REPORT.sub(replace, text)
+    if found:
+        path.write_text(text)
+    return found
 
 
 def main(argv=None) -> int:

@@ -23,6 +23,8 @@ def main(argv=None) -> int:
                         help=f"nextpnr's router (default {ROUTER})")
     parser.add_argument("--timeout", type=float, default=PNR_TIMEOUT_S,
                         help=f"seconds one nextpnr run may take (default {PNR_TIMEOUT_S})")
+    parser.add_argument("--no-readme", action="store_true",
+                        help="leave the README's de-duplicator block as it is (default: rewrite it from this report)")
     parser.add_argument("--jobs", type=int, default=JOBS,
                         help=f"nextpnr runs at once, over every width's seeds (default {JOBS})")
     args = parser.parse_args(argv)
@@ -38,6 +40,11 @@ def main(argv=None) -> int:
             print(f"data_width {width} critical path: {cp.get('delay_ns')} ns ({cp.get('logic_ns')} logic, "
                   f"{cp.get('routing_ns')} routing, {cp.get('nets')} nets): {cp.get('source')} -> {cp.get('sink')}")
     print(f"{results['seconds']} s")
+    if not args.no_readme:
+        from apbbf.docgen import machine_stamp, write_report_block
+        from apbbf.flows.dedup_bench import readme_block
+        if write_report_block("dedup-bench", readme_block(results, machine_stamp())):
+            print("README.md: the dedup-bench block rewritten from this report")
     return 0
 
 

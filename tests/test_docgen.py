@@ -27,3 +27,20 @@ def test_a_stale_block_is_found(tmp_path):
 def test_an_unknown_block_is_refused():
     with pytest.raises(ValueError, match="unknown generated block 'nothing'"):
         docgen.render("<!-- generated: nothing -->\n<!-- end: nothing -->")
+
+
+def test_report_block_rewritten_in_place(tmp_path):
+    """A flow's report block is replaced between its markers, and nothing else in the file changes; a file
+    without the block is left alone; a bad name is refused."""
+    from apbbf.docgen import machine_stamp, write_report_block
+    doc = tmp_path / "README.md"
+    doc.write_text("a\n<!-- report: bench -->\nold\n<!-- end: bench -->\nb\n<!-- report: other -->\nx\n"
+                   "<!-- end: other -->\n")
+    assert write_report_block("bench", "| new |\n", doc)
+    assert doc.read_text() == ("a\n<!-- report: bench -->\n| new |\n<!-- end: bench -->\nb\n<!-- report: other -->\n"
+                               "x\n<!-- end: other -->\n")
+    before = doc.read_text()
+    assert not write_report_block("missing", "y", doc) and doc.read_text() == before
+    with pytest.raises(ValueError, match="name"):
+        write_report_block("a b", "y", doc)
+    assert "CPUs" in machine_stamp()

@@ -33,7 +33,7 @@ from .bench import LINE_RATES
 from .pnr import JOBS, SEEDS, rtlil_text, run_pnr_cached, target_platform
 
 __all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
-           "synth_parts", "synth_cost", "run", "markdown", "plot"]
+           "synth_parts", "synth_cost", "run", "markdown", "readme_block", "plot"]
 
 #: The ``data_width`` values measured.
 WIDTHS = (64, 512)
@@ -250,6 +250,29 @@ def markdown(results: dict) -> str:
                          f"{c.get('lutram', 0):,} | {c['brams']} |")
     rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
     return "\n".join(lines) + f"\n\nLine rates (minimum-size frames, Mpps): {rates}."
+
+
+def readme_block(results: dict, stamp: str) -> str:
+    """The README's de-duplicator block: per width the frames per clock, the Fmax (median and range of the
+    seeds), Mpps against the line rates and what limits the clock, stamped with ``stamp`` (the date and machine,
+    :func:`apbbf.docgen.machine_stamp`)."""
+    seeds = ", ".join(map(str, results.get("seeds", SEEDS)))
+    config = results["config"]
+    lines = [f"| packet de-duplicator (`l3l4`, drop, k={config['k']} l={config['l']} "
+             f"{config['segment_blocks']} blocks, span {config['span']}), ECP5-85F speed 6 | frames per clock "
+             f"(simulated, scored) | Fmax MHz, median (range) of seeds {seeds} | Mpps | LUT4 / FF / DP16KD | "
+             "critical path (median seed) |", "|---|---:|---:|---:|---|---|"]
+    for width, e in sorted(results["widths"].items(), key=lambda item: int(item[0])):
+        p, sim = e["pnr"], e["sim"]
+        cp = p.get("critical_path") or {}
+        path = f"{cp.get('source')} → {cp.get('sink')} ({cp.get('delay_ns')} ns)" if cp else "–"
+        lines.append(f"| data_width {width} | {sim['frames_per_clock_out']:.3f} | {_range(p)} | "
+                     f"{e.get('mpps', '–')} | {p['cells']['luts']:,} / {p['cells']['ffs']:,} / {p['bram_used']} | "
+                     f"{path} |")
+    rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
+    lines += ["", f"Line rates (minimum-size frames, Mpps): {rates}. Written by `make dedup-bench` "
+              f"(`build/reports/dedup_bench.json`), {stamp}; every part's cost is in `docs/measurements.md`."]
+    return "\n".join(lines)
 
 
 def plot(results: dict, path) -> None:
