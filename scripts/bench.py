@@ -41,6 +41,8 @@ def main(argv=None) -> int:
                         help=f"cases to measure, or families (default {','.join(BENCH)})")
     add_seeds(parser)
     parser.add_argument("--no-pnr", action="store_true", help="only the simulations (no Fmax, no Mops/s)")
+    parser.add_argument("--no-readme", action="store_true",
+                        help="leave the README's bench block as it is (default: rewrite it from this report)")
     args = parser.parse_args(argv)
     results = run(cases=args.cases, commands=args.commands or (20_000 if args.quick else 100_000),
                   seed=args.seed, jobs=args.jobs, reuse=args.quick, pnr=not args.no_pnr, seeds=args.seeds,
@@ -50,6 +52,12 @@ def main(argv=None) -> int:
     out = REPORTS
     print(f"wrote {out / 'bench.json'}" + ("" if args.no_pnr else f" and {out / 'bench.png'}") +
           f" in {results['runtime_seconds']} s")
+    if not args.no_readme and not args.no_pnr:
+        from apbbf.docgen import machine_stamp, write_report_block
+        cases = ", ".join(args.cases)
+        if write_report_block("bench", f"{results['markdown']}\n\nWritten by `make bench` (cases {cases}; "
+                                       f"`build/reports/bench.json`), {machine_stamp()}."):
+            print("README.md: the bench block rewritten from this report")
     return 0
 
 
