@@ -62,7 +62,6 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     run = DedupRun()
     sent = [False]
     rng_in, rng_out = random.Random(seed), random.Random(seed + 1)
-    reset_at = [None]                                   # (frame index, beat index) at which to reset
 
     async def producer(ctx):
         for _ in range(settle):                         # the core clears its memory after reset

@@ -129,7 +129,6 @@ class Properties(wiring.Component):
         must_hit = Signal()
         m.d.comb += must_hit.eq(inserted & (since < c.window) & (self.cmd_op != Op.INSERT) & is_tracked)
         if c.timed:
-            clock = Signal(c.time_width)
             stamp = Signal(c.time_width)
             # Within the span: always while nothing has overflowed; and, the count floor, while the key is among
             # the last l·g inserts, overflow or not (by construction with extra_segments >= l - 1).

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import statistics
 import subprocess
 import time

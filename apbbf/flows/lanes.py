@@ -11,7 +11,7 @@ __all__ = ["RegisteredLanes", "lanes_pnr"]
 def lanes_pnr(config, lanes: int, family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
     """Post-route Fmax of :class:`RegisteredLanes` on ``family``'s target device, as
     :func:`apbbf.flows.pnr.core_pnr` (the memory of all lanes must fit the device's block RAM)."""
-    from ..hdl.core.devices import BLOCK_RAM, block_ram
+    from ..hdl.core.devices import block_ram
     platform = target_platform(family)
     ram = block_ram(platform.device)
     used = lanes * ram.blocks_for(config.hardware_memory_bits)

@@ -6,7 +6,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from .types import ConfigSignature, Op, asks, inserts
+from .types import ConfigSignature, Op, inserts
 
 __all__ = ["BufferSignature", "buffer_signature", "CircularBuffer"]
 

@@ -1,6 +1,6 @@
 """Lanes: several commands per clock, each to the filter of its key's lane (:mod:`apbbf.model.lanes`)."""
 
-from amaranth import Array, Cat, Module, Mux, Signal, unsigned
+from amaranth import Array, Cat, Module, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 

@@ -137,9 +137,10 @@ class ParallelScan(wiring.Component):
         # gate: the flags are computed twice, for "A goes now" and for "A holds" (a Shannon expansion on
         # ``advance``), and ``holding`` picks. ``cmd.ready`` is a flip-flop too: a command accepted while A holds
         # one waits in a skid register S, and ``cmd.ready`` is low while S is full.
-        a_valid, a_op, a_key = Signal(), Signal(Op), Signal(c.key_width)
-        s_valid, s_op, s_key = Signal(), Signal(Op), Signal(c.key_width)
-        ready, advance = Signal(), Signal()
+        # (Named explicitly: Amaranth does not name the signals of a tuple assignment.)
+        a_valid, a_op, a_key = Signal(name="a_valid"), Signal(Op, name="a_op"), Signal(c.key_width, name="a_key")
+        s_valid, s_op, s_key = Signal(name="s_valid"), Signal(Op, name="s_op"), Signal(c.key_width, name="s_key")
+        ready, advance = Signal(name="ready"), Signal(name="advance")
         holding = Signal(init=1)                            # ~advance, for the next values of the two alone
         accept = Signal()
         take = Signal()                                     # A takes the next command (from S, else cmd) now

@@ -3,7 +3,7 @@ end and error, and the frame beats of the user's side (the shape :class:`~apbbf.
 takes, without the time)."""
 
 from amaranth.lib import data, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 __all__ = ["DATA_WIDTHS", "MIN_FRAME", "MIN_PAYLOAD", "FCS_BYTES", "PREAMBLE", "SFD", "MIN_IFG",
            "GMIIRxSignature", "GMIITxSignature", "byte_layout", "beat_layout", "check_data_width"]

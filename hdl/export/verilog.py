@@ -327,7 +327,7 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
     if d.timestamps == "tuser":
         lines.append(f"    tuser[{c.time_width}:1] (first beat): the frame's time in ticks")
     lines += [
-        f"  m_axis_tvalid/tready/tdata/tkeep/tlast/tuser[2:0]  frames out, in order",
+        "  m_axis_tvalid/tready/tdata/tkeep/tlast/tuser[2:0]  frames out, in order",
         "    tuser (last beat): [0] duplicate, [1] unchecked (no answer in time: passed on), [2] errored",
         "  frames, duplicates, dropped, unchecked, errored [31:0]  counters (wrap)",
     ]

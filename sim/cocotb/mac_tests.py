@@ -12,7 +12,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
 from scapy.layers.inet import IP, UDP
@@ -166,7 +166,6 @@ async def transmit(dut):
     tb = TB(dut, "transmit")
     await tb.reset()
     rng = tb.rng
-    width = tb.params["data_width"] // 8
     sent = []
     for index in range(tb.params["frames"]):
         if rng.random() < 0.2:
