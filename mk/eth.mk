@@ -13,12 +13,15 @@ mac-pnr: setup
 # ACTION=drop|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
 # false-positive rate at 1.488 Mpps) size the filter (default: the board's), SEED its hash seed; SEEDS=1,2,3
 # places and routes once per nextpnr seed (JOBS at a time) for the median Fmax; a run not finished after
-# PNR_MINUTES is stopped and its seed left out.
+# PNR_MINUTES is stopped and its seed left out. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's.
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4
 SEEDS ?= 1
 JOBS ?= 1
 PNR_MINUTES ?= 30
+PLACER ?= heap
+ROUTER ?= router1
 APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-minutes $(PNR_MINUTES) \
+	--placer $(PLACER) --router $(ROUTER) \
 	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED))

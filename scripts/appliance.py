@@ -23,13 +23,18 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,
                         help="stop a nextpnr run after this long and leave its seed out (default 30)")
+    parser.add_argument("--placer", default="heap", choices=("heap", "static", "sa"),
+                        help="nextpnr's placer (default heap)")
+    parser.add_argument("--router", default="router1", choices=("router1", "router2"),
+                        help="nextpnr's router (default router1)")
     parser.add_argument("--no-build", action="store_true",
                         help="run no tool: the report (and the bitstream) from the runs already in the build folder")
     args = parser.parse_args(argv)
     try:
         report = build_appliance(args.board, build_dir=BUILD / f"appliance-{args.board}", window_us=args.window_us,
                                  fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
-                                 jobs=args.jobs, pnr_minutes=args.pnr_minutes, build=not args.no_build)
+                                 jobs=args.jobs, pnr_minutes=args.pnr_minutes, placer=args.placer,
+                                 router=args.router, build=not args.no_build)
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")
     REPORTS.mkdir(parents=True, exist_ok=True)

@@ -168,7 +168,7 @@ def _run(command, cwd, log=None, timeout=None):
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
                     action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
-                    build: bool = True) -> dict:
+                    placer: str = "heap", router: str = "router1", build: bool = True) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -190,6 +190,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     pnr_minutes : float
         A nextpnr run not finished after this long is stopped; its seed is reported unfinished and left out of
         the medians (router1 can thrash on a congested placement).
+    placer, router : str
+        nextpnr's ``--placer`` (heap, static, sa) and ``--router`` (router1, router2).
     build : bool
         False: no tool runs but ecppack; the report is made from the runs already in ``build_dir`` (those of the
         same options), e.g. after a build was stopped.
@@ -205,6 +207,10 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
     if key not in KEYS:
         raise ValueError(f"key must be one of {', '.join(KEYS)}, not {key!r}")
+    if placer not in ("heap", "static", "sa"):
+        raise ValueError(f"placer must be 'heap', 'static' or 'sa', not {placer!r}")
+    if router not in ("router1", "router2"):
+        raise ValueError(f"router must be 'router1' or 'router2', not {router!r}")
     seeds = [int(s) for s in seeds]
     if not seeds or any(s < 0 for s in seeds):
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
@@ -217,7 +223,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
-               "action": action, "key": key}
+               "action": action, "key": key, "placer": placer, "router": router}
     options_file = build_dir / "options.json"
     start = time.monotonic()
     if build:
@@ -238,6 +244,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
             try:
                 _run([os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
                       "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
+                      "--placer", placer, "--router", router,
                       "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"], build_dir,
                      timeout=pnr_minutes * 60)
             except subprocess.TimeoutExpired:
