@@ -131,7 +131,7 @@ def test_buffer_follows_the_model(name, pipelined):
                     ctx.set(dut.enter_time, now)
             ctx.set(dut.enter, enter)
             ctx.set(dut.decide, decide)
-            ctx.set(dut.cleaned, _bits(p for p, left in dirty.items() if left == 0))
+            ctx.set(dut.cleaned_next, _bits(p for p, left in dirty.items() if left == 1))
             counted = reference.counters()             # the counters count a cycle after each decision
             await ctx.tick()
             got = {field: ctx.get(getattr(dut, field)) for field in counted}

@@ -25,7 +25,7 @@ def _buffer_members(config: Config) -> dict:
         "enter_op": In(Op),
         "enter_held": In(1),
         "decide": In(1),
-        "cleaned": In(P),
+        "cleaned_next": In(P),
         "base": Out(range(P)),
         "fresh": Out(P),
         "shift": Out(1),
@@ -81,8 +81,10 @@ class CircularBuffer(wiring.Component):
         command is undecided, ``enter`` may be high with no command: what it loads then is never decided.
     decide : In(1)
         The command that entered last is decided in this cycle.
-    cleaned : In(k+l+1)
-        Bit j: physical segment j has just been cleared (a scrub or the clearing of every memory is done).
+    cleaned_next : In(k+l+1)
+        Bit j: physical segment j will have just been cleared in the next cycle (a scrub or the clearing of every
+        memory is done then): the buffer registers it, and from it, a cycle early, whether the position below
+        base is cleaned, so that a waiting shift's release is one flip-flop in the decision.
     base : Out(range(k+l+1))
         Physical position of logical segment 0 now.
     fresh : Out(k+l+1)
@@ -202,7 +204,13 @@ class CircularBuffer(wiring.Component):
             live_shifted = live.rotate_right(1)
         m.d.comb += self.retire.eq(Mux(self.shift & ~self.restart, retire, 0))   # a restart has cleared all
 
-        kept = dirty & ~self.cleaned
+        cleaned = Signal(P)
+        m.d.sync += cleaned.eq(self.cleaned_next)
+        # (cleaned & below).any() next cycle: below moves on a shift only.
+        below_cleaned = Signal()
+        m.d.sync += below_cleaned.eq(Mux(shifting, (self.cleaned_next & below.rotate_right(1)).any(),
+                                         (self.cleaned_next & below).any()))
+        kept = dirty & ~cleaned
         # After a shift in count mode the next below is the oldest, which that shift retires; without one, below
         # stays where it is (one-hot) and stays dirty unless it is cleaned now.
         if c.timed:
@@ -220,7 +228,7 @@ class CircularBuffer(wiring.Component):
                 "live": Mux(shifts, live_shifted, live),
                 "base_one": Mux(shifts, below, base_one),
                 "dirty": Mux(shifts, Mux(self.restart, 0, kept | retire), kept),
-                "below_dirty": Mux(shifts, shifted_below_dirty, below_dirty & ~(self.cleaned & below).any()),
+                "below_dirty": Mux(shifts, shifted_below_dirty, below_dirty & ~below_cleaned),
             }
 
         state_n = {name: Signal.like(value, name=f"{name}_n")

@@ -1,7 +1,7 @@
 """The response queue of a pipelined scan: responses wait here for ``rsp.ready``, and a command is only
 accepted when its response is sure to find room."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -87,7 +87,12 @@ class ResponseQueue(wiring.Component):
             self.available_if_not.eq(~none_left | back),
             self.available_next.eq(Mux(self.reserve, self.available_if_reserved, self.available_if_not)),
         ]
+        # The flags' next values without the sum: the count moves by -1, 0 or +1, so each is a compare of the
+        # count now with a constant, picked by (reserve, back); no carry chain between the returned credit and
+        # the flags.
+        moves = Cat(back, self.reserve)                   # 0b01: +1, 0b10: -1, else 0
         m.d.sync += [credits.eq(credits_next), available.eq(self.available_next),
-                     none_left.eq(credits_next == 0), one_left.eq(credits_next == 1)]
+                     none_left.eq(Mux(moves == 0b10, credits == 1, Mux(moves == 0b01, 0, none_left))),
+                     one_left.eq(Mux(moves == 0b10, credits == 2, Mux(moves == 0b01, none_left, one_left)))]
         m.d.comb += self.available.eq(available)
         return m

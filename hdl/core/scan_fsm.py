@@ -73,7 +73,7 @@ class FSMScan(wiring.Component):
         key = Signal(c.key_width)
         idle, ready = Signal(init=1), Signal()
         accept = Signal()
-        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned.eq(segments.cleaned),
+        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned_next.eq(segments.cleaned_next),
                      self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready), buffer.enter.eq(idle)]
 
         if c.timed:

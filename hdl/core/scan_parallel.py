@@ -189,7 +189,7 @@ class ParallelScan(wiring.Component):
         m.d.comb += [
             segments.clear.eq(a_valid & buffer.restart & ~ahead & ~cleared),
             buffer.enter.eq(take), buffer.enter_held.eq(~a_valid), buffer.enter_op.eq(enter_op),
-            buffer.decide.eq(advance), buffer.cleaned.eq(segments.cleaned),
+            buffer.decide.eq(advance), buffer.cleaned_next.eq(segments.cleaned_next),
             responses.reserve.eq(advance),
             hash.key.eq(a_key), hash.en.eq(1),
         ]

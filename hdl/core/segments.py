@@ -43,7 +43,7 @@ class SegmentAccessSignature(ConfigSignature):
     """What a scan sees of the segments, from the scan's side: a read and a write port per physical segment
     (block index, B-bit block); ``ready`` (not clearing every memory, as after reset); ``retire`` (segments to
     clear in the background), ``clear`` (clear every memory) and ``cleaned`` (segments whose clearing is
-    done)."""
+    done; ``cleaned_next``: what ``cleaned`` reads next cycle)."""
 
     @staticmethod
     def members_of(config: Config) -> dict:
@@ -59,6 +59,7 @@ class SegmentAccessSignature(ConfigSignature):
             "retire": Out(P),
             "clear": Out(1),
             "cleaned": In(P),
+            "cleaned_next": In(P),
         }
 
 
@@ -165,7 +166,7 @@ class Segments(wiring.Component):
         cycle; clear it in the background. ``clear``: clear every memory (``segment_blocks`` cycles, ``ready``
         low), as after reset. ``cleaned[j]``: physical segment j is clear (its last block was written in the
         cycle before; a register, so that the circular buffer's decision takes it without the clearing's logic
-        in front).
+        in front); ``cleaned_next``: what ``cleaned`` reads next cycle.
     parity_errors : Out(32)
         With ``parity`` only: words read whose parity failed, since reset (wraps). It counts per memory read
         port per read: a read (``read_en``) reads every memory, and each memory whose word fails counts one, in
@@ -293,7 +294,8 @@ class Segments(wiring.Component):
             m.d.sync += [arrived.eq(Cat(access.read_en, arrived[:-1])), counted.eq(Mux(arrived[-1], failing, 0)),
                          self.parity_errors.eq(self.parity_errors + sum(counted[j] for j in range(P)))]
 
-        m.d.sync += access.cleaned.eq(Mux(last, zeroing, 0))
+        m.d.comb += access.cleaned_next.eq(Mux(last, zeroing, 0))
+        m.d.sync += access.cleaned.eq(access.cleaned_next)
         with m.If(zeroing.any()):
             m.d.sync += count.eq(count + 1)
             if S > 1:
