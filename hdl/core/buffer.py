@@ -238,7 +238,10 @@ class CircularBuffer(wiring.Component):
             if name in state_n:
                 m.d.comb += state_n[name].eq(value)
         fill_n, full_n, live_n = state_n["fill"], state_n["full"], state_n["live"]
-        m.d.sync += [fill.eq(fill_n), full.eq(full_n), almost_full.eq(fill_n == g - 1), live.eq(live_n),
+        # almost_full's next value without fill's adder: fill moves to 1 on a shift, by one on another insert.
+        almost_full_n = Mux(self.decide & inserting, Mux(self.shift, g == 2, fill == g - 2 if g >= 2 else 0),
+                            almost_full)
+        m.d.sync += [fill.eq(fill_n), full.eq(full_n), almost_full.eq(almost_full_n), live.eq(live_n),
                      base_one.eq(state_n["base_one"]), dirty.eq(state_n["dirty"]),
                      below_dirty.eq(state_n["below_dirty"])]
         with m.If(shifting):
