@@ -76,13 +76,13 @@ class ResponseQueue(wiring.Component):
         available = Signal(init=1)
         none_left, one_left = Signal(init=self._depth == 0), Signal(init=self._depth == 1)
         back = self.o.valid & self.o.ready
-        returned = credits + back
-        taken = Signal.like(credits)
-        m.d.comb += taken.eq(returned - 1)
+        moves = Cat(back, self.reserve)                   # 0b01: +1, 0b10: -1, else 0
         credits_next = Signal.like(credits)
         m.d.comb += [
-            credits_next.eq(Mux(self.reserve, taken, returned)),
-            # reserve only with a credit: taken != 0 is "two or more", or "one, and one comes back".
+            # One adder, of the count and a step of -1, 0 or +1 (not a sum and then a difference).
+            credits_next.eq(credits + Mux(moves == 0b10, -1, Mux(moves == 0b01, 1, 0))),
+            # reserve only with a credit: the count after it is not zero with "two or more", or "one, and one
+            # comes back".
             self.available_if_reserved.eq(~none_left & ~one_left | (one_left & back)),
             self.available_if_not.eq(~none_left | back),
             self.available_next.eq(Mux(self.reserve, self.available_if_reserved, self.available_if_not)),
@@ -90,7 +90,6 @@ class ResponseQueue(wiring.Component):
         # The flags' next values without the sum: the count moves by -1, 0 or +1, so each is a compare of the
         # count now with a constant, picked by (reserve, back); no carry chain between the returned credit and
         # the flags.
-        moves = Cat(back, self.reserve)                   # 0b01: +1, 0b10: -1, else 0
         m.d.sync += [credits.eq(credits_next), available.eq(self.available_next),
                      none_left.eq(Mux(moves == 0b10, credits == 1, Mux(moves == 0b01, 0, none_left))),
                      one_left.eq(Mux(moves == 0b10, credits == 2, Mux(moves == 0b01, none_left, one_left)))]
