@@ -20,8 +20,8 @@ KEY ?= l3l4
 SEEDS ?= 1
 JOBS ?= 1
 PNR_MINUTES ?= 30
-PLACER ?= heap
-ROUTER ?= router1
+PLACER ?= static
+ROUTER ?= router2
 APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-minutes $(PNR_MINUTES) \
 	--placer $(PLACER) --router $(ROUTER) \
 	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED))

@@ -23,10 +23,10 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,
                         help="stop a nextpnr run after this long and leave its seed out (default 30)")
-    parser.add_argument("--placer", default="heap", choices=("heap", "static", "sa"),
-                        help="nextpnr's placer (default heap)")
-    parser.add_argument("--router", default="router1", choices=("router1", "router2"),
-                        help="nextpnr's router (default router1)")
+    parser.add_argument("--placer", default="static", choices=("heap", "static", "sa"),
+                        help="nextpnr's placer (default static)")
+    parser.add_argument("--router", default="router2", choices=("router1", "router2"),
+                        help="nextpnr's router (default router2)")
     parser.add_argument("--no-build", action="store_true",
                         help="run no tool: the report (and the bitstream) from the runs already in the build folder")
     args = parser.parse_args(argv)
