@@ -294,7 +294,9 @@ class Segments(wiring.Component):
             m.d.sync += [arrived.eq(Cat(access.read_en, arrived[:-1])), counted.eq(Mux(arrived[-1], failing, 0)),
                          self.parity_errors.eq(self.parity_errors + sum(counted[j] for j in range(P)))]
 
-        m.d.comb += access.cleaned_next.eq(Mux(last, zeroing, 0))
+        # zeroing is Mux(clear_all, every memory, clearing) at all times; cleaned_next takes it from those two
+        # registers, not from zeroing, whose flip-flops sit by the memories' write multiplexers.
+        m.d.comb += access.cleaned_next.eq(Mux(last, Mux(clear_all, (1 << P) - 1, clearing), 0))
         m.d.sync += access.cleaned.eq(access.cleaned_next)
         with m.If(zeroing.any()):
             m.d.sync += count.eq(count + 1)
