@@ -32,7 +32,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ..hdl.core.apbbf import APBBF
-from ..hdl.core.scan_parallel import queue_depth
+from ..hdl.core.scan_parallel import queue_depth, staging
 from ..hdl.core.types import Op, inserts
 from ..model.config import Config, check_config, check_integer
 
@@ -197,9 +197,9 @@ def check(config: Config, scan: str, depth: int, work, solver: str = "boolector"
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     # the shadow queue holds every command the core may have in flight: the parallel scan's response queue's
-    # credits, one more waiting for a credit in A and one in the skid register behind it (and the shadow queue's
-    # count stays below its depth)
-    queue = queue_depth(config) + 3 if scan == "parallel" else 4
+    # credits, one more waiting for a credit in A, one in T (a time-bounded window) and one in the skid register
+    # behind them (and the shadow queue's count stays below its depth)
+    queue = queue_depth(config) + 3 + staging(config) if scan == "parallel" else 4
     (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan, queue=queue), name="top"))
     (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
     shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them

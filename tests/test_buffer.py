@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The circular buffer (hdl/core/buffer.py) against the golden models' base index, roles, stale flags and retirements:
 one command entering while the one before it is decided (as the parallel scan drives it), or with idle cycles
-between them (as the FSM scan does)."""
+between them (as the FSM scan does); for a time-bounded window each command is staged first, in the cycle the one
+ahead of it enters or later, and waits staged across decisions in the second case."""
 
 import random
 
@@ -108,28 +109,33 @@ def test_buffer_follows_the_model(name, pipelined):
     async def bench(ctx):
         P = config.physical_segments
         dirty = {}                                      # position -> cycles until its scrub is done
-        index, entered, waited = 0, None, 0
-        while index < len(commands) or entered is not None:
+        index, staged, entered, waited = 0, None, None, 0
+        while index < len(commands) or staged is not None or entered is not None:
             decide = False
             if entered is not None:
                 want = reference.before(*entered)
                 got = {field: ctx.get(getattr(dut, field)) for field in want}
-                assert got == want, f"command {index - 1} {entered}: buffer {got}, model {want}"
+                assert got == want, f"command {entered}: buffer {got}, model {want}"
                 below = (want["base"] - 1) % P
                 wait = want["shift"] and not want["restart"] and below in dirty
-                assert ctx.get(dut.wait) == wait, f"command {index - 1}: wait {ctx.get(dut.wait)}, want {wait}"
+                assert ctx.get(dut.wait) == wait, f"command {entered}: wait {ctx.get(dut.wait)}, want {wait}"
                 decide = not wait
                 waited += wait
+            # A command is staged (a time-bounded window compares its time then) at least a cycle before it
+            # enters: while the staged slot is empty, or in the cycle its command enters.
             if pipelined:
-                enter = index < len(commands) and (entered is None or decide)
+                enter = staged is not None and (entered is None or decide)
+                stage = index < len(commands) and (staged is None or enter)
             else:
-                enter = index < len(commands) and entered is None and rng.random() < 0.6
+                enter = staged is not None and entered is None and rng.random() < 0.6
+                stage = index < len(commands) and (staged is None or enter) and rng.random() < 0.7
             if enter:
-                op, now = commands[index]
-                ctx.set(dut.enter_op, op)
-                if config.timed:
-                    ctx.set(dut.enter_time, now)
+                ctx.set(dut.enter_op, staged[0])
+            if stage and config.timed:
+                ctx.set(dut.stage_time, commands[index][1])
             ctx.set(dut.enter, enter)
+            if config.timed:
+                ctx.set(dut.stage, stage)
             ctx.set(dut.decide, decide)
             ctx.set(dut.cleaned_next, _bits(p for p, left in dirty.items() if left == 1))
             counted = reference.counters()             # the counters count a cycle after each decision
@@ -146,7 +152,9 @@ def test_buffer_follows_the_model(name, pipelined):
                 reference.decide(*entered)
                 entered = None
             if enter:
-                entered = commands[index]
+                entered, staged = staged, None
+            if stage:
+                staged = commands[index]
                 index += 1
         assert reference.model.shifts > P
         assert waited or config.extra_segments, "no shift had to wait for its segment: the test covers no wait"

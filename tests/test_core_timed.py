@@ -285,13 +285,16 @@ def test_restart_clearing_time(config, idle, scan):
     from apbbf.hdl.core import scan_fsm, scan_parallel
     fewest, most = {"fsm": scan_fsm, "parallel": scan_parallel}[scan].restart_cycles(config)
     before = [(Op.INSERT, 0x100 + i, i) for i in range(12)]
-    after = [(Op.INSERT, 0x999 + j) for j in range(3)]       # fixed cycles per insert on both scans
+    after = [(Op.INSERT, 0x999 + j) for j in range(4)]       # fixed cycles per insert on both scans
     index = len(before)
+    # The parallel scan takes the commands right behind it into T (the time compares) and the skid register
+    # while it waits in A: the delay shows on the one after them.
+    behind = 2 + (scan_parallel.staging(config) if scan == "parallel" else 0)
     delays = []
     for time in (11 + config.span + 1, 12):                 # the restart, then the same stream without it
         commands = before + [(op, key, time) for op, key in after]
         accepted = accepted_cycles(config, scan, commands, idle=(index, 40) if idle else None)
-        delays.append(accepted[index + 2] - accepted[index])
+        delays.append(accepted[index + behind] - accepted[index])
     expected = fewest if idle else most
     assert delays[0] - delays[1] == expected, (
         f"{scan}: the restart delayed the commands behind it by {delays[0] - delays[1]} cycles, restart_cycles "

@@ -376,7 +376,8 @@ def test_readme_and_docs_state_the_facts():
 
 def test_docs_state_the_generated_latency():
     """docs/core.md, docs/verilog.md and the header give one response latency: L + 9 on the parallel scan, with L
-    the hash latency (6 for keys up to 64 bits, 9 wider), as response_latency computes it."""
+    the hash latency (6 for keys up to 64 bits, 9 wider), and L + 10 with a span, as response_latency computes
+    it."""
     from pathlib import Path
 
     from apbbf.hdl.hash import hash_latency
@@ -390,3 +391,7 @@ def test_docs_state_the_generated_latency():
     assert "| L+9 |" in readme and "L + 9 edges later" in docs
     assert f"({response_latency(narrow)} cycles for keys" in docs and f"{response_latency(wide)} for wider" in docs
     assert f"each response comes {response_latency(narrow)} cycles after" in header(narrow, scan="parallel")
+    timed = Config(3, 8, span=1000, time_width=16)
+    assert response_latency(timed) == response_latency(narrow) + 1
+    assert "L + 10 with a span" in docs
+    assert f"each response comes {response_latency(timed)} cycles after" in header(timed, scan="parallel")

@@ -41,7 +41,8 @@ def _buffer_members(config: Config) -> dict:
         "shifts": Out(32),
     }
     if config.timed:
-        members.update({"enter_time": In(config.time_width), "overflows": Out(32), "expired": Out(32)})
+        members.update({"stage": In(1), "stage_time": In(config.time_width),
+                        "overflows": Out(32), "expired": Out(32)})
     return members
 
 
@@ -77,7 +78,7 @@ class CircularBuffer(wiring.Component):
     Attributes
     ----------
     enter, enter_op : In
-        A command enters in this cycle, with its op (and, for a time-bounded window, ``enter_time``). While no
+        A command enters in this cycle, with its op (for a time-bounded window, the staged one). While no
         command is undecided, ``enter`` may be high with no command: what it loads then is never decided.
     decide : In(1)
         The command that entered last is decided in this cycle.
@@ -114,8 +115,10 @@ class CircularBuffer(wiring.Component):
     overflows, expired : Out(32)
         (Time-bounded window.) Segments retired early because the pool was full, and segments retired because
         they expired (a restart counts every live segment), counted the cycle after each decision.
-    enter_time : In(time_width)
-        (Time-bounded window.) The entering command's time.
+    stage, stage_time : In
+        (Time-bounded window.) A command is staged in this cycle, with its time: the one that enters next. A
+        command is staged at least a cycle before it enters, while the staged slot is empty or in the cycle its
+        command enters; ``enter`` then takes the staged command's time (its op still comes with ``enter_op``).
 
     Raises
     ------
@@ -138,11 +141,13 @@ class CircularBuffer(wiring.Component):
         # base; the position below base (logical P-1) is always free, and the next shift takes it.
         #
         # Time: every age test "now - t_j > span" is done as "now >= t_j + span + 1", against a deadline
-        # register per segment, and when the command enters, not when it is decided: so the carry chains
-        # run from the command's time into registers, not around the decision loop. A command that enters
-        # while the previous one is decided compares against the deadlines that one is about to write too,
-        # and takes whichever applies. (A command only enters in the cycle its predecessor is decided, or
-        # later: so the choice is ``decide``, which a pipelined scan takes from a register.)
+        # register per segment, and before the command is decided: a command is staged (``stage``) a cycle or
+        # more before it enters, and its compares are made then, against every deadline it can meet when it
+        # enters (each segment's as it stands, and the one the command ahead writes if it is decided first),
+        # and kept up to date while it waits. So the carry chains run from the staged time into registers, and
+        # neither entering nor the decision loop sees one: entering picks among registered compares with
+        # ``decide`` and the writes of the command ahead. (A command only enters in the cycle its predecessor
+        # is decided, or later.)
         #
         # The decision loop (state -> shift, wait -> decide -> state) runs once per command and cannot be
         # pipelined. So every state register is written from an explicit next value, and the flags the decision
@@ -325,23 +330,55 @@ class CircularBuffer(wiring.Component):
         last_deadline = Signal(w)                                         # the last insert's: deadline at base
         base_expired = Signal()                                           # expired at base
         base_stale = Signal()                                             # stale at base
+        # The staged command: its deadline and shift deadline (as it will write them), and its compares with
+        # every deadline it can meet when it enters: each segment's as it stands, and the one the command in
+        # the buffer writes if it is decided first. Staged a cycle or more before it enters, so the carry
+        # chains run from the staged time into these registers, and entering only picks among them.
+        staged_deadline = Signal(w)
+        staged_shift_deadline = Signal(w)
+        staged_expired = Signal(P)                                        # staged time >= deadline_j
+        staged_expired_next = Signal()                                    # >= next_deadline
+        staged_shift_due = Signal()                                       # >= shift_deadline
+        staged_shift_due_next = Signal()                                  # >= next_shift_deadline
+        staged_base_expired = Signal()                                    # >= last_deadline
         with m.If(self.enter):
-            m.d.sync += [next_deadline.eq(self.enter_time + c.span + 1),
-                         next_shift_deadline.eq(self.enter_time + c.shift_interval)]
+            m.d.sync += [next_deadline.eq(staged_deadline), next_shift_deadline.eq(staged_shift_deadline)]
 
         # What the command that entered last writes when it is decided; when another enters, it is decided now
         # or was before (see the comment in elaborate).
         writes = Mux(inserting, Mux(started & ~self.restart, self.targets, (1 << P) - 1), 0)
 
         def compares(decide, enter):
-            """The next values of the registered compares, if the command is decided (``decide``) and one
-            enters (``enter``)."""
-            return (Mux(enter, Cat(*[Mux(decide & writes[j], reached(self.enter_time, next_deadline),
-                                          reached(self.enter_time, deadline[j])) for j in range(P)]), expired),
-                    Mux(enter, Mux(decide & self.shift, reached(self.enter_time, next_shift_deadline),
-                                   reached(self.enter_time, shift_deadline)), shift_due),
-                    Mux(enter, Mux(decide & inserting, reached(self.enter_time, next_deadline),
-                                   reached(self.enter_time, last_deadline)), base_expired))
+            """The next values of the registered compares, if the command is decided (``decide``) and the
+            staged one enters (``enter``)."""
+            return (Mux(enter, Cat(*[Mux(decide & writes[j], staged_expired_next, staged_expired[j])
+                                     for j in range(P)]), expired),
+                    Mux(enter, Mux(decide & self.shift, staged_shift_due_next, staged_shift_due), shift_due),
+                    Mux(enter, Mux(decide & inserting, staged_expired_next, staged_base_expired), base_expired))
+
+        # Staging: the new command's compares against the deadlines as they will stand next cycle (the command
+        # in the buffer may be decided now), and against the deadlines the command in the buffer next cycle
+        # (the staged one, if it enters now) will write. Otherwise the staged compares follow the decision.
+        time = self.stage_time
+        with m.If(self.stage):
+            m.d.sync += [
+                staged_deadline.eq(time + c.span + 1),
+                staged_shift_deadline.eq(time + c.shift_interval),
+                staged_expired.eq(Cat(*[Mux(self.decide & writes[j], reached(time, next_deadline),
+                                            reached(time, deadline[j])) for j in range(P)])),
+                staged_shift_due.eq(Mux(self.decide & self.shift, reached(time, next_shift_deadline),
+                                        reached(time, shift_deadline))),
+                staged_base_expired.eq(Mux(self.decide & inserting, reached(time, next_deadline),
+                                           reached(time, last_deadline))),
+                staged_expired_next.eq(Mux(self.enter, reached(time, staged_deadline),
+                                           reached(time, next_deadline))),
+                staged_shift_due_next.eq(Mux(self.enter, reached(time, staged_shift_deadline),
+                                             reached(time, next_shift_deadline))),
+            ]
+        with m.Else():
+            staged_expired_n, staged_shift_due_n, staged_base_expired_n = compares(self.decide, Const(1))
+            m.d.sync += [staged_expired.eq(staged_expired_n), staged_shift_due.eq(staged_shift_due_n),
+                         staged_base_expired.eq(staged_base_expired_n)]
 
         expired_n, shift_due_n, base_expired_n = Signal(P), Signal(), Signal()
         m.d.comb += [target.eq(value) for target, value in zip((expired_n, shift_due_n, base_expired_n),

@@ -73,11 +73,17 @@ class FSMScan(wiring.Component):
         key = Signal(c.key_width)
         idle, ready = Signal(init=1), Signal()
         accept = Signal()
-        m.d.comb += [hash.key.eq(key), buffer.enter_op.eq(self.cmd.payload.op), buffer.cleaned_next.eq(segments.cleaned_next),
-                     self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready), buffer.enter.eq(idle)]
-
+        m.d.comb += [hash.key.eq(key), buffer.cleaned_next.eq(segments.cleaned_next),
+                     self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready)]
         if c.timed:
-            m.d.comb += buffer.enter_time.eq(self.cmd.payload.time)
+            # A time-bounded window's buffer takes the command's time a cycle before it enters (it compares it
+            # with the deadlines then): staged while idle, entered the cycle after, with the op registered here.
+            entering = Signal()
+            m.d.sync += entering.eq(idle)
+            m.d.comb += [buffer.stage.eq(idle), buffer.stage_time.eq(self.cmd.payload.time),
+                         buffer.enter.eq(entering), buffer.enter_op.eq(op)]
+        else:
+            m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
 
         write = Signal()
         match_en = Signal()

@@ -10,25 +10,32 @@ from .scan import scan_signature
 from .segments import READ_LATENCY
 from .types import Op, asks
 
-__all__ = ["ParallelScan", "response_latency", "queue_depth", "restart_cycles"]
+__all__ = ["ParallelScan", "staging", "response_latency", "queue_depth", "restart_cycles"]
 
 #: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
 #: F (respond).
 _AFTER_READ = 5
 
 
+def staging(config: Config) -> int:
+    """Cycles a command spends in T, the stage between the skid register and A where a time-bounded window
+    compares its time with the deadlines: 1 with a span, 0 without."""
+    return 1 if config.timed else 0
+
+
 def response_latency(config: Config) -> int:
     """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
-    wait in A: A 1, hash ``latency`` (the last stage reads), the rest of the read ``READ_LATENCY - 1``, M, W, D,
-    E, F, then the response queue 2 (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
-    return 1 + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
+    wait in A: T (:func:`staging`: 1 for a time-bounded window), A 1, hash ``latency`` (the last stage reads),
+    the rest of the read ``READ_LATENCY - 1``, M, W, D, E, F, then the response queue 2
+    (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
+    return staging(config) + 1 + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
 
 
 def queue_depth(config: Config) -> int:
     """Responses the parallel scan's :class:`~apbbf.hdl.core.response.ResponseQueue` holds: a command holds its credit
-    from A to the cycle its response is taken, :func:`response_latency` cycles at one command per clock; and two
-    of slack."""
-    return response_latency(config) + 2
+    from A to the cycle its response is taken, :func:`response_latency` cycles (less T's) at one command per
+    clock; and two of slack."""
+    return response_latency(config) - staging(config) + 2
 
 
 def restart_cycles(config: Config) -> tuple[int, int]:
@@ -36,8 +43,8 @@ def restart_cycles(config: Config) -> tuple[int, int]:
     behind it, against an ordinary insert, with ``rsp.ready`` high: the insert waits in A for the commands ahead
     of it to leave the stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W),
     then every memory is cleared (``segment_blocks`` cycles). The fewest when nothing was in flight
-    (``segment_blocks + 2``), the most behind a command every clock. (The command right behind it is taken into
-    the skid register the next cycle; the delay shows on the one after.)"""
+    (``segment_blocks + 2``), the most behind a command every clock. (The commands right behind it are taken
+    into T and the skid register; the delay shows on the one after them.)"""
     in_flight = hash_latency(config) + READ_LATENCY - 1 + 2
     fewest = config.segment_blocks + 2
     return fewest, fewest + in_flight
@@ -47,8 +54,8 @@ class ParallelScan(wiring.Component):
     """A pipeline, one command per stage, a new one every clock; its answer is Algorithm 1's: "k consecutive
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
-    Stages: accept → A: key register, the circular buffer decides → hash (``latency``; its last stage R reads
-    all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
+    Stages: accept → (T, with a span: the time compares) → A: key register, the circular buffer decides → hash
+    (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
     now (read data and the writes the read missed) → W: write the blocks back, pick the key's bits → D: match
     bits → E: k consecutive matches → F: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
     does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
@@ -138,26 +145,46 @@ class ParallelScan(wiring.Component):
         # ``advance``), and ``holding`` picks. ``cmd.ready`` is a flip-flop too: a command accepted while A holds
         # one waits in a skid register S, and ``cmd.ready`` is low while S is full.
         # (Named explicitly: Amaranth does not name the signals of a tuple assignment.)
+        # A time-bounded window stages every command once more, in T between S and A: the buffer compares its
+        # time with the deadlines there, a cycle or more before it enters, so that no carry chain sits in the
+        # decision (see CircularBuffer). It also takes ``cmd.valid`` out of the decision: whether a command
+        # enters A next is T's valid flag.
         a_valid, a_op, a_key = Signal(name="a_valid"), Signal(Op, name="a_op"), Signal(c.key_width, name="a_key")
         s_valid, s_op, s_key = Signal(name="s_valid"), Signal(Op, name="s_op"), Signal(c.key_width, name="s_key")
         ready, advance = Signal(name="ready"), Signal(name="advance")
         holding = Signal(init=1)                            # ~advance, for the next values of the two alone
         accept = Signal()
-        take = Signal()                                     # A takes the next command (from S, else cmd) now
+        take = Signal()                                     # A takes the next command now
         m.d.comb += [accept.eq(self.cmd.valid & ready), take.eq(~a_valid | advance), self.cmd.ready.eq(ready)]
-        # Only the four valid flags depend on cmd.valid: S captures the payload whenever it is free, and A (and
-        # the buffer: ``enter``) load whenever they may take a command, a don't-care when none comes.
-        enter_op = Mux(s_valid, s_op, self.cmd.payload.op)
-        m.d.sync += [a_valid.eq(~take | s_valid | accept), s_valid.eq(~take & (s_valid | accept))]
-        with m.If(take):
-            m.d.sync += [a_op.eq(enter_op), a_key.eq(Mux(s_valid, s_key, self.cmd.payload.key))]
+        # Only the valid flags depend on cmd.valid: S captures the payload whenever it is free, and the stage
+        # after it (and the buffer: ``enter``, ``stage``) loads whenever it may take a command, a don't-care when
+        # none comes.
+        incoming = s_valid | accept                         # a command from S or cmd
+        incoming_op = Mux(s_valid, s_op, self.cmd.payload.op)
+        incoming_key = Mux(s_valid, s_key, self.cmd.payload.key)
         with m.If(~s_valid):
             m.d.sync += [s_op.eq(self.cmd.payload.op), s_key.eq(self.cmd.payload.key)]
         if c.timed:
+            t_valid, t_op, t_key = Signal(name="t_valid"), Signal(Op, name="t_op"), Signal(c.key_width, name="t_key")
             s_time = Signal(c.time_width)
             with m.If(~s_valid):
                 m.d.sync += s_time.eq(self.cmd.payload.time)
-            m.d.comb += buffer.enter_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))
+            t_take = Signal()                               # T takes the next command (from S, else cmd) now
+            m.d.comb += t_take.eq(~t_valid | take)
+            m.d.sync += [t_valid.eq(~t_take | incoming), s_valid.eq(~t_take & incoming)]
+            with m.If(t_take):
+                m.d.sync += [t_op.eq(incoming_op), t_key.eq(incoming_key)]
+            m.d.comb += [buffer.stage.eq(t_take), buffer.stage_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))]
+            entering, enter_op, enter_key = t_valid, t_op, t_key
+            # S is full next cycle iff T does not take and a command comes.
+            s_full_if_held = a_valid & t_valid & incoming
+        else:
+            m.d.sync += s_valid.eq(~take & incoming)
+            entering, enter_op, enter_key = incoming, incoming_op, incoming_key
+            s_full_if_held = a_valid & incoming
+        m.d.sync += a_valid.eq(~take | entering)
+        with m.If(take):
+            m.d.sync += [a_op.eq(enter_op), a_key.eq(enter_key)]
 
         hashing = [stage(f"h{n}", targets=P, fresh=P, retire=P) for n in range(1, latency + 1)]
         fetching = [stage(f"rd{n}", targets=P, fresh=P, retire=P, hashes=hashes_layout)
@@ -173,17 +200,17 @@ class ParallelScan(wiring.Component):
         cleared = Signal()                                  # the restart's clearing has been started
         # The segments will be ready next cycle (conservative: the cycle the clearing ends counts as not ready).
         segments_ok = segments.ready & ~segments.clear
-        # If A goes now: the next command is in A next cycle iff S holds one or one is accepted; the restart's
-        # clearing is over. If A holds: A stays full if it is, and takes the next command if it is empty.
-        goes = ((s_valid | accept) & responses.available_if_reserved & ~buffer.wait_next_decided &
+        # If A goes now: the next command is in A next cycle iff one is entering (T holds one; without a span,
+        # S holds one or one is accepted); the restart's clearing is over. If A holds: A stays full if it is, and takes the next command if it is empty.
+        goes = (entering & responses.available_if_reserved & ~buffer.wait_next_decided &
                 ~buffer.restart_next_decided)
-        holds = ((a_valid | s_valid | accept) & responses.available_if_not & ~buffer.wait_next_held &
+        holds = ((a_valid | entering) & responses.available_if_not & ~buffer.wait_next_held &
                  (~buffer.restart_next_held | cleared | segments.clear))
         advance_next = Signal()
         m.d.comb += advance_next.eq(Mux(holding, holds, goes) & segments_ok)
         m.d.sync += [
             advance.eq(advance_next), holding.eq(~advance_next),
-            ready.eq(Mux(holding, ~(a_valid & (s_valid | accept)), 1) & segments_ok),
+            ready.eq(Mux(holding, ~s_full_if_held, 1) & segments_ok),
             cleared.eq(Mux(advance, 0, cleared | segments.clear)),
         ]
         m.d.comb += [
