@@ -134,6 +134,7 @@ def test_buffer_follows_the_model(name, pipelined):
             if stage and config.timed:
                 ctx.set(dut.stage_time, commands[index][1])
             ctx.set(dut.enter, enter)
+            ctx.set(dut.enter_held, enter and not decide)     # what enter is when no command is decided
             if config.timed:
                 ctx.set(dut.stage, stage)
             ctx.set(dut.decide, decide)

@@ -388,7 +388,7 @@ def test_docs_state_the_generated_latency():
     narrow, wide = Config(3, 8), Config(3, 8, key_width=128)
     assert {response_latency(c) - hash_latency(c) for c in (narrow, wide)} == {9}
     assert (hash_latency(narrow), hash_latency(wide)) == (6, 9)
-    assert "| L+9 |" in readme and "L + 9 edges later" in docs
+    assert "| L+9 (L+10 with a span) |" in readme and "L + 9 edges later" in docs
     assert f"({response_latency(narrow)} cycles for keys" in docs and f"{response_latency(wide)} for wider" in docs
     assert f"each response comes {response_latency(narrow)} cycles after" in header(narrow, scan="parallel")
     timed = Config(3, 8, span=1000, time_width=16)

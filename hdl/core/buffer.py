@@ -109,7 +109,8 @@ class CircularBuffer(wiring.Component):
     wait_next_held, restart_next_held : Out(1)
         The same if the command is not decided now, and a command enters iff ``enter_held``.
     enter_held : In(1)
-        What ``enter`` is in a cycle without a decision (for the ``held`` flags only).
+        What ``enter`` is in a cycle without a decision (for the ``held`` flags, and with a span for the
+        registered ``restart`` and ``shift`` of a command that enters in such a cycle).
     inserts, shifts : Out(32)
         Inserts and shifts since reset (wrap), counted the cycle after each decision.
     overflows, expired : Out(32)
@@ -186,8 +187,16 @@ class CircularBuffer(wiring.Component):
             stale_now, shift_due, started, newest_stale = now
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
-        restart, shift, wait = self._flags(inserting, full, below_dirty, below, live, stale_now, shift_due, started,
-                                           newest_stale)
+        if c.timed:
+            # A command's restart and shift do not change from its entry to its decision (only a decision
+            # changes what they read): so they are registered at entry, from the same next-state flags the scan
+            # decides from, and the next command's flags start from two flip-flops, not from the pool-full
+            # reduction of this one's. (``wait`` moves with the scrubs: it stays a function of ``below_dirty``.)
+            restart, shift = Signal(), Signal()
+            wait = shift & ~restart & below_dirty
+        else:
+            restart, shift, wait = self._flags(inserting, full, below_dirty, below, live, stale_now, shift_due,
+                                               started, newest_stale)
         m.d.comb += [self.restart.eq(restart), self.shift.eq(shift), self.wait.eq(wait),
                      self.fresh.eq(live & ~stale_now),
                      self.targets.eq(Mux(inserting, Mux(self.shift, newest_next, newest), 0))]
@@ -257,16 +266,21 @@ class CircularBuffer(wiring.Component):
         # The same flags for the command in the buffer next cycle, from the next state: once if the command is
         # decided now (and the next enters), once if it is held. Neither depends on ``decide``: a scan that
         # registers its decision picks between them with a copy of that register, at the last gate.
+        flags_next = {}
         for suffix, decide, enter in (("decided", Const(1), Const(1)), ("held", Const(0), self.enter_held)):
             n = next_state(decide, enter)
             if c.timed:
                 upcoming_flags = upcoming(decide, enter, n["live"])
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
-            restart_n, _, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
-                                               n["base_one"].rotate_right(1), n["live"], *upcoming_flags)
+            restart_n, shift_n, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
+                                                     n["base_one"].rotate_right(1), n["live"], *upcoming_flags)
             m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
                          getattr(self, f"wait_next_{suffix}").eq(wait_n)]
+            flags_next[suffix] = restart_n, shift_n
+        if c.timed:
+            m.d.sync += [restart.eq(Mux(self.decide, flags_next["decided"][0], flags_next["held"][0])),
+                         shift.eq(Mux(self.decide, flags_next["decided"][1], flags_next["held"][1]))]
 
         # The counters count a cycle after the decision, from registered pulses: off the decision loop.
         counted_insert, counted_shift = Signal(), Signal()

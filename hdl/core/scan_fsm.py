@@ -77,11 +77,12 @@ class FSMScan(wiring.Component):
                      self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready)]
         if c.timed:
             # A time-bounded window's buffer takes the command's time a cycle before it enters (it compares it
-            # with the deadlines then): staged while idle, entered the cycle after, with the op registered here.
+            # with the deadlines then): staged while idle, entered the cycle after, with the op registered here
+            # (never in a cycle with a decision: ``enter_held`` is ``enter``).
             entering = Signal()
             m.d.sync += entering.eq(idle)
             m.d.comb += [buffer.stage.eq(idle), buffer.stage_time.eq(self.cmd.payload.time),
-                         buffer.enter.eq(entering), buffer.enter_op.eq(op)]
+                         buffer.enter.eq(entering), buffer.enter_held.eq(entering), buffer.enter_op.eq(op)]
         else:
             m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
 
