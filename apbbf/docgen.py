@@ -66,7 +66,16 @@ def restart_block() -> str:
 #: Block name -> the function that writes it.
 BLOCKS = {"time-window-facts": time_window_facts_block, "restart-cycles": restart_block}
 
-_BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+
+
+def _marked(kind: str) -> re.Pattern:
+    """A block between ``<!-- <kind>: name -->`` and ``<!-- end: name -->``: group 1 the opening line, ``name``,
+    ``body``, group 4 the closing marker."""
+    return re.compile(rf"(<!-- {kind}: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+
+
+#: A generated block (rewritten from the code by :func:`render`).
+_BLOCK = _marked("generated")
 
 
 def render(text: str) -> tuple[str, list[str]]:
@@ -106,7 +115,8 @@ def stale(root: Path = ROOT) -> dict[str, list[str]]:
     return out
 
 
-_REPORT = re.compile(r"(<!-- report: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.S)
+#: A report block (rewritten from a measurement's report by :func:`write_report_block`).
+_REPORT = _marked("report")
 
 
 def machine_stamp() -> str:
