@@ -13,12 +13,16 @@ from pathlib import Path
 from apbbf.model import Config
 from apbbf.sim.formal import check
 
-#: (name, Config, scan, depth): small memories (one block per segment, 8-bit keys) so the solver can go deep.
+_TIMED = Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, span=6, time_width=5,
+                extra_segments=1)
+
+#: (name, Config, scan, pace, depth): small memories (one block per segment, 8-bit keys) so the solver can go deep.
 CHECKS = [
-    ("count-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "parallel", 24),
-    ("count-fsm", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "fsm", 30),
-    ("time-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, span=6,
-                             time_width=5, extra_segments=1), "parallel", 20),
+    ("count-parallel", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "parallel", 1,
+     24),
+    ("count-fsm", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "fsm", 1, 30),
+    ("time-parallel", _TIMED, "parallel", 1, 20),
+    ("time-parallel-pace2", _TIMED, "parallel", 2, 24),
 ]
 
 
@@ -30,12 +34,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="build", help="build directory (default build)")
     args = parser.parse_args(argv)
     results = {}
-    for name, config, scan, depth in CHECKS:
+    for name, config, scan, pace, depth in CHECKS:
         if args.only and name not in args.only:
             continue
         depth = args.depth or depth
-        result = check(config, scan, depth, Path(args.out) / "formal" / name)
-        results[name] = {"config": str(config), "scan": scan, "depth": depth, **{k: result[k] for k in
+        result = check(config, scan, depth, Path(args.out) / "formal" / name, pace=pace)
+        results[name] = {"config": str(config), "scan": scan, "pace": pace, "depth": depth, **{k: result[k] for k in
                                                                                   ("passed", "seconds", "status")}}
         print(f"{name:15} depth {depth:3}: {'PASS' if result['passed'] else 'FAIL'} ({result['seconds']} s; "
               f"bmc {result['status']['bmc']}, cover {result['status']['cover']})", flush=True)

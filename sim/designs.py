@@ -42,13 +42,15 @@ class RegisteredCore(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
+    pace : {1, 2}
+        The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
 
     Raises
     ------
     TypeError
         If ``config`` is not a Config.
     ValueError
-        If ``scan`` is unknown (see :class:`~apbbf.hdl.core.APBBF`).
+        If ``scan`` or ``pace`` is unknown (see :class:`~apbbf.hdl.core.APBBF`).
     """
 
     serial_in: In(1)
@@ -57,10 +59,10 @@ class RegisteredCore(wiring.Component):
     hit_out: Out(1)
     ready_out: Out(1)
 
-    def __init__(self, config, scan: str = "fsm"):
+    def __init__(self, config, scan: str = "fsm", pace: int = 1):
         check_config(config)
         self._config = config
-        self._core = APBBF(config, scan=scan)
+        self._core = APBBF(config, scan=scan, pace=pace)
         super().__init__()
 
     @property

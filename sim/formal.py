@@ -46,6 +46,8 @@ class Properties(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
+    pace : {1, 2}
+        The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
     queue : int
         Depth of the shadow queue of outstanding commands (at least the most the core admits), 2..64.
 
@@ -55,11 +57,12 @@ class Properties(wiring.Component):
         If ``config`` is not a Config or ``queue`` is out of range.
     """
 
-    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16):
+    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16, pace: int = 1):
         check_config(config)
         check_integer("queue", queue, range(2, 65))
         self._config = config
         self._scan = scan
+        self._pace = pace
         self._queue = queue
         members = {"cmd_valid": In(1), "cmd_op": In(Op), "cmd_key": In(config.key_width), "rsp_ready": In(1),
                    "tracked": In(config.key_width)}
@@ -71,7 +74,7 @@ class Properties(wiring.Component):
         c = self._config
         m = Module()
         m.d.comb += Assume(~ResetSignal())               # from the reset state (the init values), never reset again
-        m.submodules.core = core = APBBF(c, scan=self._scan)
+        m.submodules.core = core = APBBF(c, scan=self._scan, pace=self._pace)
         m.d.comb += [core.cmd.valid.eq(self.cmd_valid), core.cmd.payload.op.eq(self.cmd_op),
                      core.cmd.payload.key.eq(self.cmd_key), core.rsp.ready.eq(self.rsp_ready)]
         if c.timed:
@@ -172,7 +175,7 @@ def _sby(config: Config, scan: str, depth: int, rtlil: str, solver: str = "boole
     ])
 
 
-def check(config: Config, scan: str, depth: int, work, solver: str = "boolector") -> dict:
+def check(config: Config, scan: str, depth: int, work, solver: str = "boolector", pace: int = 1) -> dict:
     """Write the design and its ``.sby`` under ``work`` and run SymbiYosys (BMC and cover to ``depth`` cycles).
 
     Returns
@@ -200,7 +203,7 @@ def check(config: Config, scan: str, depth: int, work, solver: str = "boolector"
     # credits, one more waiting for a credit in A, one in T (a time-bounded window) and one in the skid register
     # behind them (and the shadow queue's count stays below its depth)
     queue = queue_depth(config) + 3 + staging(config) if scan == "parallel" else 4
-    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan, queue=queue), name="top"))
+    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan, queue=queue, pace=pace), name="top"))
     (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
     shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them
     shims.mkdir(exist_ok=True)

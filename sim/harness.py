@@ -165,8 +165,8 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
 
 
 def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
-                   parity=False):
-    dut = CoreAPBBF(config, scan=scan, parity=parity)
+                   parity=False, pace=1):
+    dut = CoreAPBBF(config, scan=scan, parity=parity, pace=pace)
     run = Run(config, seed)
     names = list(Reference(config).counters)
     layout = response_layout()
@@ -207,7 +207,8 @@ def run_with_vcd(sim: Simulator, vcd_path) -> None:
 
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
-             name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm", parity: bool = False) -> Run:
+             name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm", parity: bool = False,
+             pace: int = 1) -> Run:
     """Run ``commands`` (``(op, key)`` pairs, ``(op, key, time)`` triples for a Config with a span, and
     :data:`RESET` markers) through the core; check every response, in order, against
     :class:`~apbbf.sim.reference.Reference` (the reserved op 3 included), and, at the end, the core's counters.
@@ -222,6 +223,8 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         The core's scan, ``"fsm"`` or ``"parallel"``.
     parity : bool
         The core's parity option (:class:`~apbbf.hdl.core.APBBF`); the run records ``parity_errors``.
+    pace : int
+        The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
     name : str
         Name of the VCD (``build/vcd/<name>.vcd``) left behind on a failure.
 
@@ -239,7 +242,8 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         if config.timed:                                 # time-triggered shifts and restarts clear too
             shifts = len(commands)
         max_cycles = int((budget + 4 * config.segment_blocks * shifts) * slowdown * 2) + 2000
-    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan, parity=parity)
+    kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan, parity=parity,
+                  pace=pace)
     try:
         run = _simulate_once(config, commands, model_hits, vcd_path=None, **kwargs)
         received = set(run.hits)

@@ -229,12 +229,12 @@ def test_trickle_reproducer(scan, every):
     check_trickle(TRICKLE, scan, every)
 
 
-def accepted_cycles(config, scan, commands, *, idle: tuple[int, int] | None = None):
+def accepted_cycles(config, scan, commands, *, idle: tuple[int, int] | None = None, pace: int = 1):
     """Cycle numbers at which each of ``commands`` is accepted, offered back to back (``rsp.ready`` high);
     ``idle = (index, cycles)`` leaves ``cycles`` idle cycles before command ``index``."""
     from amaranth.sim import Simulator
     from apbbf.hdl.core.apbbf import APBBF
-    dut = APBBF(config, scan=scan)
+    dut = APBBF(config, scan=scan, pace=pace)
     accepted = []
 
     limit = 50 * (len(commands) + config.segment_blocks + 100)      # cycles before the producer gives up
@@ -299,3 +299,23 @@ def test_restart_clearing_time(config, idle, scan):
     assert delays[0] - delays[1] == expected, (
         f"{scan}: the restart delayed the commands behind it by {delays[0] - delays[1]} cycles, restart_cycles "
         f"says {expected}")
+
+
+@pytest.mark.parametrize("name,rate", [("k2l3-pool2", 4.0), ("k3l4-B256", 1.0), ("apbf-key100", 0.1)])
+def test_pace_two(name, rate):
+    """The parallel scan at ``pace=2`` (a command every other clock at most, decided from the buffer's flags as
+    they are): the same answers and counters as the model under idle gaps and backpressure, the time guarantee,
+    and, with commands and ``rsp.ready`` never pausing, exactly one command every two cycles (every cycle at
+    ``pace=1``)."""
+    config = CONFIGS[name]
+    seed = 300 + list(CONFIGS).index(name)
+    commands = timed_commands(config, 20 * config.generation, seed=seed, rate=rate)
+    run = simulate(config, commands, seed=seed, cmd_gap=0.2, rsp_stall=0.2, scan="parallel", pace=2,
+                   name=f"timed-pace2-{name}-{rate}")
+    if not overflows(config, commands).overflows:
+        assert_time_guarantee(config, commands, run.hits)
+    queries = [(Op.QUERY, 0x40 + i, 5) for i in range(24)]
+    accepted = accepted_cycles(config, "parallel", queries, pace=2)
+    assert {b - a for a, b in zip(accepted[4:], accepted[5:])} == {2}, accepted
+    one = accepted_cycles(config, "parallel", queries)
+    assert {b - a for a, b in zip(one[4:], one[5:])} == {1}, one

@@ -14,7 +14,7 @@ from .buffer import CircularBuffer
 from .devices import check_parity
 from .hash import HashUnit
 from .scan_fsm import FSMScan
-from .scan_parallel import ParallelScan
+from .scan_parallel import ParallelScan, check_pace
 from .segments import Segments
 from .types import command_layout, response_layout
 
@@ -50,6 +50,9 @@ class APBBF(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
+    pace : {1, 2}
+        (``scan="parallel"``.) Cycles per command at most: 1, a command every clock; 2, every other clock at
+        most, with a shallower decision (:class:`~apbbf.hdl.core.scan_parallel.ParallelScan`).
     parity : bool
         Protect every block word with parity (:class:`~apbbf.hdl.core.segments.Segments`): a word whose parity fails
         reads as all ones, so a flipped memory bit can cause a false positive, never a false negative. Without
@@ -78,14 +81,18 @@ class APBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is unknown.
+        If ``scan`` is unknown, or ``pace`` is not 1 or 2 (or not 1 with the FSM scan).
     """
 
-    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
         check_parity(parity)
+        check_pace(pace)
+        if scan == "fsm" and pace != 1:
+            raise ValueError(f"pace must be 1 with scan='fsm' (it takes one command at a time), not {pace}")
+        self._pace = pace
         self._config = config
         self._scan = scan
         self._parity = parity
@@ -119,6 +126,11 @@ class APBBF(wiring.Component):
         return self._scan
 
     @property
+    def pace(self) -> int:
+        """Cycles per command at most of the parallel scan (1 or 2; 1 for the FSM scan)."""
+        return self._pace
+
+    @property
     def parity(self) -> bool:
         """Whether the block words carry parity."""
         return self._parity
@@ -128,8 +140,9 @@ class APBBF(wiring.Component):
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
         m.submodules.segments = segments = self._segments
-        m.submodules.buffer = buffer = CircularBuffer(self._config)
-        m.submodules.scan = scan = SCANS[self._scan](self._config)
+        m.submodules.buffer = buffer = CircularBuffer(self._config, lookahead=self._pace == 1)
+        m.submodules.scan = scan = (ParallelScan(self._config, pace=self._pace) if self._scan == "parallel" else
+                                    FSMScan(self._config))
 
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
         wiring.connect(m, scan.hash, hash_unit)

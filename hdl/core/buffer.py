@@ -74,6 +74,14 @@ class CircularBuffer(wiring.Component):
     Parameters
     ----------
     config : Config
+    lookahead : bool
+        (Time-bounded window.) The command's ``restart`` and ``shift`` are registered at entry, from the
+        next-state flags, for a scan that decides a command in the cycle after the one ahead of it (the parallel
+        scan at one command per clock, the FSM scan). Without it, for a scan that decides a command no earlier
+        than its second cycle in the buffer (the parallel scan at ``pace=2``), ``shift`` (and ``targets``,
+        ``retire`` and ``wait``, which follow it) is registered from the state as it is and holds from the
+        command's second cycle on, and ``restart`` is computed as it is: the logic behind the decision is one
+        command's, not two in a row.
 
     Attributes
     ----------
@@ -124,17 +132,24 @@ class CircularBuffer(wiring.Component):
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``lookahead`` not a bool.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, lookahead: bool = True):
         check_config(config)
+        if not isinstance(lookahead, bool):
+            raise TypeError(f"lookahead must be a bool, not {lookahead!r}")
         self._config = config
+        self._lookahead = lookahead
         super().__init__(buffer_signature(config))
 
     @property
     def config(self) -> Config:
         return self._config
+
+    @property
+    def lookahead(self) -> bool:
+        return self._lookahead
 
     def elaborate(self, platform):
         # Roles are P-bit vectors (bit j: physical segment j has the role) that rotate by one on a shift, so
@@ -187,12 +202,22 @@ class CircularBuffer(wiring.Component):
             stale_now, shift_due, started, newest_stale = now
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
-        if c.timed:
+        if c.timed and self._lookahead:
             # A command's restart and shift do not change from its entry to its decision (only a decision
             # changes what they read): so they are registered at entry, from the same next-state flags the scan
             # decides from, and the next command's flags start from two flip-flops, not from the pool-full
             # reduction of this one's. (``wait`` moves with the scrubs: it stays a function of ``below_dirty``.)
             restart, shift = Signal(), Signal()
+            wait = shift & ~restart & below_dirty
+        elif c.timed:
+            # Without the lookahead a command is decided in its second cycle at the earliest: its shift (behind
+            # the pool-full reduction) is registered from the state as it is, and what the decision writes
+            # (targets, retirements, the staged compares' updates) starts from that flip-flop. Its restart is
+            # two LUT levels: it stays as it is, for a scan that must see it in the command's first cycle.
+            restart, shift_now, _ = self._flags(inserting, full, below_dirty, below, live, stale_now, shift_due,
+                                                started, newest_stale)
+            shift = Signal()
+            m.d.sync += shift.eq(shift_now)
             wait = shift & ~restart & below_dirty
         else:
             restart, shift, wait = self._flags(inserting, full, below_dirty, below, live, stale_now, shift_due,
@@ -278,7 +303,7 @@ class CircularBuffer(wiring.Component):
             m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
                          getattr(self, f"wait_next_{suffix}").eq(wait_n)]
             flags_next[suffix] = restart_n, shift_n
-        if c.timed:
+        if c.timed and self._lookahead:
             m.d.sync += [restart.eq(Mux(self.decide, flags_next["decided"][0], flags_next["held"][0])),
                          shift.eq(Mux(self.decide, flags_next["decided"][1], flags_next["held"][1]))]
 

@@ -1,6 +1,6 @@
 """The parallel scan: a pipeline that takes a command every clock and decides from all segments at once."""
 
-from amaranth import Cat, Module, Mux, Signal
+from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
 from ...model.config import Config, check_config
@@ -10,7 +10,26 @@ from .scan import scan_signature
 from .segments import READ_LATENCY
 from .types import Op, asks
 
-__all__ = ["ParallelScan", "staging", "response_latency", "queue_depth", "restart_cycles"]
+__all__ = ["ParallelScan", "PACES", "check_pace", "staging", "response_latency", "queue_depth", "restart_cycles"]
+
+#: Cycles per command at most that the parallel scan can be built for (:class:`ParallelScan`'s ``pace``).
+PACES = (1, 2)
+
+
+def check_pace(pace) -> None:
+    """Raise if ``pace`` is not one of :data:`PACES`.
+
+    Raises
+    ------
+    TypeError
+        If ``pace`` is not an int.
+    ValueError
+        If it is not 1 or 2.
+    """
+    if not isinstance(pace, int) or isinstance(pace, bool):
+        raise TypeError(f"pace must be an int, not {pace!r}")
+    if pace not in PACES:
+        raise ValueError(f"pace must be 1 (a command every clock) or 2 (every other clock at most), not {pace}")
 
 #: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
 #: F (respond).
@@ -23,12 +42,13 @@ def staging(config: Config) -> int:
     return 1 if config.timed else 0
 
 
-def response_latency(config: Config) -> int:
+def response_latency(config: Config, pace: int = 1) -> int:
     """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
-    wait in A: T (:func:`staging`: 1 for a time-bounded window), A 1, hash ``latency`` (the last stage reads),
+    wait in A: T (:func:`staging`: 1 for a time-bounded window), A ``pace`` (a command is decided in its first
+    cycle there at one command per clock, in its second at ``pace=2``), hash ``latency`` (the last stage reads),
     the rest of the read ``READ_LATENCY - 1``, M, W, D, E, F, then the response queue 2
     (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
-    return staging(config) + 1 + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
+    return staging(config) + pace + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
 
 
 def queue_depth(config: Config) -> int:
@@ -64,6 +84,12 @@ class ParallelScan(wiring.Component):
     Parameters
     ----------
     config : Config
+    pace : {1, 2}
+        Cycles per command at most: 1, a command every clock (the buffer decides a command in the cycle the one
+        ahead of it is decided, from flags computed a cycle ahead: its ``lookahead``); 2, a command every other
+        clock at most, decided from the buffer's flags as they are (a ``CircularBuffer`` without
+        ``lookahead``), which keeps that decision's logic about half as deep: for a stream that never needs a
+        command every clock (a packet de-duplicator whose shortest frame is two beats or more).
 
     Attributes
     ----------
@@ -73,12 +99,16 @@ class ParallelScan(wiring.Component):
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``pace`` not an int.
+    ValueError
+        If ``pace`` is not 1 or 2.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, pace: int = 1):
         check_config(config)
+        check_pace(pace)
         self._config = config
+        self._pace = pace
         super().__init__(scan_signature(config))
 
     @property
@@ -86,9 +116,14 @@ class ParallelScan(wiring.Component):
         return self._config
 
     @property
+    def pace(self) -> int:
+        """Cycles per command at most (1 or 2)."""
+        return self._pace
+
+    @property
     def response_latency(self) -> int:
-        """:func:`response_latency` of the Config."""
-        return response_latency(self._config)
+        """:func:`response_latency` of the Config and pace."""
+        return response_latency(self._config, self._pace)
 
     @property
     def queue_depth(self) -> int:
@@ -202,10 +237,18 @@ class ParallelScan(wiring.Component):
         segments_ok = segments.ready & ~segments.clear
         # If A goes now: the next command is in A next cycle iff one is entering (T holds one; without a span,
         # S holds one or one is accepted); the restart's clearing is over. If A holds: A stays full if it is, and takes the next command if it is empty.
-        goes = (entering & responses.available_if_reserved & ~buffer.wait_next_decided &
-                ~buffer.restart_next_decided)
-        holds = ((a_valid | entering) & responses.available_if_not & ~buffer.wait_next_held &
-                 (~buffer.restart_next_held | cleared | segments.clear))
+        if self._pace == 1:
+            goes = (entering & responses.available_if_reserved & ~buffer.wait_next_decided &
+                    ~buffer.restart_next_decided)
+            holds = ((a_valid | entering) & responses.available_if_not & ~buffer.wait_next_held &
+                     (~buffer.restart_next_held | cleared | segments.clear))
+        else:
+            # At pace 2 a command is decided in its second cycle in A at the earliest: the flags are those of
+            # the command in A now, from the buffer's registers (the "held" case with nothing entering), and
+            # none is computed for a command still entering.
+            goes = Const(0)
+            holds = (a_valid & responses.available_if_not & ~buffer.wait_next_held &
+                     (~buffer.restart_next_held | cleared | segments.clear))
         advance_next = Signal()
         m.d.comb += advance_next.eq(Mux(holding, holds, goes) & segments_ok)
         m.d.sync += [
@@ -215,7 +258,8 @@ class ParallelScan(wiring.Component):
         ]
         m.d.comb += [
             segments.clear.eq(a_valid & buffer.restart & ~ahead & ~cleared),
-            buffer.enter.eq(take), buffer.enter_held.eq(~a_valid), buffer.enter_op.eq(enter_op),
+            buffer.enter.eq(take), buffer.enter_held.eq(~a_valid if self._pace == 1 else 0),
+            buffer.enter_op.eq(enter_op),
             buffer.decide.eq(advance), buffer.cleaned_next.eq(segments.cleaned_next),
             responses.reserve.eq(advance),
             hash.key.eq(a_key), hash.en.eq(1),

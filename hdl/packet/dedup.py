@@ -99,7 +99,9 @@ class PacketDedup(wiring.Component):
     key_queue : int
         Keys that may wait for the core, 2..256.
     scan : {"fsm", "parallel"}
-        The core's scan: ``parallel`` keeps one key per clock.
+        The core's scan: ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
+        two beats at least, so the parallel core is built for a key every other clock (``pace=2``, a shallower
+        decision, :class:`~apbbf.hdl.core.APBBF`); at 512 bits for one every clock.
 
     Attributes
     ----------
@@ -199,6 +201,12 @@ class PacketDedup(wiring.Component):
         return self._scan
 
     @property
+    def core_pace(self) -> int:
+        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``): 2 with the parallel scan
+        below 512 bits, where a frame of 60 bytes or more takes two beats or more; else 1."""
+        return 2 if self._scan == "parallel" and self._width <= 256 else 1
+
+    @property
     def extractor_latency(self) -> int:
         """Cycles from a frame's last beat accepted to its key, at most: the register in front of the key
         extractor and its latency bound (:attr:`KeyExtractor.latency
@@ -230,7 +238,7 @@ class PacketDedup(wiring.Component):
         lanes = W // 8
         m = Module()
         m.submodules.extractor = extractor = self._extractor
-        m.submodules.core = core = APBBF(c, scan=self._scan)
+        m.submodules.core = core = APBBF(c, scan=self._scan, pace=self.core_pace)
 
         accept = self.i.valid & self.i.ready
         beat = self.i.payload
