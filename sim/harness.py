@@ -27,8 +27,8 @@ from ..model.config import Config
 from ..model.filters import Op
 from .reference import Reference, describe
 
-__all__ = ["RESET", "Mismatch", "Run", "Bench", "bench", "expected", "drive", "run_with_vcd", "simulate", "random_commands", "timed_commands",
-           "false_positive_bound"]
+__all__ = ["RESET", "Mismatch", "Run", "Bench", "bench", "expected", "drive", "run_with_vcd", "simulate",
+           "random_commands", "timed_commands", "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
 RESET = None
