@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 
 import numpy as np
-from amaranth import ClockDomain, Module, Signal
+from amaranth import Cat, ClockDomain, Module, Signal
 from amaranth.sim import Simulator
 
 from ..hdl.core.apbbf import APBBF as CoreAPBBF
@@ -27,8 +27,8 @@ from ..model.config import Config
 from ..model.filters import Op
 from .reference import Reference, describe
 
-__all__ = ["RESET", "Mismatch", "Run", "expected", "drive", "run_with_vcd", "simulate", "random_commands", "timed_commands",
-           "false_positive_bound"]
+__all__ = ["RESET", "Mismatch", "Run", "Bench", "bench", "expected", "drive", "run_with_vcd", "simulate",
+           "random_commands", "timed_commands", "false_positive_bound"]
 
 #: Marker in a command list: pulse the reset here (mid-stream).
 RESET = None
@@ -73,6 +73,71 @@ def _describe(commands, index, model_hit, core_hit):
             f"core says {core_hit}")
 
 
+class Bench:
+    """One compiled simulation of ``dut`` in a top with a ``sync`` domain and a cycle counter, kept for more runs.
+
+    Building a :class:`~amaranth.sim.Simulator` elaborates the design and compiles it to Python, which costs as
+    much as a short run; a bench pays that once and each later run starts from :meth:`Simulator.reset
+    <amaranth.sim.Simulator.reset>`, which puts every signal and memory back to its initial value and restarts
+    the clock and the testbenches: the run sees the same design, from the same state, as on a new simulator.
+    The two testbenches are added once; each run gives them its own producer and consumer.
+    """
+
+    def __init__(self, dut):
+        self.dut = dut
+        top = Module()
+        top.domains.sync = self.domain = ClockDomain("sync")
+        top.submodules.dut = dut
+        self.cycle = Signal(64)
+        top.d.sync += self.cycle.eq(self.cycle + 1)
+        #: ``cmd.valid`` above ``cmd.payload``: one ``ctx.set`` offers a command (one settle of the design, not one
+        #: per field)
+        self.offer = Cat(dut.cmd.payload.as_value(), dut.cmd.valid)
+        self.valid_bit = 1 << len(dut.cmd.payload.as_value())
+        self._job = None
+        self._fresh = True
+        self.sim = Simulator(top)
+        self.sim.add_clock(1e-8, domain="sync")
+
+        async def producer(ctx):
+            await self._job[0](ctx)
+
+        async def consumer(ctx):
+            await self._job[1](ctx)
+
+        self.sim.add_testbench(producer)
+        self.sim.add_testbench(consumer)
+
+    def run(self, producer, consumer, vcd_path) -> None:
+        """Run the testbenches ``producer`` and ``consumer`` to the end from the initial state (a VCD to
+        ``vcd_path`` unless it is ``None``)."""
+        if not self._fresh:
+            self.sim.reset()
+        self._fresh = False
+        self._job = (producer, consumer)
+        run_with_vcd(self.sim, vcd_path)
+
+
+#: Benches kept for reuse, by the key their caller gives (:func:`bench`); the oldest go first beyond a few.
+_BENCHES = collections.OrderedDict()
+_KEPT = 12
+
+
+def bench(key, make) -> Bench:
+    """The :class:`Bench` kept under ``key`` (a hashable description of the design, e.g. its Config and
+    options), or a new one of ``make()``; ``key=None`` always builds a new one. A bench whose run raised is
+    not kept (:func:`drive`)."""
+    if key is None:
+        return Bench(make())
+    if key in _BENCHES:
+        _BENCHES.move_to_end(key)
+        return _BENCHES[key]
+    made = _BENCHES[key] = Bench(make())
+    while len(_BENCHES) > _KEPT:
+        _BENCHES.popitem(last=False)
+    return made
+
+
 def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_cycles: int, vcd_path, put,
           answer, counters=None) -> None:
     """The producer and consumer every core bench shares: offer ``items`` on ``dut.cmd`` in order (a
@@ -81,12 +146,15 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
 
     Parameters
     ----------
+    dut
+        The design (``cmd`` and ``rsp`` streams), or a :class:`Bench` of it (:func:`bench`) to run again.
     run
         Records ``accept`` and ``respond`` (item index -> cycle), ``dropped`` and ``cycles``.
     cmd_gap, rsp_stall : float
         Probability of an idle cycle before an item; of ``rsp.ready`` low in a cycle.
     put : callable
-        ``put(ctx, item)`` sets ``dut.cmd.payload`` for ``item``.
+        ``put(item)``: the raw ``dut.cmd.payload`` (an int) for ``item``; it is offered with ``cmd.valid`` in
+        one ``ctx.set``.
     answer : callable
         ``answer(index, raw)``: checks the response payload ``raw`` (an int) of item ``index``; raises
         :class:`Mismatch`.
@@ -99,11 +167,8 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
         After ``max_cycles`` cycles, on a response with nothing outstanding, or from ``answer``.
     """
     rng = random.Random(seed)
-    top = Module()
-    top.domains.sync = domain = ClockDomain("sync")
-    top.submodules.dut = dut
-    cycle = Signal(64)
-    top.d.sync += cycle.eq(cycle + 1)
+    test = dut if isinstance(dut, Bench) else Bench(dut)
+    dut, domain, cycle = test.dut, test.domain, test.cycle
     pending = collections.deque()
     state = {"producing": True}
 
@@ -125,8 +190,7 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
                 continue
             while rng.random() < cmd_gap:
                 await ctx.tick()
-            ctx.set(dut.cmd.valid, 1)
-            put(ctx, item)
+            ctx.set(test.offer, test.valid_bit | put(item))
             while True:
                 _, _, ready, now = await ctx.tick().sample(dut.cmd.ready, cycle)
                 check_deadline(now)
@@ -157,27 +221,41 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
             run.respond[index] = now
             answer(index, raw)
 
-    sim = Simulator(top)
-    sim.add_clock(1e-8, domain="sync")
-    sim.add_testbench(producer)
-    sim.add_testbench(consumer)
-    run_with_vcd(sim, vcd_path)
+    try:
+        test.run(producer, consumer, vcd_path)
+    except BaseException:
+        for key, kept in list(_BENCHES.items()):     # not run again from a state an exception left behind
+            if kept is test:
+                del _BENCHES[key]
+        raise
 
 
 def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
                    parity=False, pace=1):
-    dut = CoreAPBBF(config, scan=scan, parity=parity, pace=pace)
+    # a simulation of this design is built once and run again from its initial state (Bench); the run that
+    # writes a VCD after a mismatch gets a new one
+    test = bench(None if vcd_path else ("core", config, scan, parity, pace),
+                 lambda: CoreAPBBF(config, scan=scan, parity=parity, pace=pace))
+    dut = test.dut
     run = Run(config, seed)
     names = list(Reference(config).counters)
     layout = response_layout()
     op_field, hit_field = layout["op"], layout["hit"]
+    fields = [(name, field.offset, (1 << field.width) - 1)
+              for name, field in dut.cmd.payload.shape() if name in ("op", "key", "time")]
 
-    def put(ctx, item):
-        op, key, *time = item
-        ctx.set(dut.cmd.payload.op.as_value(), int(op))
-        ctx.set(dut.cmd.payload.key, key)
-        if time:
-            ctx.set(dut.cmd.payload.time, time[0])
+    offered = [0]
+
+    def put(item):
+        # the fields as a ctx.set on each would write them: each value cut to its field's width, a field the item
+        # does not give (a time) left as it was
+        values = dict(zip(("op", "key", "time"), (int(item[0]), *item[1:])))
+        raw = offered[0]
+        for name, offset, mask in fields:
+            if name in values:
+                raw = raw & ~(mask << offset) | (values[name] & mask) << offset
+        offered[0] = raw
+        return raw
 
     def counters(ctx):
         run.counters = {name: ctx.get(getattr(dut, name)) for name in names}
@@ -191,7 +269,7 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
         if op != int(commands[index][0]) or hit != model_hits[index]:
             raise Mismatch(_describe(commands, index, model_hits[index], f"op={op} hit={hit}"))
 
-    drive(dut, commands, run, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles,
+    drive(test, commands, run, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles,
           vcd_path=vcd_path, put=put, answer=answer, counters=counters)
     return run
 

@@ -86,10 +86,10 @@ def _simulate_once(config, lanes, beats, answers, *, seed, cmd_gap, rsp_stall, v
     run = LanesRun(seed)
     names = list(LanesModel(config, 1).counters[0])
 
-    def put(ctx, beat):
+    def put(beat):
         if len(beat) != dut.slots:
             raise ValueError(f"beat has {len(beat)} slots, the core {dut.slots}")
-        ctx.set(dut.cmd.payload.as_value(), _encode(config, beat))
+        return _encode(config, beat)
 
     def counters(ctx):
         run.counters = [{name: ctx.get(getattr(dut, name)[lane]) for name in names} for lane in range(lanes)]

@@ -1,8 +1,9 @@
 """The exported packet de-duplicator (``apbbf_dedup_axis``) on Icarus Verilog, driven by the cocotb benches of
 :mod:`apbbf.sim.cocotb.dedup_tests` with cocotbext-axi frames and scored frame by frame against the model.
 
-Each case is exported, compiled and run in ``build/cocotb-dedup/<name>/``, which keeps the results XML and the
-waveform (``apbbf_dedup_axis.fst``). Every case must run exactly :data:`EXPECTED_TESTS` and pass them all.
+Each case is exported, compiled and run in ``build/cocotb-dedup/<name>/``, which keeps the results XML and, if a
+bench failed, the waveform of the same run repeated (``apbbf_dedup_axis.fst``). Every case must run exactly
+:data:`EXPECTED_TESTS` and pass them all.
 
 The README's two commands, read from ``README.md``, on one capture (:data:`README_RUNS`): ``apbbf dedup`` as the
 README runs it, then the ``apbbf export --dedup`` command it printed, run as printed; the Verilog that writes
@@ -69,7 +70,7 @@ def test_icarus(name):
     build_dir = BUILD / name
     results = build_dir / "results.xml"
     try:
-        runner.run_dedup(CONFIG, spec, build_dir, sim="icarus", seed=SEED, waves=True,
+        runner.run_dedup(CONFIG, spec, build_dir, sim="icarus", seed=SEED, waves="on-failure",
                          testcase=QUICK[case] if quick else None, **options)
     except SystemExit as exit_:
         failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]

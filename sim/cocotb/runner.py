@@ -271,12 +271,28 @@ def soak(config: Config, build_dir, *, commands: int, sim: str = "verilator", se
 
 
 def _run_exported(text: str, toplevel: str, test_module: str, build_dir, env: dict, *, sim: str, testcase, seed: int,
-                  waves: bool) -> Path:
+                  waves: bool | str, always: bool = False, results_xml=None) -> Path:
     """Write ``text`` (an exported top, ``toplevel``) into ``build_dir`` unless an identical file is there (so the
     simulator's up-to-date check skips the rebuild), build it for ``sim`` and run the cocotb tests of
-    ``test_module`` with ``env`` and the waveform's path; returns the results file."""
+    ``test_module`` with ``env`` and the waveform's path; returns the results file. ``waves="on-failure"`` runs
+    without a waveform and, if a test fails, builds again with one and runs the same tests with the same seed
+    (results in ``results-waves.xml``), so the failure's waveform is left behind; the first run's failure is
+    what is raised (as :func:`run` does)."""
     from cocotb_tools.runner import get_runner
     build_dir = Path(build_dir).resolve()
+    if waves == "on-failure":
+        options = dict(sim=sim, testcase=testcase, seed=seed)
+        try:
+            return _run_exported(text, toplevel, test_module, build_dir, env, waves=False, always=always, **options)
+        except SystemExit:
+            try:
+                _run_exported(text, toplevel, test_module, build_dir, env, waves=True, always=True,
+                              results_xml=build_dir / "results-waves.xml", **options)
+            except SystemExit:
+                pass
+            raise
+    if not isinstance(waves, bool):
+        raise ValueError(f"waves must be True, False or 'on-failure', not {waves!r}")
     source = build_dir / f"{toplevel}.v"
     if not source.exists() or source.read_text() != text:
         source.parent.mkdir(parents=True, exist_ok=True)
@@ -284,11 +300,12 @@ def _run_exported(text: str, toplevel: str, test_module: str, build_dir, env: di
     runner = get_runner(sim)
     build_args = list(verilator.ARGS) if sim == "verilator" else []
     runner.build(sources=[source], hdl_toplevel=toplevel, build_dir=build_dir, waves=waves,
-                 timescale=("1ns", "1ps"), build_args=build_args, always=False)
+                 timescale=("1ns", "1ps"), build_args=build_args, always=always)
     waves_path = build_dir / (f"{toplevel}.fst" if sim == "icarus" else "dump.vcd")
     return runner.test(test_module=test_module, hdl_toplevel=toplevel, build_dir=build_dir, testcase=testcase,
                        seed=seed, extra_env={**env, "APBBF_WAVES": str(waves_path)}, waves=waves,
-                       results_xml=str(build_dir / "results.xml"), timescale=("1ns", "1ps"))
+                       results_xml=str(Path(results_xml).resolve() if results_xml else build_dir / "results.xml"),
+                       timescale=("1ns", "1ps"))
 
 
 #: Name of the exported packet de-duplicator's top module, and its cocotb test module.
@@ -297,11 +314,12 @@ DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
 
 
 def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
-              waves: bool = True, **options) -> Path:
+              waves: bool | str = True, **options) -> Path:
     """Export the packet de-duplicator (:func:`apbbf.hdl.export.verilog.generate_dedup_verilog`) for ``config``,
     ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet.dedup.PacketDedup`) into ``build_dir``, build it for
     ``sim`` and run the cocotb benches of :data:`DEDUP_TEST_MODULE`; returns the results file (under pytest a
-    failed test raises ``SystemExit``, as cocotb's runner does).
+    failed test raises ``SystemExit``, as cocotb's runner does). ``waves`` as in :func:`run` (``"on-failure"``:
+    a waveform only of a failing run).
 
     Raises
     ------
