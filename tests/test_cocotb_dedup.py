@@ -37,11 +37,13 @@ CASES = {
     # tag, TTL or DSCP is a duplicate), the rest of the packet; IPv6 with its own recipe
     "w64-drop-multi": (KeySpec.parse(MULTI), dict(data_width=64, action="drop")),
 }
-#: Cases outside ``make test`` (``make test-slow``): Icarus runs the 512-bit design at a few hundred cycles/s.
-SLOW = {"w512-mark-frame"}
-#: Cases that ``make test`` runs only in part (these benches; all of them in ``make test-slow``).
-QUICK = {"w64-drop-multi": ("masked_copies", "jumbo_frames"),
-         "w64-drop-l3l4": ("random_traffic/idle=pause30x3/backpressure=pause40x3", "reset_mid_frame")}
+#: Cases outside ``make test`` (``make test-slow``): Icarus runs the 512-bit design at a few hundred cycles/s;
+#: ``l3l4`` on Icarus is in ``make test`` through the README's commands (test_readme_commands_on_icarus).
+SLOW = {"w512-mark-frame", "w64-drop-l3l4"}
+#: Cases that ``make test`` runs only in part (these benches; all of them in ``make test-slow``; jumbo frames are
+#: in ``make test`` in Amaranth's simulator, tests/test_packet_dedup.py).
+QUICK = {"w64-drop-multi": ("masked_copies", "random_traffic/idle=pause30x3/backpressure=pause40x3",
+                            "reset_mid_frame")}
 
 EXPECTED_TESTS = frozenset([
     "random_traffic/idle=None/backpressure=None", "random_traffic/idle=pause30x3/backpressure=pause40x3",

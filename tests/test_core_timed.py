@@ -87,7 +87,14 @@ def test_random_streams(name, rate, scan):
     assert sum(run.hits.values()) > 0
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+#: The (config, scan) cases of test_idle_gaps_restart in ``make test``: every config, and both scans; the other
+#: three run in ``make test-slow``.
+GAPS_QUICK = {("k2l3-pool2", "fsm"), ("k3l4-B256", "parallel"), ("apbf-key100", "fsm")}
+
+
+@pytest.mark.parametrize("name,scan", [
+    pytest.param(name, scan, id=f"{scan}-{name}", marks=[] if (name, scan) in GAPS_QUICK else [pytest.mark.slow])
+    for scan in ("fsm", "parallel") for name in CONFIGS])
 def test_idle_gaps_restart(name, scan):
     """Idle gaps longer than the span with idle cycles on cmd and backpressure on rsp: every insert after one
     restarts the filter (every memory cleared), nothing from before the gap comes back."""
@@ -301,7 +308,8 @@ def test_restart_clearing_time(config, idle, scan):
         f"says {expected}")
 
 
-@pytest.mark.parametrize("name,rate", [("k2l3-pool2", 4.0), ("k3l4-B256", 1.0), ("apbf-key100", 0.1)])
+@pytest.mark.parametrize("name,rate", [("k2l3-pool2", 4.0), pytest.param("k3l4-B256", 1.0, marks=pytest.mark.slow),
+                                       pytest.param("apbf-key100", 0.1, marks=pytest.mark.slow)])
 def test_pace_two(name, rate):
     """The parallel scan at ``pace=2`` (a command every other clock at most, decided from the buffer's flags as
     they are): the same answers and counters as the model under idle gaps and backpressure, the time guarantee,

@@ -13,10 +13,12 @@ from apbbf.model.packet import KeySpec
 from .extractor_frames import DIRECTED, frames_edge, frames_mixed, random_spec, run
 
 
-@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("width", (64, pytest.param(128, marks=pytest.mark.slow),
+                                   pytest.param(256, marks=pytest.mark.slow), 512), ids=lambda w: f"W{w}")
 def test_random_recipes(width):
-    """Random recipes (seeded) against frame_key, on every width, FCS on and off, with idle gaps (a jumbo frame
-    at 256 and 512 bits; test_random_recipes_long has more)."""
+    """Random recipes (seeded) against frame_key, FCS on and off, with idle gaps (a jumbo frame at 256 and 512
+    bits; test_random_recipes_long has more). ``make test`` runs 64 and 512 bits, ``make test-slow`` every width;
+    test_directed_recipes runs every recipe at every width in ``make test``."""
     for trial in range(2 if width == 512 else 1):
         seed = 1000 * width + trial
         rng = random.Random(seed)

@@ -141,8 +141,9 @@ class APBBF(wiring.Component):
         m.submodules.hash = hash_unit = HashUnit(self._config)
         m.submodules.segments = segments = self._segments
         m.submodules.buffer = buffer = CircularBuffer(self._config, lookahead=self._pace == 1)
-        m.submodules.scan = scan = (ParallelScan(self._config, pace=self._pace) if self._scan == "parallel" else
-                                    FSMScan(self._config))
+        scan_class = SCANS[self._scan]
+        m.submodules.scan = scan = (scan_class(self._config, pace=self._pace) if self._scan == "parallel" else
+                                    scan_class(self._config))
 
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
         wiring.connect(m, scan.hash, hash_unit)
