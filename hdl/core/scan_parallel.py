@@ -3,7 +3,7 @@
 from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
-from ...model.config import Config, check_config
+from ...model.config import Config, check_config, check_integer
 from .hash import block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
@@ -22,14 +22,11 @@ def check_pace(pace) -> None:
     Raises
     ------
     TypeError
-        If ``pace`` is not an int.
+        If ``pace`` is not an integer.
     ValueError
         If it is not 1 or 2.
     """
-    if not isinstance(pace, int) or isinstance(pace, bool):
-        raise TypeError(f"pace must be an int, not {pace!r}")
-    if pace not in PACES:
-        raise ValueError(f"pace must be 1 (a command every clock) or 2 (every other clock at most), not {pace}")
+    check_integer("pace", pace, range(PACES[0], PACES[-1] + 1))
 
 #: Stages from the first read-data stage M to the response queue: M (merge), W (write, pick), D (match), E (run),
 #: F (respond).
@@ -75,10 +72,10 @@ class ParallelScan(wiring.Component):
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
     Stages: accept → (T, with a span: the time compares) → A: key register, the circular buffer decides → hash
-    (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1`` stages) → M: each block as it is
-    now (read data and the writes the read missed) → W: write the blocks back, pick the key's bits → D: match
-    bits → E: k consecutive matches → F: answer. A response comes :func:`response_latency` cycles after its command was accepted (when it
-    does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
+    (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1``
+    stages) → M: each block as it is now (read data and the writes the read missed) → W: write the blocks back,
+    pick the key's bits → D: match bits → E: k consecutive matches → F: answer. A response comes
+    :func:`response_latency` cycles after its command was accepted (when it does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
     ``rsp.ready``.
 
     Parameters
@@ -236,7 +233,8 @@ class ParallelScan(wiring.Component):
         # The segments will be ready next cycle (conservative: the cycle the clearing ends counts as not ready).
         segments_ok = segments.ready & ~segments.clear
         # If A goes now: the next command is in A next cycle iff one is entering (T holds one; without a span,
-        # S holds one or one is accepted); the restart's clearing is over. If A holds: A stays full if it is, and takes the next command if it is empty.
+        # S holds one or one is accepted); the restart's clearing is over. If A holds: A stays full if it is, and
+        # takes the next command if it is empty.
         if self._pace == 1:
             goes = (entering & responses.available_if_reserved & ~buffer.wait_next_decided &
                     ~buffer.restart_next_decided)
