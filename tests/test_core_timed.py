@@ -207,6 +207,28 @@ def test_expiry_is_sticky_across_the_wrap(scan):
 
 
 
+#: One block per segment and a generation of 5 keys: the pool fills within a few dozen inserts.
+POOL_SMALL = Config(2, 3, segment_blocks=1, span=120, time_width=12, extra_segments=2)
+
+
+@pytest.mark.parametrize("filled", range(2, POOL_SMALL.physical_segments + 1))
+def test_shift_due_right_after_a_shift(scan, filled):
+    """Inserts at one time until the shift by count that makes ``filled`` segments live (the pool is full at
+    ``physical_segments - 1``), then, back to back, inserts a shift interval later: a shift by time is due, and it
+    waits if that shift has just filled the pool. The command after a shift must see the state that shift leaves:
+    every answer and the counters (shifts, overflows) equal to the model's."""
+    config = POOL_SMALL
+    g, t0 = config.generation, 1000
+    burst = (filled - config.k - 1) * g + 1          # the first insert shifts: k + 1 live; each g more, one more
+    keys = iter(range(1, 1000))
+    commands = [(Op.INSERT, next(keys), t0) for _ in range(burst)]
+    commands += [(Op.INSERT, next(keys), t0 + config.shift_interval) for _ in range(3)]
+    commands += [(Op.QUERY, key, t0 + config.shift_interval) for key in range(1, burst + 4)]
+    model = overflows(config, commands)
+    assert model.shifts == filled - config.k + (filled < config.physical_segments - 1)
+    simulate(config, commands, seed=21, scan=scan, name=f"timed-pool-{filled}-{scan}")
+
+
 # The reproducer's pattern on a small Config (k=2 l=8, 2 blocks, 12-bit times that wrap, 2 extra segments):
 # without the deferral the model too loses keys from the 4th trickle on (76, 66, 57, 49 of 80).
 TRICKLE_SMALL = Config(2, 8, segment_blocks=2, span=400, time_width=12, extra_segments=2)

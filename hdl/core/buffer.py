@@ -253,7 +253,12 @@ class CircularBuffer(wiring.Component):
         # After a shift in count mode the next below is the oldest, which that shift retires; without one, below
         # stays where it is (one-hot) and stays dirty unless it is cleaned now.
         if c.timed:
-            shifted_below_dirty = ~self.restart & ((kept | retire) & below.rotate_right(1)).any()
+            # (retire & p).any() at p, two below base, without the overflow reduction: the overflow retires the
+            # oldest there exactly when p is live and kept and the position below base is not.
+            p = below.rotate_right(1)
+            live_kept_here = live & ~stale_now
+            shifted_below_dirty = ~self.restart & (((kept | retire_stale) & p).any()
+                                                   | ((live_kept_here & p).any() & ~(live_kept_here & below).any()))
         else:
             shifted_below_dirty = Const(1)
 
@@ -294,12 +299,28 @@ class CircularBuffer(wiring.Component):
         flags_next = {}
         for suffix, decide, enter in (("decided", Const(1), Const(1)), ("held", Const(0), self.enter_held)):
             n = next_state(decide, enter)
+            pool_full_n = None
             if c.timed:
                 upcoming_flags = upcoming(decide, enter, n["live"])
+                if suffix == "decided":
+                    # The next command's pool-full bit reads one position, two below its base: two below this
+                    # base if this command does not shift, three if it does. There the next state reduces
+                    # exactly to this one's, without the overflow reduction of this command's shift: a shift
+                    # adds only the position below base, and it retires the oldest only when the position two
+                    # below is live, and then the oldest is not the one three below. So the bit is picked from
+                    # this state's live-and-not-stale segments, once per case, not from the next state.
+                    expired_n, started_n = upcoming_flags[4], upcoming_flags[2]
+                    kept_live = live & ~stale_now
+                    pool_full_n = Mux(
+                        self.shift,
+                        (Mux(self.restart, arc, kept_live) & ~expired_n & below.rotate_right(2)).any(),
+                        (kept_live & ~Mux(started_n, expired_n, 0) & below.rotate_right(1)).any())
+                upcoming_flags = upcoming_flags[:4]
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
             restart_n, shift_n, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
-                                                     n["base_one"].rotate_right(1), n["live"], *upcoming_flags)
+                                                     n["base_one"].rotate_right(1), n["live"], *upcoming_flags,
+                                                     pool_full=pool_full_n)
             m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
                          getattr(self, f"wait_next_{suffix}").eq(wait_n)]
             flags_next[suffix] = restart_n, shift_n
@@ -325,14 +346,17 @@ class CircularBuffer(wiring.Component):
                                                                _popcount(counted_stale)))
         return m
 
-    def _flags(self, inserting, full, below_dirty, below, live, stale_now, shift_due, started, newest_stale):
+    def _flags(self, inserting, full, below_dirty, below, live, stale_now, shift_due, started, newest_stale, *,
+               pool_full=None):
         """(restart, shift, wait) of a command that inserts or not (``inserting``), in the given state.
 
         The count floor: a shift by time waits while the pool is full (the live segments that are not stale fill
-        every position but the one below base), so that only a full generation retires one early."""
+        every position but the one below base), so that only a full generation retires one early (``pool_full``,
+        if given, is that flag computed another way)."""
         restart = inserting & started & newest_stale
         if self._config.timed:
-            pool_full = ((live & ~stale_now) & below.rotate_right(1)).any()
+            if pool_full is None:
+                pool_full = ((live & ~stale_now) & below.rotate_right(1)).any()
             shift = inserting & (restart | ~started | full | (shift_due & ~pool_full))
         else:
             shift = inserting & full
@@ -344,7 +368,7 @@ class CircularBuffer(wiring.Component):
 
         Returns ``(stale_now, shift_due, started, newest_stale)`` for the command that entered last
         (``newest_stale`` being ``stale_now`` at base), and a function of ``decide``, ``enter`` and the next
-        ``live`` that returns the same four for the command in the buffer next cycle.
+        ``live`` that returns the same four for the command in the buffer next cycle, and its ``expired``.
 
         The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
         insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
@@ -454,7 +478,7 @@ class CircularBuffer(wiring.Component):
             expired_n, shift_due_n, base_expired_n = compares(decide, enter)
             started_n, stale_n, base_stale_n = flags(decide)
             stale_now_n = stale_n | Mux(started_n, live_n & expired_n, 0)
-            return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n)
+            return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n), expired_n
 
         return (stale_now, shift_due, started, newest_stale), upcoming
 
