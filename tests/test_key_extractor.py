@@ -147,6 +147,21 @@ def test_trailer_matrix_several_lengths():
         trailer_matrix(33)
 
 
+@pytest.mark.parametrize("nbytes", [0, 1, 2, 3, 7, 64, 257, 9017])
+def test_zeros_matrix_is_the_register_fed_zeros(nbytes):
+    """zeros_matrix (powers by squaring) equals the bit-serial register fed ``nbytes`` zero bytes, on random
+    states."""
+    from apbbf.hdl.crc_maps import crc_model, zeros_matrix
+    model, rng = crc_model(), random.Random(nbytes)
+    rows = zeros_matrix(nbytes)
+    for _ in range(4):
+        state = rng.getrandbits(64)
+        got = sum((bin(state & row).count("1") & 1) << bit for bit, row in enumerate(rows))
+        assert got == model.feed(state, 0, nbytes)
+    with pytest.raises(ValueError, match="nbytes"):
+        zeros_matrix(-1)
+
+
 def test_matrix_estimate():
     """The XOR-tree estimate: a row of weight w costs ceil((w - 1) / 3) LUT4s; the extractor's matrices per
     stage, more slots costing more."""

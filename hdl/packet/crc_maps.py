@@ -9,7 +9,7 @@ from amaranth import Cat, Const
 
 from ...model.packet import BLOCK_BYTES, CRC
 
-__all__ = ["CRCModel", "crc_model", "reflect", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows",
+__all__ = ["CRCModel", "crc_model", "reflect", "compose", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows",
            "xor_lut4"]
 
 _M64 = (1 << 64) - 1
@@ -59,11 +59,33 @@ def crc_model() -> CRCModel:
     return model
 
 
+def compose(outer, inner) -> tuple[int, ...]:
+    """Row masks of ``outer`` after ``inner`` (both from :meth:`CRCModel.matrix`, ``outer`` on 64 bits): output
+    bit r is the parity of the inner bits that ``outer``'s row r selects, so its row is their rows' XOR."""
+    rows = []
+    for row in outer:
+        combined, i = 0, 0
+        while row:
+            if row & 1:
+                combined ^= inner[i]
+            row >>= 1
+            i += 1
+        rows.append(combined)
+    return tuple(rows)
+
+
 @lru_cache(maxsize=None)
 def zeros_matrix(nbytes: int) -> tuple[int, ...]:
-    """``A^nbytes``: the register after ``nbytes`` zero bytes."""
-    model = crc_model()
-    return tuple(model.matrix(lambda s: model.feed(s, 0, nbytes), 64))
+    """``A^nbytes``: the register after ``nbytes`` zero bytes (``A`` from the register model, its powers by
+    squaring: the bit-serial register would take 512 steps per byte)."""
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be at least 0, not {nbytes}")
+    if nbytes <= 1:
+        model = crc_model()
+        return tuple(model.matrix(lambda s: model.feed(s, 0, nbytes), 64))
+    half = zeros_matrix(nbytes // 2)
+    even = compose(half, half)
+    return compose(zeros_matrix(1), even) if nbytes % 2 else even
 
 
 @lru_cache(maxsize=None)
