@@ -93,12 +93,12 @@ MIXED = frozenset(name for name in EXPECTED_TESTS | TIMED_TESTS
                   if ("idle_inserter=None" in name) != ("backpressure_inserter=None" in name))
 
 
-def _run(name, scan, testcase, results):
+def _run(name, scan, testcase, results, pace=1):
     """Run ``testcase`` (cocotb test names) of case ``name``/``scan`` into ``results``; a failed test fails."""
-    build_dir = BUILD / f"{name}-{scan}"
+    build_dir = BUILD / (f"{name}-{scan}" + (f"-pace{pace}" if pace != 1 else ""))
     try:
         runner.run(CONFIGS[name], build_dir, sim="icarus", seed=SEED, waves="on-failure", results_xml=results,
-                   scan=scan, testcase=testcase)
+                   scan=scan, testcase=testcase, pace=pace)
     except SystemExit as exit_:                    # cocotb's runner exits on a failed test under pytest
         failed = _failures(results) if results.exists() else [
             f"no results file (simulator exit {exit_.code}; did {runner.TEST_MODULE} fail to import? see the "
@@ -128,6 +128,42 @@ def test_icarus(name, scan):
     assert set(ran) == expected, (f"missing {sorted(expected - set(ran))}, "
                                   f"unexpected {sorted(set(ran) - expected)}")
     assert len(ran) == len(expected), sorted(ran)
+
+
+#: The tests of the pace-2 case in ``make test`` (every test in ``make test-slow``).
+PACE_TWO_QUICK = frozenset(["random_stream/idle_inserter=pause30x3/backpressure_inserter=pause40x3", "time_edges",
+                            "reset_under_traffic/idle_inserter=pause30x2/backpressure_inserter=pause50x2"])
+
+
+@pytest.mark.parametrize("quick", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["quick", "all"])
+def test_icarus_pace_two(quick):
+    """The exported time-bounded parallel core at ``pace=2`` (``apbbf export --scan parallel --pace 2``): the same
+    benches, every answer the model's (they are cycle-independent); its header says the pace and the latency."""
+    runner.check_simulator("icarus")
+    every = EXPECTED_TESTS | TIMED_TESTS
+    expected = PACE_TWO_QUICK if quick else every
+    assert expected <= every
+    ran = _run("timed-k2l3", "parallel", sorted(expected) if quick else None,
+               BUILD / "timed-k2l3-parallel-pace2" / ("results-quick.xml" if quick else "results.xml"), pace=2)
+    assert set(ran) == expected and len(ran) == len(expected), sorted(ran)
+    text = (BUILD / "timed-k2l3-parallel-pace2" / f"{runner.TOPLEVEL}.v").read_text()
+    from apbbf.hdl.core.scan_parallel import response_latency
+    assert "--scan parallel --pace 2)" in text
+    assert (f"each response comes {response_latency(CONFIGS['timed-k2l3'], 2)}\n//   cycles after its command is "
+            "accepted") in text
+
+
+@pytest.mark.parametrize("options", [[], ["--scan", "fsm"], ["--scan", "parallel", "--dedup"],
+                                     ["--scan", "parallel", "--lanes", "2"]], ids=["default", "fsm", "dedup", "lanes"])
+def test_export_pace_two_refused(options, tmp_path, capsys):
+    """``apbbf export --pace 2`` is refused, with a message, but for the bare filter's parallel scan."""
+    from apbbf.export import main
+    out = tmp_path / "refused.v"
+    assert main(["--k", "2", "--l", "3", "--span", "100", "--seed", "1", "--pace", "2", *options, "-o", str(out)]) == 1
+    assert "--pace 2 is an option of the bare filter's parallel scan" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SystemExit):
+        main(["--k", "2", "--l", "3", "--scan", "parallel", "--pace", "3", "-o", str(out)])
 
 
 @pytest.mark.slow

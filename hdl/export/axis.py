@@ -170,6 +170,8 @@ class AXIStreamAPBBF(wiring.Component):
         The core's scan (:class:`~apbbf.hdl.core.APBBF`).
     parity : bool
         Parity on every block word (:class:`~apbbf.hdl.core.APBBF`), and the ``parity_errors`` port.
+    pace : {1, 2}
+        The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
 
     Attributes
     ----------
@@ -191,13 +193,14 @@ class AXIStreamAPBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is unknown.
+        If ``scan`` is unknown, or ``pace`` not 1 or 2 (not 1 with the FSM scan).
     """
 
-    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False):
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):
         check_config(config)
         check_parity(parity)
-        self._core = APBBF(config, scan=scan, parity=parity)   # checks scan and parity now, not at elaboration
+        # checks scan, parity and pace now, not at elaboration
+        self._core = APBBF(config, scan=scan, parity=parity, pace=pace)
         self._parity = parity
         self._config = config
         self._format = CommandFormat(config)

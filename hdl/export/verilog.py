@@ -25,7 +25,7 @@ from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from ..core.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
 from ..core.scan_fsm import restart_cycles as fsm_restart_cycles
-from ..core.scan_parallel import response_latency, restart_cycles as parallel_restart_cycles
+from ..core.scan_parallel import check_pace, response_latency, restart_cycles as parallel_restart_cycles
 from ..core.segments import READ_LATENCY
 
 __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "find_yosys", "header", "generate_verilog",
@@ -87,7 +87,7 @@ def _predicted_fp(config):
     return design, actual
 
 
-def _timing(config, scan: str) -> list[str]:
+def _timing(config, scan: str, pace: int = 1) -> list[str]:
     """The header's lines on latency and throughput (:mod:`apbbf.sim.cycles`)."""
     h = hash_latency(config) + READ_LATENCY              # cycles from acceptance to the blocks read
     wait = ("  An insert that shifts waits until the segment it shifts into, retired earlier, is clear"
@@ -108,7 +108,16 @@ def _timing(config, scan: str) -> list[str]:
             wait, *restart,
             "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
         ]
-    latency = response_latency(config)
+    latency = response_latency(config, pace)
+    if pace == 2:
+        return [
+            "Latency and throughput (scan=parallel, pace=2): one command every other clock at most (a command is",
+            f"  decided in its second cycle in the buffer); with m_axis_rsp_tready high each response comes {latency}",
+            "  cycles after its command is accepted, in order.",
+            wait, *(["  time-bounded window after a gap longer than the span first clears every memory "
+                     f"({config.segment_blocks} cycles,", "  s_axis_cmd_tready low) before the commands behind it "
+                     "are decided."] if config.timed else []),
+        ]
     return [
         f"Latency and throughput (scan=parallel): one command per clock, up to {latency} in flight; with",
         f"  m_axis_rsp_tready high each response comes {latency} cycles after its command is accepted, in order.",
@@ -117,7 +126,7 @@ def _timing(config, scan: str) -> list[str]:
     ]
 
 
-def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool = False) -> str:
+def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool = False, pace: int = 1) -> str:
     """The comment block written at the top of the exported file (``//`` lines, ending in a newline).
 
     Parameters
@@ -129,18 +138,23 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         The core's scan.
     parity : bool
         The core's parity option.
+    pace : {1, 2}
+        The parallel scan's cycles per command at most.
 
     Raises
     ------
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is not ``"fsm"`` or ``"parallel"``.
+        If ``scan`` is not ``"fsm"`` or ``"parallel"``, or ``pace`` not 1 or 2 (not 1 with the FSM scan).
     """
     check_config(config)
     check_parity(parity)
     if scan not in ("fsm", "parallel"):
         raise ValueError(f"scan must be 'fsm' or 'parallel', not {scan!r}")
+    check_pace(pace)
+    if scan == "fsm" and pace != 1:
+        raise ValueError(f"pace must be 1 with scan='fsm' (it takes one command at a time), not {pace}")
     c = config
     fmt = CommandFormat(c)
     timed = (f" --span {c.span} --time-width {c.time_width} --extra-segments {c.extra_segments}" if c.timed
@@ -158,11 +172,13 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
                      f"(shift interval {c.shift_interval} ticks)")
     lines += [
         f"  scan={scan} ("
-        + ("Algorithm 1, one segment per cycle" if scan == "fsm" else "all segments at once, one command per clock")
+        + ("Algorithm 1, one segment per cycle" if scan == "fsm" else
+           "all segments at once, one command per clock" if pace == 1 else
+           "all segments at once, pace=2: one command every other clock at most")
         + ")",
         f"  (apbbf export --k {c.k} --l {c.l} --block-bits {c.block_bits} --block-hashes {c.block_hashes} "
         f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed}{timed} --scan {scan}"
-        + (" --parity)" if parity else ")"),
+        + (f" --pace {pace}" if pace != 1 else "") + (" --parity)" if parity else ")"),
         "Derived:",
         f"  generation g = {c.generation} inserts; window w = l*g = {c.window} inserts "
         + ("(within the span, the count floor below); " if c.timed else "(the last w inserts are always reported present); ")
@@ -211,12 +227,13 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         f"  m_axis_rsp_tdata[{ResponseFormat.hit_bit}]     hit (1: present; always 0 for INSERT)",
         f"  m_axis_rsp_tdata[{ResponseFormat.reserved_bit}]     the reserved op 3: not executed, nothing changed",
         "  m_axis_rsp_tdata[7:4]   0",
-        *_timing(c, scan),
+        *_timing(c, scan, pace),
     ]
     return "".join(f"// {line}".rstrip() + "\n" for line in lines)
 
 
-def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", parity: bool = False) -> str:
+def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", parity: bool = False,
+                     pace: int = 1) -> str:
     """The Verilog text (header comment included) of the AXI4-Stream core for ``config``.
 
     The design goes to RTLIL through Amaranth and to Verilog through Yosys (:func:`find_yosys`).
@@ -229,19 +246,21 @@ def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", p
     scan : {"fsm", "parallel"}
     parity : bool
         Parity on every block word and a ``parity_errors`` port (:class:`~apbbf.hdl.core.APBBF`).
+    pace : {1, 2}
+        The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config, ``name`` not a string or ``parity`` not a bool.
+        If ``config`` is not a Config, ``name`` not a string, ``parity`` not a bool or ``pace`` not an int.
     ValueError
-        If ``name`` is not a plain identifier or ``scan`` unknown.
+        If ``name`` is not a plain identifier, ``scan`` unknown or ``pace`` not 1 or 2 (1 with the FSM scan).
     RuntimeError
         If Yosys is missing or fails.
     """
     name = _check_name(name)
-    top = AXIStreamAPBBF(config, scan=scan, parity=parity)   # checks config, scan and parity
-    return header(config, name, scan, parity) + _convert(top, name)
+    top = AXIStreamAPBBF(config, scan=scan, parity=parity, pace=pace)   # checks config, scan, parity and pace
+    return header(config, name, scan, parity, pace) + _convert(top, name)
 
 
 def _convert(top, name: str) -> str:

@@ -51,12 +51,12 @@ def check_simulator(sim: str) -> None:
         verilator.check_tools()
 
 
-def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
+def export(config: Config, build_dir, *, scan: str = "fsm", pace: int = 1) -> Path:
     """Write ``<build_dir>/apbbf_axis.v`` for ``config``, leaving an identical file untouched (so the
     simulators' up-to-date checks skip the rebuild)."""
     from ...hdl.export.verilog import generate_verilog
     path = Path(build_dir) / f"{TOPLEVEL}.v"
-    text = generate_verilog(config, TOPLEVEL, scan=scan)
+    text = generate_verilog(config, TOPLEVEL, scan=scan, pace=pace)
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -64,7 +64,7 @@ def export(config: Config, build_dir, *, scan: str = "fsm") -> Path:
 
 
 def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True, scan: str = "fsm",
-          always: bool = False):
+          always: bool = False, pace: int = 1):
     """Export the core for ``config`` and compile it for ``sim`` in ``build_dir``; returns the runner.
 
     Parameters
@@ -77,6 +77,8 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
         ``<build_dir>/dump.vcd``).
     always : bool
         Compile even if the compiled design is newer than its source (needed to switch ``waves`` on).
+    scan, pace
+        The core's scan and the parallel scan's pace (:class:`~apbbf.hdl.core.APBBF`).
 
     Raises
     ------
@@ -89,7 +91,7 @@ def build(config: Config, build_dir, *, sim: str = "icarus", waves: bool = True,
     check_config(config)
     check_simulator(sim)
     build_dir = Path(build_dir).resolve()
-    source = export(config, build_dir, scan=scan)
+    source = export(config, build_dir, scan=scan, pace=pace)
     runner = get_runner(sim)
     build_args = list(verilator.ARGS) if sim == "verilator" else []
     runner.build(sources=[source], hdl_toplevel=TOPLEVEL, build_dir=build_dir, waves=waves,
@@ -104,7 +106,8 @@ def waves_file(sim: str, build_dir) -> Path:
 
 
 def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
-        waves: bool | str = True, extra_env: dict | None = None, results_xml=None, scan: str = "fsm") -> Path:
+        waves: bool | str = True, extra_env: dict | None = None, results_xml=None, scan: str = "fsm",
+        pace: int = 1) -> Path:
     """Build (if needed) and run the cocotb tests of :data:`TEST_MODULE` for ``config``.
 
     Parameters
@@ -121,6 +124,8 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
         Results file (default ``<build_dir>/results.xml``).
     scan : {"fsm", "parallel"}
         The core's scan.
+    pace : {1, 2}
+        The parallel scan's cycles per command at most.
 
     Returns
     -------
@@ -129,11 +134,11 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
     """
     build_dir = Path(build_dir).resolve()
     if waves == "on-failure":
-        options = dict(sim=sim, testcase=testcase, seed=seed, extra_env=extra_env, scan=scan)
+        options = dict(sim=sim, testcase=testcase, seed=seed, extra_env=extra_env, scan=scan, pace=pace)
         try:
             return run(config, build_dir, waves=False, results_xml=results_xml, **options)
         except SystemExit:
-            runner = build(config, build_dir, sim=sim, waves=True, scan=scan, always=True)
+            runner = build(config, build_dir, sim=sim, waves=True, scan=scan, always=True, pace=pace)
             try:
                 _test(runner, config, build_dir, sim=sim, testcase=testcase, seed=seed, waves=True,
                       extra_env=extra_env, results_xml=build_dir / "results-waves.xml")
@@ -142,7 +147,7 @@ def run(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: 
             raise
     if not isinstance(waves, bool):
         raise ValueError(f"waves must be True, False or 'on-failure', not {waves!r}")
-    runner = build(config, build_dir, sim=sim, waves=waves, scan=scan)
+    runner = build(config, build_dir, sim=sim, waves=waves, scan=scan, pace=pace)
     return _test(runner, config, build_dir, sim=sim, testcase=testcase, seed=seed, waves=waves,
                  extra_env=extra_env, results_xml=results_xml)
 
