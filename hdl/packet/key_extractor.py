@@ -223,8 +223,17 @@ class KeyExtractor(wiring.Component):
         # segment's own CRC XORed in. Each stage is registered: small comparators, one XOR tree, or one constant
         # matrix and a mux.
         m = Module()
+        count, beats, beat_entry = self._elaborate_input(m)
+        infos, info_entry = self._elaborate_classifier(m, count)
+        q = self._elaborate_read_side(m, beats, beat_entry, infos, info_entry)
+        slot, p3_end, p3_n, p3_kind = self._elaborate_segments(m, **q)
+        self._elaborate_key(m, slot, p3_end, p3_n, p3_kind)
+        return m
+
+    def _elaborate_input(self, m):
+        """The beat FIFO's write side: each beat with its byte counts. Returns the input beat's byte count, the
+        FIFO and its entry's layout."""
         W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
-        model = crc_model()
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
         # Input: the byte count of the beat. keep is a run of ones from lane 0 (one-hot where it ends): each bit of
@@ -251,6 +260,14 @@ class KeyExtractor(wiring.Component):
             beats.w_data.eq(Cat(self.i.payload.data, own, prev, self.i.payload.last)),
             beats.w_en.eq(self.i.valid),
         ]
+
+        return count, beats, beat_entry
+
+    def _elaborate_classifier(self, m, count):
+        """The classifier on the write side (K, C1, C2) and the info FIFO's write (C3): each frame's class and
+        its slots' segments. Returns the info FIFO and its entry's layout."""
+        B, fcs, S = self._data_width // 8, self._fcs, self._slots
+        cw = B.bit_length()
 
         # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end. A beat
         # that is not its frame's last is whole (B bytes), so the decision needs no count; the frame's length (as
@@ -374,6 +391,14 @@ class KeyExtractor(wiring.Component):
                         else:
                             m.d.comb += w_info.end[s].eq(end)
 
+        return infos, info_entry
+
+    def _elaborate_read_side(self, m, beats, beat_entry, infos, info_entry):
+        """The read side and P0: the beat register, the frame's info, and where each slot's segment lies in the
+        beat. Returns the Q stage's registers and the mask words of each slot."""
+        W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
+        cw = B.bit_length()                 # bytes in a beat, 0..B
+
         # Read side: the beat register `cur`, with the FIFO's head as a one-beat lookahead.
         cur = Signal(beat_entry)
         cur_valid = Signal()
@@ -458,6 +483,16 @@ class KeyExtractor(wiring.Component):
             q_mask.append(Signal.like(mask_index, name=f"q_mask_{s}"))
             with m.If(take):
                 m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
+
+        return dict(q_take=q_take, q_last=q_last, q_data=q_data, q_count=q_count, q_kind=q_kind, q_lo=q_lo,
+                    q_hi=q_hi, q_mask=q_mask, mask_words=mask_words)
+
+    def _elaborate_segments(self, m, *, q_take, q_last, q_data, q_count, q_kind, q_lo, q_hi, q_mask, mask_words):
+        """Q to P3: each slot's segment of the beat, masked, and its CRC step. Returns each slot's P3 registers
+        and the frame's (end, bytes, kind) beside them."""
+        W, B, S = self._data_width, self._data_width // 8, self._slots
+        cw = B.bit_length()
+        model = crc_model()
 
         # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
         # its lanes as a bit mask (0xFF a lane).
@@ -570,6 +605,14 @@ class KeyExtractor(wiring.Component):
             p3["state"] = state
             slot[s] = p3
 
+        return slot, p3_end, p3_n, p3_kind
+
+    def _elaborate_key(self, m, slot, p3_end, p3_n, p3_kind):
+        """F0 to the output: each slot's segment padded and moved over the trailer, Horner's rule over the slots,
+        the trailer and the output XOR."""
+        B, S = self._data_width // 8, self._slots
+        model = crc_model()
+
         # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
@@ -680,4 +723,3 @@ class KeyExtractor(wiring.Component):
             self.o.payload.length.eq(Mux(n_out > 0xFFFF, 0xFFFF, n_out)),
             self.o.payload.kind.eq(kind),
         ]
-        return m
