@@ -70,7 +70,7 @@ def exported(monkeypatch, tmp_path):
     """``apbbf export`` with the conversion stubbed: records the Configs it was asked for."""
     configs = []
 
-    def fake(config, path, *, name, scan, parity=False):
+    def fake(config, path, *, name, scan, parity=False, pace=1):
         configs.append(config)
         return tmp_path / "x.v"
 
