@@ -37,17 +37,12 @@ CASES = {
     # tag, TTL or DSCP is a duplicate), the rest of the packet; IPv6 with its own recipe
     "w64-drop-multi": (KeySpec.parse(MULTI), dict(data_width=64, action="drop")),
 }
-#: Cases outside ``make test`` (``make test-slow``): Icarus runs the 512-bit design at a few hundred cycles/s;
-#: ``l3l4`` on Icarus is in ``make test`` through the README's commands (test_readme_commands_on_icarus).
-SLOW = {"w512-mark-frame", "w64-drop-l3l4"}
-#: Cases that ``make test`` runs only in part (these benches; all of them in ``make test-slow``; jumbo frames are
-#: in ``make test`` in Amaranth's simulator, tests/test_packet_dedup.py; idle gaps and backpressure on the exported
-#: de-duplicator in test_readme_commands_on_icarus's replay).
-QUICK = {"w64-drop-multi": ("masked_copies", "random_traffic/idle=None/backpressure=None", "reset_mid_frame")}
-#: The recipe of the part that ``make test`` runs: three ranges for IPv4 instead of five (still without DSCP, TTL
-#: and checksum, so the masked copies are duplicates) and the same IPv6 and other recipes. Its export takes half
-#: the time; the five-range recipe runs every bench in ``make test-slow``.
-MULTI_QUICK = "ipv4=frame:0+12,l3:2+6,l3:12+*;ipv6=frame:0+12,l3:0+*/f00fffffffffff00;other=frame"
+#: Every case is outside ``make test`` (``make test-slow`` runs them): Icarus runs the 512-bit design at a few
+#: hundred cycles/s, and the multi-range recipe's export alone takes half a minute. ``make test`` runs the exported
+#: de-duplicator on Icarus through the README's commands (``l3l4``, test_readme_commands_on_icarus: a capture
+#: replayed with idle gaps and backpressure), and every recipe, multi-range ones included, in Amaranth's simulator
+#: (tests/test_packet_dedup.py, tests/test_key_extractor_recipes.py).
+SLOW = set(CASES)
 
 EXPECTED_TESTS = frozenset([
     "random_traffic/idle=None/backpressure=None", "random_traffic/idle=pause30x3/backpressure=pause40x3",
@@ -66,27 +61,23 @@ def _results(path: Path):
     return ran, failed
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW | set(QUICK) else name
-                                  for name in CASES] + [f"{name}-quick" for name in QUICK])
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
+                                  for name in CASES])
 def test_icarus(name):
     runner.check_simulator("icarus")
-    quick = name.endswith("-quick") and name.removesuffix("-quick") in QUICK
-    case = name.removesuffix("-quick") if quick else name
+    case = name
     spec, options = CASES[case]
-    if quick and case == "w64-drop-multi":
-        spec = KeySpec.parse(MULTI_QUICK)
     build_dir = BUILD / name
     results = build_dir / "results.xml"
     try:
-        runner.run_dedup(CONFIG, spec, build_dir, sim="icarus", seed=SEED, waves="on-failure",
-                         testcase=QUICK[case] if quick else None, **options)
+        runner.run_dedup(CONFIG, spec, build_dir, sim="icarus", seed=SEED, waves="on-failure", **options)
     except SystemExit as exit_:
         failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb dedup on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed)
                     + f"; waveform {build_dir / 'apbbf_dedup_axis.fst'}", pytrace=False)
     ran, failed = _results(results)
     assert not failed, failed
-    expected = set(QUICK[case]) if quick else EXPECTED_TESTS
+    expected = EXPECTED_TESTS
     assert set(ran) == expected and len(ran) == len(expected), sorted(ran)
     if case == "w64-drop-l3l4":
         _check_ports((build_dir / f"{runner.DEDUP_TOPLEVEL}.v").read_text())
@@ -94,8 +85,8 @@ def test_icarus(name):
 
 @pytest.mark.slow
 def test_export_ports(tmp_path):
-    """The top that ``apbbf.export`` writes: :func:`_check_ports` (``make test`` checks the same on the top its
-    64-bit l3l4 bench exported, test_icarus)."""
+    """The top that ``apbbf.export`` writes: :func:`_check_ports` (test_icarus checks the same on the top its 64-bit
+    l3l4 bench exported; in ``make test`` the README's replay binds cocotbext-axi to the ports by their names)."""
     from apbbf.export import export_dedup_verilog
     path = export_dedup_verilog(CONFIG, KeySpec.l3l4(), tmp_path / "dedup.v", data_width=64, action="mark")
     _check_ports(path.read_text())
