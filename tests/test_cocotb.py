@@ -209,12 +209,13 @@ def test_failure_leaves_a_waveform():
     assert runner.waves_file("icarus", build_dir).stat().st_size > 0
 
 
-@pytest.mark.parametrize("scan", [pytest.param("fsm", marks=pytest.mark.slow), "parallel"])
+@pytest.mark.slow
+@pytest.mark.parametrize("scan", ["fsm", "parallel"])
 def test_icarus_count_floor(scan):
     """The overload reproducer's pattern (16·g keys at one time, then one key per shift interval) on the exported
-    Verilog, k=2 l=8 with 2 extra segments: after each of the 7 trickles the last l·g inserts are all found. The FSM
-    scan's case is in ``make test-slow`` only: ``make test`` runs the same bench on the FSM scan in test_icarus's
-    timed case (k=2 l=3)."""
+    Verilog, k=2 l=8 with 2 extra segments: after each of the 7 trickles the last l·g inserts are all found. In
+    ``make test-slow`` only: ``make test`` runs the same bench on the exported FSM scan in test_icarus's timed case
+    (k=2 l=3), and the pattern on both scans in Amaranth's simulator (tests/test_core_timed.py)."""
     runner.check_simulator("icarus")
     config = Config(2, 8, segment_blocks=2, span=400, time_width=12, extra_segments=2)
     build_dir = BUILD / f"trickle-{scan}"

@@ -123,8 +123,10 @@ def test_fmax_run_checks_the_device():
     assert not (BUILD / "never-run").exists()
 
 
+@pytest.mark.slow
 def test_export_larger_than_any_ecp5(tmp_path):
-    """No device, no memory limit: ``apbbf export`` of a filter larger than the ECP5-85F's block RAM works."""
+    """No device, no memory limit: ``apbbf export`` of a filter larger than the ECP5-85F's block RAM works
+    (``make test-slow``: the conversion of the large design takes a quarter of a minute)."""
     config = Config(3, 8, block_bits=512, block_hashes=8, segment_blocks=1024)
     assert config.hardware_memory_bits > 208 * 16 * 1024
     result = subprocess.run([sys.executable, "-W", "error", "-m", "apbbf.cli", "export", "--k", "3", "--l", "8",
