@@ -55,11 +55,10 @@ def overflows(config, commands):
     return model
 
 
-#: The (config, rate, scan) cases of test_random_streams in ``make test``: every config at every rate, and each
-#: config and each rate on both scans; the other nine of the full product run in ``make test-slow``.
-RANDOM_QUICK = {("k2l3-pool2", 0.1, "fsm"), ("k2l3-pool2", 1.0, "parallel"), ("k2l3-pool2", 4.0, "fsm"),
-                ("k3l4-B256", 0.1, "parallel"), ("k3l4-B256", 1.0, "fsm"), ("k3l4-B256", 4.0, "parallel"),
-                ("apbf-key100", 0.1, "parallel"), ("apbf-key100", 1.0, "fsm"), ("apbf-key100", 4.0, "parallel")}
+#: The (config, rate, scan) cases of test_random_streams in ``make test``: each config and each rate on both
+#: scans; the other twelve of the full product run in ``make test-slow``.
+RANDOM_QUICK = {("k2l3-pool2", 0.1, "fsm"), ("k2l3-pool2", 4.0, "parallel"), ("k3l4-B256", 1.0, "parallel"),
+                ("k3l4-B256", 4.0, "fsm"), ("apbf-key100", 0.1, "parallel"), ("apbf-key100", 1.0, "fsm")}
 
 
 @pytest.mark.parametrize("name,rate,scan", [
@@ -69,9 +68,8 @@ RANDOM_QUICK = {("k2l3-pool2", 0.1, "fsm"), ("k2l3-pool2", 1.0, "parallel"), ("k
 def test_random_streams(name, rate, scan):
     """All three ops with duplicates at 0.1x, 1x and 4x the planned rate: slow traffic shifts by time, fast
     traffic by count, with bursts beyond the pool (overflows); answers and counters equal the model's.
-    ``make test`` runs the cases of :data:`RANDOM_QUICK`: every config still meets every rate, and every config
-    and every rate both scans; what the other pairings could add is a scan's interaction with one config at one
-    rate."""
+    ``make test`` runs the cases of :data:`RANDOM_QUICK`: every config and every rate on both scans; what the
+    other cases could add is an interaction of a config with a rate, or of all three."""
     config = CONFIGS[name]
     seed = 100 + list(CONFIGS).index(name) * 10 + int(rate * 10)
     commands = timed_commands(config, 30 * config.generation, seed=seed, rate=rate)
