@@ -30,15 +30,18 @@ WIDTHS = (64, 512)
 #: of the full product run in ``make test-slow``.
 MIXED_QUICK = {("frame", False, 0.0), ("frame", True, 0.3), ("l3l4", False, 0.3), ("l3l4", True, 0.0),
                ("user", False, 0.0), ("user", True, 0.3)}
+#: At 512 bits ``make test`` runs three of them: each spec, with and without FCS and gaps.
+MIXED_QUICK_512 = {("frame", True, 0.3), ("l3l4", True, 0.0), ("user", False, 0.0)}
 
 
 @pytest.mark.parametrize("width,spec,fcs,gap", [
     pytest.param(width, spec, fcs, gap, id=f"W{width}-{spec}-{'fcs' if fcs else 'nofcs'}-{'gap30' if gap else 'nogap'}",
-                 marks=[] if (spec, fcs, gap) in MIXED_QUICK else [pytest.mark.slow])
+                 marks=[] if (spec, fcs, gap) in (MIXED_QUICK_512 if width == 512 else MIXED_QUICK)
+                 else [pytest.mark.slow])
     for width, spec, fcs, gap in itertools.product(WIDTHS, ("frame", "l3l4", "user"), (False, True), (0.0, 0.3))])
 def test_mixed(width, spec, fcs, gap):
     """Every kind of frame, random idle gaps (seeded) or back to back. ``make test`` runs the pairwise cases of
-    :data:`MIXED_QUICK`: the frames, the bench and the checks are the same in every case, so what another pairing
+    :data:`MIXED_QUICK` (:data:`MIXED_QUICK_512` at 512 bits): the frames, the bench and the checks are the same in every case, so what another pairing
     could add is an interaction of three parameters."""
     seed = 11 + width + 2 * fcs + int(10 * gap) + list(SPECS).index(spec)
     frames = frames_mixed(random.Random(seed), 40, width)
@@ -48,8 +51,11 @@ def test_mixed(width, spec, fcs, gap):
 USER3 = KeySpec((Range("l3", 40, 16, b"\xff\x00\xff"),), (Range("frame", 0, 30),), (Range("frame", 70, None),))
 
 
-@pytest.mark.parametrize("spec", ["user2", "user3"])
-@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("width,spec", [
+    pytest.param(width, spec, id=f"W{width}-{spec}",
+                 # user2 at 512 bits in make test-slow (user3 covers 512 bits in make test)
+                 marks=[pytest.mark.slow] if (width, spec) == (512, "user2") else [])
+    for width in (64, 128, 256, 512) for spec in ("user2", "user3")])
 def test_widths(width, spec):
     """Every beat width, user ranges (offsets that shift the segment, masks, ranges past the header), FCS."""
     frames = frames_mixed(random.Random(width), 25, width)

@@ -13,20 +13,22 @@ from apbbf.model.packet import KeySpec
 from .extractor_frames import DIRECTED, frames_edge, frames_mixed, random_spec, run
 
 
-@pytest.mark.parametrize("width", (64, pytest.param(128, marks=pytest.mark.slow),
-                                   pytest.param(256, marks=pytest.mark.slow), 512), ids=lambda w: f"W{w}")
-def test_random_recipes(width):
+@pytest.mark.parametrize("width,trial", [
+    pytest.param(width, trial, id=f"W{width}" + (f"-{trial}" if trial else ""),
+                 marks=[pytest.mark.slow] if width in (128, 256) or trial else [])
+    for width in (64, 128, 256, 512) for trial in range(2 if width == 512 else 1)])
+def test_random_recipes(width, trial):
     """Random recipes (seeded) against frame_key, FCS on and off, with idle gaps (a jumbo frame at 256 and 512
-    bits; test_random_recipes_long has more). ``make test`` runs 64 and 512 bits, ``make test-slow`` every width;
+    bits; test_random_recipes_long has more). ``make test`` runs a recipe at 64 bits (without FCS, with gaps) and
+    one at 512 (with FCS, back to back), ``make test-slow`` every width and a second recipe at 512 bits;
     test_directed_recipes runs every recipe at 64 bits in ``make test``, at 512 bits too in ``make test-slow``."""
-    for trial in range(2 if width == 512 else 1):
-        seed = 1000 * width + trial
-        rng = random.Random(seed)
-        spec = random_spec(rng)
-        fcs = width in (128, 512) and trial == 0
-        print(f"seed {seed}: {spec}")
-        run(frames_edge(rng, width, jumbo=width >= 256, count=12), spec, width, fcs=fcs, gap=0.2 * (not fcs),
-            seed=seed, name=f"random_{width}_{trial}")
+    seed = 1000 * width + trial
+    rng = random.Random(seed)
+    spec = random_spec(rng)
+    fcs = width in (128, 512) and trial == 0
+    print(f"seed {seed}: {spec}")
+    run(frames_edge(rng, width, jumbo=width >= 256, count=12), spec, width, fcs=fcs, gap=0.2 * (not fcs),
+        seed=seed, name=f"random_{width}_{trial}")
 
 
 @pytest.mark.parametrize("width, name", [

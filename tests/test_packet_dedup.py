@@ -57,7 +57,11 @@ def test_every_width(width):
     assert run.counters["duplicates"] > 5, summary(run)
 
 
-@pytest.mark.parametrize("gap,stall,action", [(0.3, 0.0, "drop"), (0.0, 0.5, "mark"), (0.3, 0.5, "drop")],
+#: Idle gaps alone and backpressure alone run in ``make test-slow``; ``make test`` runs both at once, which reaches
+#: the stalls of each side and their overlap.
+@pytest.mark.parametrize("gap,stall,action", [pytest.param(0.3, 0.0, "drop", marks=pytest.mark.slow),
+                                              pytest.param(0.0, 0.5, "mark", marks=pytest.mark.slow),
+                                              (0.3, 0.5, "drop")],
                          ids=["idle-drop", "backpressure-mark", "both-drop"])
 def test_gaps_and_backpressure(gap, stall, action):
     items = traffic(50, 21)
