@@ -75,6 +75,7 @@ def _describe(commands, index, model_hit, core_hit):
 
 class Bench:
     """One compiled simulation of ``dut`` in a top with a ``sync`` domain and a cycle counter, kept for more runs.
+    Its input stream is ``dut.<stream>`` (``cmd`` for the core), offered by :attr:`offer`.
 
     Building a :class:`~amaranth.sim.Simulator` elaborates the design and compiles it to Python, which costs as
     much as a short run; a bench pays that once and each later run starts from :meth:`Simulator.reset
@@ -83,17 +84,18 @@ class Bench:
     The two testbenches are added once; each run gives them its own producer and consumer.
     """
 
-    def __init__(self, dut):
+    def __init__(self, dut, *, stream: str = "cmd"):
         self.dut = dut
         top = Module()
         top.domains.sync = self.domain = ClockDomain("sync")
         top.submodules.dut = dut
         self.cycle = Signal(64)
         top.d.sync += self.cycle.eq(self.cycle + 1)
-        #: ``cmd.valid`` above ``cmd.payload``: one ``ctx.set`` offers a command (one settle of the design, not one
-        #: per field)
-        self.offer = Cat(dut.cmd.payload.as_value(), dut.cmd.valid)
-        self.valid_bit = 1 << len(dut.cmd.payload.as_value())
+        #: ``valid`` above ``payload`` of the input stream: one ``ctx.set`` offers an item (one settle of the
+        #: design, not one per field; at 512 bits a settle costs as much as a clock cycle)
+        offered = getattr(dut, stream)
+        self.offer = Cat(offered.payload.as_value(), offered.valid)
+        self.valid_bit = 1 << len(offered.payload.as_value())
         self._job = None
         self._fresh = True
         self.sim = Simulator(top)
@@ -123,16 +125,16 @@ _BENCHES = collections.OrderedDict()
 _KEPT = 12
 
 
-def bench(key, make) -> Bench:
+def bench(key, make, *, stream: str = "cmd") -> Bench:
     """The :class:`Bench` kept under ``key`` (a hashable description of the design, e.g. its Config and
-    options), or a new one of ``make()``; ``key=None`` always builds a new one. A bench whose run raised is
-    not kept (:func:`drive`)."""
+    options), or a new one of ``make()`` with its input ``stream``; ``key=None`` always builds a new one. A
+    bench whose run raised is not kept (:func:`drive`)."""
     if key is None:
-        return Bench(make())
+        return Bench(make(), stream=stream)
     if key in _BENCHES:
         _BENCHES.move_to_end(key)
         return _BENCHES[key]
-    made = _BENCHES[key] = Bench(make())
+    made = _BENCHES[key] = Bench(make(), stream=stream)
     while len(_BENCHES) > _KEPT:
         _BENCHES.popitem(last=False)
     return made

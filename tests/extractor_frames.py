@@ -10,13 +10,12 @@ import os
 import random
 import zlib
 
-from amaranth import Cat
-from amaranth.sim import Simulator
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Ether
 
 from apbbf.hdl.packet.key_extractor import KINDS, KeyExtractor
+from apbbf.sim import harness
 from apbbf.model.packet import KeySpec, Range, frame_key, parse
 
 SPECS = {
@@ -97,48 +96,12 @@ def frames_mixed(rng, count, width):
     return out
 
 
-class _Bench:
-    """One compiled simulation of a KeyExtractor, kept for the later runs of the same (spec, width, fcs) in this
-    process: building the simulator costs as much as a short run at 512 bits. Each later run starts from
-    :meth:`Simulator.reset <amaranth.sim.Simulator.reset>` (every signal and memory at its initial value, the
-    clock and the testbenches restarted), so it sees the design as a new simulator would."""
-
-    def __init__(self, spec, width, fcs):
-        self.dut = KeyExtractor(spec, width, fcs=fcs)
-        self.sim = Simulator(self.dut)
-        self.sim.add_clock(1e-8)
-        self._job, self._fresh = None, True
-
-        async def producer(ctx):
-            await self._job[0](ctx)
-
-        async def consumer(ctx):
-            await self._job[1](ctx)
-
-        self.sim.add_testbench(producer)
-        self.sim.add_testbench(consumer)
-
-    def run(self, producer, consumer, vcd_path=None):
-        if not self._fresh:
-            self.sim.reset()
-        self._fresh, self._job = False, (producer, consumer)
-        if vcd_path:
-            os.makedirs(os.path.dirname(vcd_path), exist_ok=True)
-            with self.sim.write_vcd(vcd_path):
-                self.sim.run()
-        else:
-            self.sim.run()
-
-
-_BENCHES = {}
-
-
 def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
     """Send ``frames`` (without FCS; with ``fcs``, 4 random bytes are appended), idle with probability ``gap``
     before each beat; check every output against the model. Returns (latencies, key cycles)."""
-    bench = _BENCHES.get((spec, width, fcs))
-    if bench is None:
-        bench = _BENCHES[spec, width, fcs] = _Bench(spec, width, fcs)
+    # one compiled simulation per (spec, width, fcs), started again from its initial state for each run
+    bench = harness.bench(("key extractor", spec, width, fcs), lambda: KeyExtractor(spec, width, fcs=fcs),
+                          stream="i")
     dut = bench.dut
     step = width // 8
     rng = random.Random(seed)
@@ -148,11 +111,10 @@ def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
     state = {"cycle": 0, "done": False}
     errors = []
 
-    # a beat is offered in one ctx.set of valid and the payload's fields (each ctx.set settles the design, which
-    # at 512 bits costs as much as a clock cycle): the design sees the same inputs at every clock edge
+    # a beat is offered in one ctx.set of valid and the payload's fields: the design sees the same inputs at
+    # every clock edge
     layout = dut.i.payload.shape()
-    offer = Cat(dut.i.payload.as_value(), dut.i.valid)
-    valid_bit = 1 << layout.size
+    offer, valid_bit = bench.offer, bench.valid_bit
     at = {name: layout[name].offset for name in ("data", "keep", "last")}
 
     async def producer(ctx):
