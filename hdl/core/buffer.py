@@ -254,11 +254,11 @@ class CircularBuffer(wiring.Component):
         # stays where it is (one-hot) and stays dirty unless it is cleaned now.
         if c.timed:
             # (retire & p).any() at p, two below base, without the overflow reduction: the overflow retires the
-            # oldest there exactly when p is live and kept and the position below base is not.
+            # oldest there exactly when p is live and kept (fresh: live and not stale) and the position below
+            # base is not.
             p = below.rotate_right(1)
-            live_kept_here = live & ~stale_now
             shifted_below_dirty = ~self.restart & (((kept | retire_stale) & p).any()
-                                                   | ((live_kept_here & p).any() & ~(live_kept_here & below).any()))
+                                                   | ((self.fresh & p).any() & ~(self.fresh & below).any()))
         else:
             shifted_below_dirty = Const(1)
 
@@ -308,13 +308,12 @@ class CircularBuffer(wiring.Component):
                     # exactly to this one's, without the overflow reduction of this command's shift: a shift
                     # adds only the position below base, and it retires the oldest only when the position two
                     # below is live, and then the oldest is not the one three below. So the bit is picked from
-                    # this state's live-and-not-stale segments, once per case, not from the next state.
+                    # this state's fresh segments (live and not stale), once per case, not from the next state.
                     expired_n, started_n = upcoming_flags[4], upcoming_flags[2]
-                    kept_live = live & ~stale_now
                     pool_full_n = Mux(
                         self.shift,
-                        (Mux(self.restart, arc, kept_live) & ~expired_n & below.rotate_right(2)).any(),
-                        (kept_live & ~Mux(started_n, expired_n, 0) & below.rotate_right(1)).any())
+                        (Mux(self.restart, arc, self.fresh) & ~expired_n & below.rotate_right(2)).any(),
+                        (self.fresh & ~Mux(started_n, expired_n, 0) & below.rotate_right(1)).any())
                 upcoming_flags = upcoming_flags[:4]
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
