@@ -75,6 +75,15 @@ def test_full_rate():
     assert max_level < 16
 
 
+def test_reader_takes_one_word_per_clock():
+    """The writer's clock faster and both sides free: once the first word is out, the reader takes one word on
+    every one of its clocks (the stage covers the five clocks from a read to the next word at the head), as a
+    byte-wide transmit side needs at the line's rate."""
+    sent, got, _, (first, last) = _run(16, 6e-9, 8e-9, 400, 0.0, 0.0, SEED)
+    assert got == sent
+    assert last - first + 1 == 400, f"{last - first + 1} reader clocks for 400 words"
+
+
 def test_holds_depth_plus_stage():
     """A reader that never reads: the writer fills the block RAM, and the stage takes STAGE_DEPTH more."""
     m = Module()

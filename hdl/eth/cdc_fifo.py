@@ -9,9 +9,10 @@ from amaranth.lib.wiring import In, Out
 
 __all__ = ["RegisteredAsyncFIFO"]
 
-#: Entries of the small queue at the read side (flip-flops and LUT RAM): two reads in flight and one at the head
-#: keep one entry per clock flowing.
-STAGE_DEPTH = 4
+#: Entries of the small queue at the read side (flip-flops and LUT RAM), counting the reads in flight: a word
+#: taken frees an entry that is filled again five clocks later (the level, the fetch, the block RAM, the register
+#: behind it, the queue's output), so five entries keep one word per clock flowing.
+STAGE_DEPTH = 5
 
 
 def _gray_encode(value):
