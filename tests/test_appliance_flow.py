@@ -72,6 +72,7 @@ def test_report_pages():
     page = markdown(report)
     assert "| eth_tx (125 MHz, both transmit sides) | 125.0 MHz | 130.0 MHz | 128.0–140.0 MHz | yes |" in page
     assert "| 1 GbE, 64-byte frames | 1488095 | 5952 | 4 |" in page
+    assert "- ports: 1000 Mb/s full duplex only: RGMII at 100 and 10 Mb/s is not implemented" in page
     assert "timing met" in summary(report)
 
 

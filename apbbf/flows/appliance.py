@@ -25,7 +25,7 @@ from pathlib import Path
 from .. import toolchain
 
 __all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "ACTIONS", "KEYS", "DP16KD_COUNT", "block_ram",
-           "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name",
+           "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name", "LINK",
            "build_appliance", "markdown", "summary"]
 
 #: Frames per second on 1 GbE at the minimum size: 64 bytes with the FCS, 8 of preamble and SFD, 12 of gap.
@@ -288,6 +288,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
         "bitstream": str(build_dir / "top.bit"), "bitstream_seed": chosen, "timing_met": bool(met),
         "action": action, "key": key, "sync_mhz": top.sync_hz / 1e6, "baud": top.baud,
+        "link": LINK,
         "domains": domains,
         "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "critical_paths": r["critical_paths"]}
                   for s, r in runs.items()},
@@ -304,6 +305,12 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     return report
 
 
+#: What the ports support, for the report: the MAC is Gigabit RGMII only, and the PHYs are not managed.
+LINK = {"speeds_mbps": [1000], "mdio": False,
+        "note": "1000 Mb/s full duplex only: RGMII at 100 and 10 Mb/s is not implemented, so the link partner must "
+                "negotiate Gigabit; MDIO is not used (the PHYs come up as strapped, autonegotiating)"}
+
+
 def markdown(report: dict) -> str:
     """The report as a markdown page."""
     seeds = ", ".join(report["seeds"])
@@ -311,7 +318,8 @@ def markdown(report: dict) -> str:
              f"- bitstream `{report['bitstream']}` (nextpnr seed {report['bitstream_seed']}); timing "
              + ("met in every domain" if report["timing_met"] else "**NOT met** in every domain"),
              f"- action `{report['action']}`, key `{report['key']}`, filter clock {report['sync_mhz']:g} MHz, "
-             f"UART {report['baud']} baud", "",
+             f"UART {report['baud']} baud",
+             f"- ports: {report.get('link', LINK)['note']}", "",
              f"## Timing (post-route Fmax, median of nextpnr seeds {seeds}, with the range)", "",
              "| domain | constraint | Fmax median | range | met on every seed |", "|---|---:|---:|---|---|"]
     for name, d in report["domains"].items():
