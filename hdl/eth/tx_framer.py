@@ -60,6 +60,10 @@ class TXFramer(wiring.Component):
         # over each byte as it is registered, so that its register holds the frame's CRC on the first FCS byte.
         m.submodules.crc = generator = crc.catalog.CRC32_ETHERNET(8).create()
         count = Signal(range(max(MIN_PAYLOAD, self._ifg) + 1))
+        # In a frame's data, count counts its bytes (wrapping on long frames); long_enough is set when the 60th
+        # byte goes out and stays set, so the decision to pad is one flip-flop, not a compare of count (a carry
+        # chain between the last byte and count's next value, the transmit clock's critical path in a full 25F).
+        long_enough = Signal()
         error = Signal()
         gmii = self.gmii
 
@@ -79,7 +83,7 @@ class TXFramer(wiring.Component):
                 with m.If(count == 7):
                     send(SFD, fcs=True)
                     m.d.comb += generator.start.eq(1)
-                    m.d.sync += [count.eq(0), error.eq(0)]
+                    m.d.sync += [count.eq(0), long_enough.eq(0), error.eq(0)]
                     m.next = "DATA"
                 with m.Else():
                     send(PREAMBLE, fcs=True)
@@ -88,11 +92,12 @@ class TXFramer(wiring.Component):
                 m.d.comb += self.i.ready.eq(1)
                 with m.If(self.i.valid):
                     send(self.i.payload.data)
-                    with m.If(count != MIN_PAYLOAD):
-                        m.d.sync += count.eq(count + 1)
+                    m.d.sync += count.eq(count + 1)
+                    with m.If(count == MIN_PAYLOAD - 2):
+                        m.d.sync += long_enough.eq(1)
                     with m.If(self.i.payload.last):
                         m.d.sync += error.eq(self.i.payload.error)
-                        with m.If(count < MIN_PAYLOAD - 1):         # constants: no carry chain
+                        with m.If(~long_enough):              # count < 59: under 60 bytes with this one
                             m.next = "PAD"
                         with m.Else():
                             m.d.sync += count.eq(0)
