@@ -1,7 +1,7 @@
 """Transmit framing: frame bytes to GMII bytes, with the preamble and SFD, padding, the FCS and the inter-frame
 gap."""
 
-from amaranth import Module, Signal
+from amaranth import Module, Mux, Signal
 from amaranth.lib import crc, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -56,37 +56,47 @@ class TXFramer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # One FSM state per part of the frame on the wire; the outputs are registered, and the CRC is computed
-        # over each byte as it is registered, so that its register holds the frame's CRC on the first FCS byte.
+        # One FSM state per part of the frame on the wire, its byte registered in `byte`; a second register
+        # stage drives gmii. The CRC runs on the registered byte, a clock behind, so that the FSM's choice of
+        # byte and the CRC's XOR network are not one path (together six LUTs, the transmit clock's critical path
+        # in a full 25F); the FSM marks the FCS's four slots in `byte`, and the output stage puts the CRC's bytes
+        # there, by then over the frame's last byte.
         m.submodules.crc = generator = crc.catalog.CRC32_ETHERNET(8).create()
         count = Signal(range(max(MIN_PAYLOAD, self._ifg) + 1))
         # In a frame's data, count counts its bytes (wrapping on long frames); long_enough is set when the 60th
-        # byte goes out and stays set, so the decision to pad is one flip-flop, not a compare of count (a carry
-        # chain between the last byte and count's next value, the transmit clock's critical path in a full 25F).
+        # byte goes out and stays set, so the decision to pad is one flip-flop, not a compare of count.
         long_enough = Signal()
         error = Signal()
         gmii = self.gmii
+        byte = Signal(8)                     # the byte chosen a clock ago, with what it is:
+        byte_en, byte_er = Signal(), Signal()
+        byte_crc = Signal()                  # a byte of the frame (data or padding): into the CRC
+        byte_start = Signal()                # the SFD: the CRC starts again
+        byte_fcs = Signal()                  # an FCS slot: the output stage puts the CRC's byte `fcs_lane` here
+        fcs_lane = Signal(2)
 
-        def send(byte, *, fcs=False):
-            m.d.sync += [gmii.data.eq(byte), gmii.en.eq(1), gmii.er.eq(0)]
-            if not fcs:
-                m.d.comb += [generator.data.eq(byte), generator.valid.eq(1)]
+        def send(value, *, crc=True):
+            m.d.sync += [byte.eq(value), byte_en.eq(1), byte_er.eq(0), byte_crc.eq(crc)]
 
-        m.d.sync += [gmii.en.eq(0), gmii.er.eq(0), gmii.data.eq(0)]
+        m.d.sync += [byte_en.eq(0), byte_er.eq(0), byte.eq(0), byte_crc.eq(0), byte_start.eq(0),
+                     byte_fcs.eq(0)]
+        m.d.comb += [generator.data.eq(byte), generator.valid.eq(byte_crc), generator.start.eq(byte_start)]
+        # The FCS goes out inverted on a frame marked bad (its slots carry er).
+        fcs_byte = generator.crc.word_select(fcs_lane, 8) ^ byte_er.replicate(8)
+        m.d.sync += [gmii.data.eq(Mux(byte_fcs, fcs_byte, byte)), gmii.en.eq(byte_en), gmii.er.eq(byte_er)]
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.i.valid):
                     m.d.sync += count.eq(1)
-                    send(PREAMBLE, fcs=True)
+                    send(PREAMBLE, crc=False)
                     m.next = "PREAMBLE"
             with m.State("PREAMBLE"):
                 with m.If(count == 7):
-                    send(SFD, fcs=True)
-                    m.d.comb += generator.start.eq(1)
-                    m.d.sync += [count.eq(0), long_enough.eq(0), error.eq(0)]
+                    send(SFD, crc=False)
+                    m.d.sync += [byte_start.eq(1), count.eq(0), long_enough.eq(0), error.eq(0)]
                     m.next = "DATA"
                 with m.Else():
-                    send(PREAMBLE, fcs=True)
+                    send(PREAMBLE, crc=False)
                     m.d.sync += count.eq(count + 1)
             with m.State("DATA"):
                 m.d.comb += self.i.ready.eq(1)
@@ -104,7 +114,7 @@ class TXFramer(wiring.Component):
                             m.next = "FCS"
                 with m.Else():
                     # Underflow: end the frame now, marked bad, and discard the rest of it.
-                    m.d.sync += [gmii.en.eq(1), gmii.er.eq(1), count.eq(1)]
+                    m.d.sync += [byte_en.eq(1), byte_er.eq(1), count.eq(1)]
                     m.d.comb += self.underflow.eq(1)
                     m.next = "DISCARD"
             with m.State("PAD"):
@@ -114,9 +124,8 @@ class TXFramer(wiring.Component):
                     m.d.sync += count.eq(0)
                     m.next = "FCS"
             with m.State("FCS"):
-                byte = generator.crc.word_select(count[:2], 8)
-                send(byte ^ error.replicate(8), fcs=True)
-                m.d.sync += [gmii.er.eq(error), count.eq(count + 1)]
+                send(0, crc=False)
+                m.d.sync += [byte_er.eq(error), byte_fcs.eq(1), fcs_lane.eq(count[:2]), count.eq(count + 1)]
                 with m.If(count == FCS_BYTES - 1):
                     m.d.comb += self.frame.eq(1)
                     m.d.sync += count.eq(1)
