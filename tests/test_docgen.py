@@ -44,3 +44,12 @@ def test_report_block_rewritten_in_place(tmp_path):
     with pytest.raises(ValueError, match="name"):
         write_report_block("a b", "y", doc)
     assert "CPUs" in machine_stamp()
+
+
+def test_readme_is_a_newcomers_page():
+    """The README stays under 200 lines and opens with its two commands (the rest belongs in docs/)."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert len(text.splitlines()) < 200, "move detail from the README to docs/"
+    commands = text[text.index("```sh") + len("```sh"):text.index("```", text.index("```sh") + 5)].split()
+    assert commands[0] == "make" and "make" in commands[1:] and "test" in commands
