@@ -5,13 +5,14 @@ direction, line rate both ways across unlocked clocks, the UART read during traf
 compiled and run in ``build/cocotb-appliance/<name>/``."""
 
 import time
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
 from apbbf.model import Config
 from apbbf.sim.cocotb import appliance_runner, runner
+
+from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-appliance"
 SEED = 20261125
@@ -33,17 +34,6 @@ CASES = {
 SLOW = {"drop-long", "count", "drop-reverse", "drop-line-rate"}
 
 
-def _results(path: Path):
-    ran, failed = [], []
-    for case in ElementTree.parse(path).getroot().iter("testcase"):
-        if list(case.iter("skipped")):
-            continue
-        ran.append(case.get("name"))
-        for failure in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
-    return ran, failed
-
-
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
                                   for name in CASES])
 def test_icarus(name):
@@ -56,10 +46,10 @@ def test_icarus(name):
     try:
         appliance_runner.run_appliance(build_dir, CONFIG, sim="icarus", seed=SEED, testcase=testcase, **case)
     except SystemExit as exit_:
-        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb appliance on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed),
                     pytrace=False)
-    ran, failed = _results(results)
+    ran, failed = read_results(results)
     assert not failed, failed
     assert set(ran) == ({testcase} if testcase else EXPECTED_TESTS), sorted(ran)
     print(f"case {name}: {time.monotonic() - start:.1f} s")

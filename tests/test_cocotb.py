@@ -10,13 +10,14 @@ Icarus Verilog must be installed (``make setup`` installs it as root); if it is 
 do not skip.
 """
 
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
+
+from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb"
 
@@ -61,21 +62,6 @@ TIMED_TESTS = frozenset([
 ])
 
 
-def _ran(results: Path) -> list[str]:
-    """Names of the testcases in a cocotb results XML that ran (were not skipped)."""
-    return [case.get("name") for case in ElementTree.parse(results).getroot().iter("testcase")
-            if not list(case.iter("skipped"))]
-
-
-def _failures(results: Path) -> list[str]:
-    """``name: message`` of every failed testcase in a cocotb results XML."""
-    failed = []
-    for case in ElementTree.parse(results).getroot().iter("testcase"):
-        for failure in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
-    return failed
-
-
 # (config, scan): every config on the FSM scan, and the parallel scan on three of them.
 CASES = [(name, "fsm") for name in CONFIGS] + [(name, "parallel") for name in ("k3l8", "B256-S1", "apbf-key100",
                                                                            "timed-k2l3")]
@@ -111,15 +97,15 @@ def _run(name, scan, testcase, results, pace=1):
         runner.run(CONFIGS[name], build_dir, sim="icarus", seed=SEED, waves="on-failure", results_xml=results,
                    scan=scan, testcase=testcase, pace=pace)
     except SystemExit as exit_:                    # cocotb's runner exits on a failed test under pytest
-        failed = _failures(results) if results.exists() else [
+        failed = read_results(results)[1] if results.exists() else [
             f"no results file (simulator exit {exit_.code}; did {runner.TEST_MODULE} fail to import? see the "
             "captured output)"]
         pytest.fail(f"cocotb on Icarus, config {name}, scan {scan} (COCOTB_RANDOM_SEED={SEED}): "
                     f"{len(failed)} failed: " + "; ".join(failed or [f"simulator exit {exit_.code}"])
                     + f"; waveform {runner.waves_file('icarus', build_dir)}", pytrace=False)
-    failed = _failures(results)
+    failed = read_results(results)[1]
     assert not failed, failed
-    return _ran(results)
+    return read_results(results)[0]
 
 
 @pytest.mark.parametrize("name,scan", [pytest.param(name, scan, marks=pytest.mark.slow) if (name, scan) in SLOW
@@ -216,7 +202,7 @@ def test_failure_leaves_a_waveform():
     with pytest.raises(SystemExit):
         runner.run(Config(2, 3, segment_blocks=4, seed=1), build_dir, sim="icarus", seed=SEED,
                    testcase="first_insert_shifts", waves="on-failure", extra_env=wrong)
-    assert _failures(build_dir / "results.xml")
+    assert read_results(build_dir / "results.xml")[1]
     assert runner.waves_file("icarus", build_dir).stat().st_size > 0
 
 
@@ -236,7 +222,7 @@ def test_icarus_count_floor(scan):
                    testcase="count_floor_trickle")
     except SystemExit as exit_:
         pytest.fail(f"cocotb on Icarus, trickle, scan {scan}: "
-                    + "; ".join(_failures(results) if results.exists() else [f"simulator exit {exit_.code}"]),
+                    + "; ".join(read_results(results)[1] if results.exists() else [f"simulator exit {exit_.code}"]),
                     pytrace=False)
-    assert not _failures(results)
-    assert _ran(results) == ["count_floor_trickle"]
+    assert not read_results(results)[1]
+    assert read_results(results)[0] == ["count_floor_trickle"]

@@ -14,7 +14,6 @@ wrote, with their flags, and count what it reported (``build/cocotb-dedup/readme
 import argparse
 import random
 import re
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,8 @@ from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.sim.cocotb import runner
 from apbbf.sim.cocotb.dedup_tests import COUNTERS
+
+from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-dedup"
 CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
@@ -50,17 +51,6 @@ EXPECTED_TESTS = frozenset([
 ])
 
 
-def _results(path: Path):
-    ran, failed = [], []
-    for case in ElementTree.parse(path).getroot().iter("testcase"):
-        if list(case.iter("skipped")):
-            continue
-        ran.append(case.get("name"))
-        for failure in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
-    return ran, failed
-
-
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
                                   for name in CASES])
 def test_icarus(name):
@@ -72,10 +62,10 @@ def test_icarus(name):
     try:
         runner.run_dedup(CONFIG, spec, build_dir, sim="icarus", seed=SEED, waves="on-failure", **options)
     except SystemExit as exit_:
-        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb dedup on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed)
                     + f"; waveform {build_dir / 'apbbf_dedup_axis.fst'}", pytrace=False)
-    ran, failed = _results(results)
+    ran, failed = read_results(results)
     assert not failed, failed
     expected = EXPECTED_TESTS
     assert set(ran) == expected and len(ran) == len(expected), sorted(ran)
@@ -333,8 +323,8 @@ def test_readme_commands_on_icarus(name, tmp_path, monkeypatch, capsys):
                                 action=args.action, fcs=args.fcs, max_frame=args.max_frame,
                                 timestamps=args.timestamps, key_queue=args.key_queue)
     except SystemExit as exit_:
-        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"{name} (traffic seed {seed}, COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed), pytrace=False)
-    ran, failed = _results(results)
+    ran, failed = read_results(results)
     assert not failed, failed
     assert ran and (testcase is None or set(ran) == {testcase}), ran

@@ -8,13 +8,14 @@ waveform (``apbbf_lanes_axis.fst``). Every case must run exactly :data:`EXPECTED
 
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
+
+from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-lanes"
 SEED = 20261125
@@ -41,17 +42,6 @@ EXPECTED_TESTS = frozenset([
 ])
 
 
-def _results(path: Path):
-    ran, failed = [], []
-    for case in ElementTree.parse(path).getroot().iter("testcase"):
-        if list(case.iter("skipped")):
-            continue
-        ran.append(case.get("name"))
-        for failure in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
-    return ran, failed
-
-
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) for name in CASES]
                          + [pytest.param(f"{name}-quick", marks=pytest.mark.slow) for name in QUICK])
 def test_icarus(name):
@@ -64,10 +54,10 @@ def test_icarus(name):
     try:
         runner.run_lanes(config, lanes, build_dir, sim="icarus", seed=SEED, waves=True, testcase=quick, **options)
     except SystemExit as exit_:
-        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb lanes on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed)
                     + f"; waveform {build_dir / 'apbbf_lanes_axis.fst'}", pytrace=False)
-    ran, failed = _results(results)
+    ran, failed = read_results(results)
     assert not failed, failed
     expected = set(quick) if quick else EXPECTED_TESTS
     assert set(ran) == expected and len(ran) == len(expected), sorted(ran)

@@ -3,12 +3,13 @@
 (:mod:`apbbf.sim.cocotb.mac_tests`); each case is exported, compiled and run in ``build/cocotb-mac/<name>/``, which
 keeps the results XML and the waveform."""
 
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
 from apbbf.sim.cocotb import mac_runner, runner
+
+from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-mac"
 SEED = 20261125
@@ -26,17 +27,6 @@ CASES = {
 SLOW = {"w64-long", "w8"}
 
 
-def _results(path: Path):
-    ran, failed = [], []
-    for case in ElementTree.parse(path).getroot().iter("testcase"):
-        if list(case.iter("skipped")):
-            continue
-        ran.append(case.get("name"))
-        for failure in list(case.iter("failure")) + list(case.iter("error")):
-            failed.append(f"{case.get('name')}: {failure.get('message') or ''}")
-    return ran, failed
-
-
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
                                   for name in CASES])
 def test_icarus(name):
@@ -46,10 +36,10 @@ def test_icarus(name):
     try:
         mac_runner.run_mac(build_dir, sim="icarus", seed=SEED, waves=name not in SLOW, **CASES[name])
     except SystemExit as exit_:
-        failed = _results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
+        failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb MAC on Icarus, case {name} (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed),
                     pytrace=False)
-    ran, failed = _results(results)
+    ran, failed = read_results(results)
     assert not failed, failed
     assert set(ran) == EXPECTED_TESTS, sorted(ran)
 
