@@ -41,8 +41,8 @@ MIXED_QUICK_512 = {("frame", True, 0.3), ("l3l4", True, 0.0), ("user", False, 0.
     for width, spec, fcs, gap in itertools.product(WIDTHS, ("frame", "l3l4", "user"), (False, True), (0.0, 0.3))])
 def test_mixed(width, spec, fcs, gap):
     """Every kind of frame, random idle gaps (seeded) or back to back. ``make test`` runs the pairwise cases of
-    :data:`MIXED_QUICK` (:data:`MIXED_QUICK_512` at 512 bits): the frames, the bench and the checks are the same in every case, so what another pairing
-    could add is an interaction of three parameters."""
+    :data:`MIXED_QUICK` (:data:`MIXED_QUICK_512` at 512 bits): the frames, the bench and the checks are the same
+    in every case, so what another pairing could add is an interaction of three parameters."""
     seed = 11 + width + 2 * fcs + int(10 * gap) + list(SPECS).index(spec)
     frames = frames_mixed(random.Random(seed), 40, width)
     run(frames, SPECS[spec], width, fcs=fcs, gap=gap, seed=seed, name=f"mixed_{width}_{spec}_{fcs}_{gap}")

@@ -31,17 +31,19 @@ class RGMIIMAC(wiring.Component):
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
     packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a
-    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` in its output stage). They
-    come out on ``rx`` without preamble, SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because ``rx`` was held back until the FIFO
-    filled). The receive side is reset by ``sync``'s reset.
+    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and
+    :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` in its output stage). They come out on ``rx`` without preamble,
+    SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because
+    ``rx`` was held back until the FIFO filled). The receive side is reset by ``sync``'s reset.
 
     Transmit: frames on ``tx`` cross to ``tx_domain`` (a 125 MHz domain the design provides) through an
-    ``RegisteredAsyncFIFO`` of ``tx_depth`` (+ ``STAGE_DEPTH``) beats, and go out one byte per clock with preamble, SFD, padding
-    to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame whose last beat has ``user.error``
-    goes out with a bad FCS. Once a frame has started on the wire it must not starve: ``sync`` must deliver its
-    beats as fast as the line takes them (``data_width / 8`` bytes per beat at 125 MB/s: with 64-bit beats one
-    beat every eight transmit clocks) or the frame is cut short and marked bad (``tx_underflows``). A design
-    that cannot promise it gives ``tx`` whole frames at a time (store and forward before the MAC).
+    ``RegisteredAsyncFIFO`` of ``tx_depth`` (+ ``STAGE_DEPTH``) beats and a three-byte queue, and go out one byte
+    per clock with preamble, SFD, padding to 60 bytes, FCS and the inter-frame gap (:class:`TXFramer`). A frame
+    whose last beat has ``user.error`` goes out with a bad FCS. Once a frame has started on the wire it must not
+    starve: ``sync`` must deliver its beats as fast as the line takes them (``data_width / 8`` bytes per beat at
+    125 MB/s: with 64-bit beats one beat every eight transmit clocks) or the frame is cut short and marked bad
+    (``tx_underflows``). A design that cannot promise it gives ``tx`` whole frames at a time (store and forward
+    before the MAC).
 
     The counters count in ``sync`` (events in the PHY's domains cross through pulse synchronizers: at most one
     per frame, so none is lost).
