@@ -74,11 +74,11 @@ def frames_per_clock(width: int, frames: int = 200) -> dict:
 
 
 #: The parts of the de-duplicator whose cost the benchmark reports: part -> its submodules in
-#: :class:`~apbbf.hdl.packet_dedup.PacketDedup` (the rest of ``PacketDedup`` is its glue: the output stage, the
+#: :class:`~apbbf.hdl.packet.dedup.PacketDedup` (the rest of ``PacketDedup`` is its glue: the output stage, the
 #: frame's time and length, the counters).
 PARTS = {"extractor": ("extractor",),
-         "queue": ("info", "keys", "decision_queue", "decisions", "answer_queue", "answers"), "core": ("core",),
-         "buffer": ("beat_queue", "buffer")}
+         "queue": ("info", "keys", "decisions", "answers"), "core": ("core",),
+         "buffer": ("buffer",)}
 
 
 def module_cells(log_text: str) -> dict:

@@ -11,6 +11,7 @@ from ...model.config import Config, check_config, check_integer
 from ...model.dedup import Action, Status
 from ...model.packet import KeySpec
 from ..core.apbbf import SCANS, APBBF
+from .banked_queue import BankedQueue
 from .key_extractor import KeyExtractor
 from ..core.types import Op
 
@@ -43,21 +44,6 @@ def out_beat_layout(data_width: int) -> data.StructLayout:
 
 def _status_layout():
     return data.StructLayout({"status": 2})
-
-
-#: Entries of the small queue behind each block RAM queue (:func:`_staged`): two reads in flight and one at the head
-#: keep one entry per clock flowing.
-_STAGE_DEPTH = 4
-
-
-def _staged(m: Module, name: str, queue: fifo.SyncFIFOBuffered) -> fifo.SyncFIFOBuffered:
-    """``queue``'s head moved into a small queue of :data:`_STAGE_DEPTH` (LUT RAM and flip-flops), added to ``m``
-    as ``name`` and returned: its reader sees flip-flops, not a block RAM's output (5.8 ns clock-to-out on ECP5
-    without the output register), and the block RAM's read enable follows the small queue's registered level,
-    not the reader's decision (a wide buffer's read enable reaches dozens of block RAMs)."""
-    m.submodules[name] = stage = fifo.SyncFIFOBuffered(width=queue.width, depth=_STAGE_DEPTH)
-    m.d.comb += [stage.w_data.eq(queue.r_data), stage.w_en.eq(queue.r_rdy), queue.r_en.eq(stage.w_rdy)]
-    return stage
 
 
 class PacketDedup(wiring.Component):
@@ -291,8 +277,8 @@ class PacketDedup(wiring.Component):
         m.submodules.keys = keys = fifo.SyncFIFOBuffered(width=key_layout.size, depth=self._key_queue)
         key_in, key_out = data.View(key_layout, keys.w_data), data.View(key_layout, keys.r_data)
         decisions_depth = max(self.buffer_beats, 4 * self._key_queue, 16)
-        m.submodules.decision_queue = decision_queue = fifo.SyncFIFOBuffered(width=2, depth=decisions_depth)
-        m.submodules.answer_queue = answer_queue = fifo.SyncFIFOBuffered(width=1, depth=decisions_depth)
+        m.submodules.decisions = decisions = BankedQueue(2, decisions_depth)
+        m.submodules.answers = answers = BankedQueue(1, decisions_depth)
         key_arrives = extractor.o.valid
         m.d.comb += info.r_en.eq(key_arrives)
         checked = key_arrives & ~info_out.errored & ~info_out.released & keys.w_rdy
@@ -301,28 +287,27 @@ class PacketDedup(wiring.Component):
         m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,
                                   Mux(keys.w_rdy & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
         # A released frame's decision went in when it was released; an errored one's key is not inserted.
-        m.d.comb += [decision_queue.w_en.eq((key_arrives & ~info_out.released) | release),
-                     decision_queue.w_data.eq(Mux(release, Status.UNCHECKED, status))]
+        m.d.comb += [decisions.w.valid.eq((key_arrives & ~info_out.released) | release),
+                     decisions.w.payload.eq(Mux(release, Status.UNCHECKED, status))]
         m.d.comb += [core.cmd.valid.eq(keys.r_rdy), core.cmd.payload.op.eq(Op.TEST_AND_INSERT),
                      core.cmd.payload.key.eq(key_out.key), core.cmd.payload.time.eq(key_out.time),
                      keys.r_en.eq(core.cmd.ready),
-                     answer_queue.w_en.eq(core.rsp.valid), answer_queue.w_data.eq(core.rsp.payload.hit),
-                     core.rsp.ready.eq(answer_queue.w_rdy)]
-        decisions = _staged(m, "decisions", decision_queue)
-        answers = _staged(m, "answers", answer_queue)
+                     answers.w.valid.eq(core.rsp.valid), answers.w.payload.eq(core.rsp.payload.hit),
+                     core.rsp.ready.eq(answers.w.ready)]
 
         # The decision of the frame at the head of the output, once known.
-        known = decisions.r_rdy & ((decisions.r_data != Status.CHECKED) | answers.r_rdy)
-        duplicate = (decisions.r_data == Status.CHECKED) & answers.r_data
+        decision = decisions.r.payload
+        known = decisions.r.valid & ((decision != Status.CHECKED) | answers.r.valid)
+        duplicate = (decision == Status.CHECKED) & answers.r.payload
         take = Signal()                                     # the head frame's decision is taken now
-        m.d.comb += [decisions.r_en.eq(take), answers.r_en.eq(take & (decisions.r_data == Status.CHECKED))]
+        m.d.comb += [decisions.r.ready.eq(take), answers.r.ready.eq(take & (decision == Status.CHECKED))]
         with m.If(take):
             m.d.sync += [
                 self.frames.eq(self.frames + 1),
                 self.duplicates.eq(self.duplicates + duplicate),
                 self.dropped.eq(self.dropped + (duplicate & drop)),
-                self.unchecked.eq(self.unchecked + (decisions.r_data == Status.UNCHECKED)),
-                self.errored.eq(self.errored + (decisions.r_data == Status.ERRORED)),
+                self.unchecked.eq(self.unchecked + (decision == Status.UNCHECKED)),
+                self.errored.eq(self.errored + (decision == Status.ERRORED)),
             ]
 
         if self._action == Action.COUNT:
@@ -334,43 +319,41 @@ class PacketDedup(wiring.Component):
 
         # The packet buffer, and the output stage, which hands the head frame's decision on in ``user``.
         flags = Signal(self.o.payload.user.shape())
-        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(decisions.r_data == Status.UNCHECKED),
-                     flags.errored.eq(decisions.r_data == Status.ERRORED)]
+        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(decision == Status.UNCHECKED),
+                     flags.errored.eq(decision == Status.ERRORED)]
         beat_layout = data.StructLayout({"data": W, "keep": lanes, "last": 1})
-        m.submodules.beat_queue = beat_queue = fifo.SyncFIFOBuffered(width=beat_layout.size,
-                                                                   depth=self.buffer_beats)
-        beat_in = data.View(beat_layout, beat_queue.w_data)
-        m.d.comb += [beat_queue.w_en.eq(self.i.valid), self.i.ready.eq(beat_queue.w_rdy),
-                     beat_in.data.eq(beat.data), beat_in.keep.eq(beat.keep), beat_in.last.eq(beat.last)]
-        buffer = _staged(m, "buffer", beat_queue)
-        head = data.View(beat_layout, buffer.r_data)
+        m.submodules.buffer = buffer = BankedQueue(beat_layout, self.buffer_beats)
+        m.d.comb += [buffer.w.valid.eq(self.i.valid), self.i.ready.eq(buffer.w.ready),
+                     buffer.w.payload.data.eq(beat.data), buffer.w.payload.keep.eq(beat.keep),
+                     buffer.w.payload.last.eq(beat.last)]
+        head = buffer.r.payload
         out_first = Signal(init=1)                          # the head beat is its frame's first
         decided = Signal()                                  # drop: the head frame's decision is taken
         keep_frame = Signal()                               # drop: and the frame is forwarded
-        with m.If(buffer.r_en & buffer.r_rdy):
+        with m.If(buffer.r.ready & buffer.r.valid):
             m.d.sync += out_first.eq(head.last)
         m.d.comb += [self.o.payload.data.eq(head.data), self.o.payload.keep.eq(head.keep),
                      self.o.payload.last.eq(head.last)]
         if drop:
-            deciding = out_first & ~decided & buffer.r_rdy & known
+            deciding = out_first & ~decided & buffer.r.valid & known
             m.d.comb += take.eq(deciding)
             with m.If(deciding):
                 m.d.sync += [decided.eq(1), keep_frame.eq(~duplicate)]
             verdict = Mux(deciding, ~duplicate, keep_frame)
-            ready_beat = buffer.r_rdy & (decided | deciding)
+            ready_beat = buffer.r.valid & (decided | deciding)
             m.d.comb += [self.o.valid.eq(ready_beat & verdict),
-                         buffer.r_en.eq(ready_beat & (self.o.ready | ~verdict))]
+                         buffer.r.ready.eq(ready_beat & (self.o.ready | ~verdict))]
             last_flags = Signal(flags.shape())
             with m.If(deciding):
                 m.d.sync += last_flags.eq(flags)
             with m.If(head.last):
                 m.d.comb += self.o.payload.user.eq(Mux(deciding, flags, last_flags))
-            with m.If(buffer.r_en & buffer.r_rdy & head.last):
+            with m.If(buffer.r.ready & buffer.r.valid & head.last):
                 m.d.sync += decided.eq(0)
         else:                                               # mark: only the last beat waits
-            ready_beat = buffer.r_rdy & (~head.last | known)
-            m.d.comb += [self.o.valid.eq(ready_beat), buffer.r_en.eq(ready_beat & self.o.ready),
-                         take.eq(buffer.r_rdy & head.last & known & self.o.ready)]
+            ready_beat = buffer.r.valid & (~head.last | known)
+            m.d.comb += [self.o.valid.eq(ready_beat), buffer.r.ready.eq(ready_beat & self.o.ready),
+                         take.eq(buffer.r.valid & head.last & known & self.o.ready)]
             with m.If(head.last):
                 m.d.comb += self.o.payload.user.eq(flags)
         return m
