@@ -56,8 +56,13 @@ def test_entries_in_order(w_stall, r_stall):
         for _ in entries:
             got.append((await get(ctx, dut.r, rng=r_rng, stall=r_stall)).as_value().value)
 
-    # The producer in the background: a queue that loses or repeats entries ends the run rather than hangs it.
-    run_simulation(dut, consumer, background=[producer, check_rules(dut.r, "r", errors)],
+    async def watchdog(ctx):
+        # A queue that loses entries would leave the consumer waiting: stop at ten times the cycles needed.
+        await ctx.tick().repeat(10 * len(entries))
+        assert len(got) == len(entries), f"{len(got)} of {len(entries)} entries out after {10 * len(entries)} clocks"
+
+    # The producer in the background: a queue that repeats entries ends the run rather than hangs it.
+    run_simulation(dut, consumer, watchdog, background=[producer, check_rules(dut.r, "r", errors)],
                    vcd="banked_queue_in_order")
     assert errors == []
     assert [hex(e) for e in got] == [hex(e) for e in entries]
@@ -70,7 +75,7 @@ def test_one_entry_per_clock_and_capacity():
     taken, accepted = [], []
 
     async def bench(ctx):
-        # Full: with no reads, depth + STAGE_DEPTH entries go in, and then ready is low.
+        # Full: with no reads, depth + STAGE_DEPTH + 1 entries go in (the skid register holds one), then ready is low.
         for entry in entries:
             ctx.set(dut.w.payload, ENTRY.from_bits(entry))
             ctx.set(dut.w.valid, 1)
@@ -81,7 +86,7 @@ def test_one_entry_per_clock_and_capacity():
         ctx.set(dut.w.valid, 0)
         for _ in range(4):
             await ctx.tick()
-        assert len(accepted) == 6 + STAGE_DEPTH
+        assert len(accepted) == 6 + STAGE_DEPTH + 1
         # Reading on every clock while the rest are written: one entry out on every clock until the last.
         ctx.set(dut.r.ready, 1)
         rest = iter(entries[len(accepted):])

@@ -1,7 +1,7 @@
 """A first-in first-out queue of wide entries in block RAM, split by bit slice into banks with their own pointers,
 and read through a small flip-flop queue per bank."""
 
-from amaranth import Module, Shape, Signal, Value
+from amaranth import Module, Mux, Shape, Signal, Value
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -15,13 +15,13 @@ STAGE_DEPTH = 4
 
 
 class BankedQueue(wiring.Component):
-    """A queue of ``depth`` entries of ``shape`` (and :data:`STAGE_DEPTH` more, in its read stage), written and read
-    as streams, one entry per clock each way.
+    """A queue of ``depth`` entries of ``shape`` (and :data:`STAGE_DEPTH` + 1 more, in its read stage), written and
+    read as streams, one entry per clock each way.
 
     The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own
     :class:`amaranth.lib.fifo.SyncFIFOBuffered` in block RAM, with its own pointers, level and enables, followed by
-    its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of :data:`STAGE_DEPTH` entries in LUT RAM and flip-flops.
-    The banks see the same writes and reads, so they hold the same entries at every clock; ``w.ready`` and
+    its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of :data:`STAGE_DEPTH` entries in LUT RAM and flip-flops,
+    and a skid register (one entry), so that ``r.ready`` reaches one flip-flop per bank. The banks see the same writes and reads, so they hold the same entries at every clock; ``w.ready`` and
     ``r.valid`` are bank 0's.
 
     Parameters
@@ -39,7 +39,7 @@ class BankedQueue(wiring.Component):
     w : In(stream.Signature(shape))
         Entries in; ``ready`` while the queue has room.
     r : Out(stream.Signature(shape))
-        Entries out, in order; ``valid`` from a flip-flop.
+        Entries out, in order; ``valid`` from two flip-flops, ``payload`` from a multiplexer of two registers.
 
     Raises
     ------
@@ -70,18 +70,30 @@ class BankedQueue(wiring.Component):
         # A queue as wide as a 512-bit beat spans 65 block RAMs, spread over the device. As one FIFO, its pointers
         # and enables are nets of that fan-out from one flip-flop or LUT, 13-16 ns of routing on ECP5-85F. Split by
         # bits, each bank's nets reach its own few block RAMs, which the placer keeps together.
+        #
+        # The reader's ``r.ready`` is a decision made far from most banks. It reaches one flip-flop per bank
+        # (``held_valid``, a skid register's), not the enables of the bank's data registers: the skid register
+        # loads whenever it is empty, and the stage is read whenever the skid register is empty, so the head moves
+        # on whether or not the reader takes it, into the skid register if it does not.
         m = Module()
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
-        low, banks, stages = 0, [], []
+        low, banks, valids = 0, [], []
         for index, width in enumerate(self.bank_widths):
             m.submodules[f"bank{index}"] = bank = fifo.SyncFIFOBuffered(width=width, depth=self._depth)
             m.submodules[f"stage{index}"] = stage = fifo.SyncFIFOBuffered(width=width, depth=STAGE_DEPTH)
             # The block RAM's read enable follows the stage's registered level, not the reader's decision.
             m.d.comb += [bank.w_data.eq(w_bits[low:low + width]), bank.w_en.eq(self.w.valid),
-                         stage.w_data.eq(bank.r_data), stage.w_en.eq(bank.r_rdy), bank.r_en.eq(stage.w_rdy),
-                         r_bits[low:low + width].eq(stage.r_data), stage.r_en.eq(self.r.ready)]
+                         stage.w_data.eq(bank.r_data), stage.w_en.eq(bank.r_rdy), bank.r_en.eq(stage.w_rdy)]
+            held = Signal(width, name=f"held{index}")
+            held_valid = Signal(name=f"held{index}_valid")
+            m.d.comb += stage.r_en.eq(~held_valid)
+            with m.If(~held_valid):
+                m.d.sync += [held.eq(stage.r_data), held_valid.eq(stage.r_rdy & ~self.r.ready)]
+            with m.Elif(self.r.ready):
+                m.d.sync += held_valid.eq(0)
+            m.d.comb += r_bits[low:low + width].eq(Mux(held_valid, held, stage.r_data))
             low += width
             banks.append(bank)
-            stages.append(stage)
-        m.d.comb += [self.w.ready.eq(banks[0].w_rdy), self.r.valid.eq(stages[0].r_rdy), self.r.payload.eq(r_bits)]
+            valids.append(held_valid | stage.r_rdy)
+        m.d.comb += [self.w.ready.eq(banks[0].w_rdy), self.r.valid.eq(valids[0]), self.r.payload.eq(r_bits)]
         return m
