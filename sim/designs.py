@@ -272,6 +272,16 @@ class _RegisteredBeats(wiring.Component):
         m.d.sync += [valid.eq(self.valid_in), last.eq(self.last_in)]
         m.d.comb += [self._design.i.valid.eq(valid), self._design.i.payload.last.eq(last), Cat(*fields).eq(chain)]
 
+    @staticmethod
+    def _fold(m: Module, value) -> Signal:
+        """``value`` folded (XOR) into one bit, a register, in two registered stages (nibbles, then their XOR), so
+        that the fold of a wide output is not the critical path."""
+        value = Value.cast(value)
+        nibbles, folded = Signal(-(-len(value) // 4)), Signal()
+        m.d.sync += [nibbles[i].eq(value[4 * i:4 * i + 4].xor()) for i in range(len(nibbles))]
+        m.d.sync += folded.eq(nibbles.xor())
+        return folded
+
 
 class RegisteredKeyExtractor(_RegisteredBeats):
     """The key extractor for timing: a beat's ``data`` and ``keep`` are shifted in serially and presented from
@@ -301,17 +311,15 @@ class RegisteredKeyExtractor(_RegisteredBeats):
         m = Module()
         m.submodules.extractor = e = self._design
         self._beats_in(m, e.i.payload.data, e.i.payload.keep)
-        payload = e.o.payload.as_value()
-        folded = Signal(-(-len(payload) // 4))
-        m.d.sync += [folded[i].eq(payload[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
-        m.d.sync += [self.out[0].eq(e.o.valid), self.out[1].eq(folded.xor())]
+        m.d.sync += self.out[0].eq(e.o.valid)
+        m.d.comb += self.out[1].eq(self._fold(m, e.o.payload))
         return m
 
 
 class RegisteredDedup(_RegisteredBeats):
     """The packet de-duplicator for timing: a beat's ``data``, ``keep`` and time are shifted in serially and
     presented from registers with ``valid`` and ``last`` (also registered); the output beat and the counters
-    are folded (XOR) into registers, ``o.ready`` comes from a pin through a register.
+    are folded (XOR) into registers in two registered stages, ``o.ready`` comes from a pin through a register.
 
     Parameters
     ----------
@@ -341,6 +349,6 @@ class RegisteredDedup(_RegisteredBeats):
         m.d.sync += ready.eq(self.ready_in)
         m.d.comb += d.o.ready.eq(ready)
         counters = Cat(d.frames, d.duplicates, d.dropped, d.unchecked, d.errored)
-        m.d.sync += [self.out[0].eq(d.o.valid), self.out[1].eq(d.o.payload.as_value().xor()),
-                     self.out[2].eq(counters.xor()), self.out[3].eq(d.i.ready)]
+        m.d.sync += [self.out[0].eq(d.o.valid), self.out[3].eq(d.i.ready)]
+        m.d.comb += [self.out[1].eq(self._fold(m, d.o.payload)), self.out[2].eq(self._fold(m, counters))]
         return m
