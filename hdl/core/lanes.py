@@ -15,6 +15,9 @@ from .types import Op
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]
 
+#: Entries of the register slice between each lane's merge and its core.
+_SLICE_DEPTH = 3
+
 
 def slot_command_layout(config: Config) -> data.StructLayout:
     """One command slot of a beat: ``{valid, op, key[, time]}`` (``time`` with a span)."""
@@ -175,9 +178,11 @@ class Lanes(wiring.Component):
         return hash_latency(self._config) if self._lanes > 1 else 0
 
     def elaborate(self, platform):
-        # Stall pipeline (lane hash) -> per-(slot, lane) FIFOs -> per-lane oldest-first merge -> N cores ->
-        # reorder buffer. A FIFO per (slot, lane) rather than a multi-write queue per lane: each has one write
-        # port and the merge compares a few tags; the reorder buffer is registers (a few bits per slot).
+        # Stall pipeline (lane hash) -> per-(slot, lane) FIFOs -> per-lane oldest-first merge -> a register slice
+        # -> N cores -> reorder buffer. A FIFO per (slot, lane) rather than a multi-write queue per lane: each has
+        # one write port and the merge compares a few tags; the reorder buffer is registers (a few bits per slot).
+        # The slice keeps the merge (a LUT RAM read, the tags' age compares, the pick) and the core's entry stage
+        # in separate cycles: together they were the critical path on ECP5.
         m = Module()
         c, N, S, D = self._config, self._lanes, self._slots, self._reorder_depth
         tag_bits = max(1, (D - 1).bit_length())
@@ -239,8 +244,12 @@ class Lanes(wiring.Component):
         for lane in range(N):
             core = APBBF(c, scan=self._scan)
             m.submodules[f"lane{lane}"] = core
-            inflight = fifo.SyncFIFO(width=inflight_layout.size, depth=queue_depth(c) + 2)
+            inflight = fifo.SyncFIFO(width=inflight_layout.size, depth=queue_depth(c) + 2 + _SLICE_DEPTH)
             m.submodules[f"inflight{lane}"] = inflight
+            # Three entries: a SyncFIFOBuffered of two takes one entry every other clock.
+            slice_ = fifo.SyncFIFOBuffered(width=entry_layout.size, depth=_SLICE_DEPTH)
+            m.submodules[f"slice{lane}"] = slice_
+            sliced = data.View(entry_layout, slice_.r_data)
             heads = [data.View(entry_layout, queues[s][lane].r_data) for s in range(S)]
             ready = [queues[s][lane].r_rdy for s in range(S)]
             age = [Signal(tag_bits, name=f"age{lane}_{s}") for s in range(S)]
@@ -256,18 +265,23 @@ class Lanes(wiring.Component):
                 with m.If(wins[s]):
                     m.d.comb += [chosen.eq(heads[s]), chosen_slot.eq(s)]
             fire = Signal(name=f"issue{lane}")
+            # The slice holds commands in the order the core takes them, so the in-flight record is written as
+            # a command enters the slice.
             m.d.comb += [
-                core.cmd.valid.eq(Cat(*wins).any() & inflight.w_rdy),
-                core.cmd.payload.op.eq(chosen.op),
-                core.cmd.payload.key.eq(chosen.key),
-                fire.eq(core.cmd.valid & core.cmd.ready),
+                fire.eq(Cat(*wins).any() & inflight.w_rdy & slice_.w_rdy),
+                slice_.w_en.eq(fire),
+                slice_.w_data.eq(chosen),
                 inflight.w_en.eq(fire),
                 inflight.w_data.eq(Cat(chosen.tag, chosen_slot)),
+                core.cmd.valid.eq(slice_.r_rdy),
+                core.cmd.payload.op.eq(sliced.op),
+                core.cmd.payload.key.eq(sliced.key),
+                slice_.r_en.eq(core.cmd.ready),
                 core.rsp.ready.eq(1),
                 inflight.r_en.eq(core.rsp.valid),
             ]
             if c.timed:
-                m.d.comb += core.cmd.payload.time.eq(chosen.time)
+                m.d.comb += core.cmd.payload.time.eq(sliced.time)
             for s in range(S):
                 m.d.comb += queues[s][lane].r_en.eq(fire & wins[s])
             for name in self._counters:

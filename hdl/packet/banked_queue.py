@@ -15,8 +15,8 @@ STAGE_DEPTH = 4
 
 
 class BankedQueue(wiring.Component):
-    """A queue of ``depth`` entries of ``shape`` (and :data:`STAGE_DEPTH` + 1 more, in its read stage), written and
-    read as streams, one entry per clock each way.
+    """A queue of ``depth`` + 1 entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` + 1 more, in its read
+    stage), written and read as streams, one entry per clock each way.
 
     The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own
     :class:`amaranth.lib.fifo.SyncFIFOBuffered` in block RAM, with its own pointers, level and enables, followed by
@@ -29,7 +29,7 @@ class BankedQueue(wiring.Component):
     shape : ShapeLike
         One entry (a layout gives typed payloads).
     depth : int
-        Entries in block RAM, 2..65536.
+        Entries in block RAM, 2..65536 (each bank has one more, so that ``w.ready`` can be a flip-flop).
     bank_width : int
         Bits per bank, about (1..4096; the entry's width divided into ``width // bank_width`` banks of equal width,
         or one bank when it is narrower). The default, 72, is eight 2048 x 9 block RAMs of ECP5.
@@ -37,7 +37,7 @@ class BankedQueue(wiring.Component):
     Attributes
     ----------
     w : In(stream.Signature(shape))
-        Entries in; ``ready`` while the queue has room.
+        Entries in; ``ready`` (a flip-flop) while the queue has room.
     r : Out(stream.Signature(shape))
         Entries out, in order; ``valid`` from two flip-flops, ``payload`` from a multiplexer of two registers.
 
@@ -79,10 +79,10 @@ class BankedQueue(wiring.Component):
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
         low, banks, valids = 0, [], []
         for index, width in enumerate(self.bank_widths):
-            m.submodules[f"bank{index}"] = bank = fifo.SyncFIFOBuffered(width=width, depth=self._depth)
+            m.submodules[f"bank{index}"] = bank = fifo.SyncFIFOBuffered(width=width, depth=self._depth + 1)
             m.submodules[f"stage{index}"] = stage = fifo.SyncFIFOBuffered(width=width, depth=STAGE_DEPTH)
             # The block RAM's read enable follows the stage's registered level, not the reader's decision.
-            m.d.comb += [bank.w_data.eq(w_bits[low:low + width]), bank.w_en.eq(self.w.valid),
+            m.d.comb += [bank.w_data.eq(w_bits[low:low + width]),
                          stage.w_data.eq(bank.r_data), stage.w_en.eq(bank.r_rdy), bank.r_en.eq(stage.w_rdy)]
             held = Signal(width, name=f"held{index}")
             held_valid = Signal(name=f"held{index}_valid")
@@ -95,5 +95,11 @@ class BankedQueue(wiring.Component):
             low += width
             banks.append(bank)
             valids.append(held_valid | stage.r_rdy)
-        m.d.comb += [self.w.ready.eq(banks[0].w_rdy), self.r.valid.eq(valids[0]), self.r.payload.eq(r_bits)]
+        # ``w.ready`` is a flip-flop too: set while bank 0 (of depth + 1 entries) held fewer than ``depth`` a clock
+        # ago, so that a write in this cycle always fits (one write per clock).
+        room = Signal(init=1)
+        m.d.sync += room.eq(banks[0].level < self._depth)
+        for bank in banks:
+            m.d.comb += bank.w_en.eq(self.w.valid & room)
+        m.d.comb += [self.w.ready.eq(room), self.r.valid.eq(valids[0]), self.r.payload.eq(r_bits)]
         return m
