@@ -77,7 +77,7 @@ def test_reset():
 
 def test_commands_per_clock():
     """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.2 commands per clock
-    (3.79 over these 640 commands, while the lanes' queues are still short; 3.47 over 3000 in docs/lanes.md;
+    (3.79 over these 640 commands, while the lanes' queues are still short; 3.06 over 3000 in docs/lanes.md;
     what is lost: beats whose keys pile into one lane beyond what its FIFOs absorb)."""
     seed = 61
     print("seed", seed)
