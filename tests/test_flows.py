@@ -271,3 +271,16 @@ def test_no_sys_path_edits():
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text()
             assert not any(edit in text for edit in edits), f"{path.relative_to(ROOT)} edits sys.path"
+
+
+def test_verilator_optimization(monkeypatch):
+    """The C++ optimization of built models: -O2 unless APBBF_VERILATOR_OPT says otherwise (the suite's -O0), and a
+    clear error for anything else."""
+    from apbbf.sim import verilator
+    monkeypatch.delenv("APBBF_VERILATOR_OPT", raising=False)
+    assert verilator.cxx_optimization() == "-O2"
+    monkeypatch.setenv("APBBF_VERILATOR_OPT", "-O0")
+    assert verilator.cxx_optimization() == "-O0"
+    monkeypatch.setenv("APBBF_VERILATOR_OPT", "fast")
+    with pytest.raises(ValueError, match="APBBF_VERILATOR_OPT must be one of -O0"):
+        verilator.cxx_optimization()

@@ -18,8 +18,15 @@ TIMED = Config(2, 3, segment_blocks=4, span=100, time_width=12, extra_segments=2
 OPS = (Op.QUERY, Op.INSERT, Op.TEST_AND_INSERT)
 
 
-@pytest.mark.parametrize("config", [COUNT, TIMED], ids=["count", "time"])
-@pytest.mark.parametrize("lanes", [2, 4])
+#: (lanes, window) cases of test_random in ``make test``: each lane count and each window once; the other two run
+#: in ``make test-slow``.
+RANDOM_QUICK = {(2, "count"), (4, "time")}
+
+
+@pytest.mark.parametrize("lanes, config", [
+    pytest.param(lanes, config, id=f"{lanes}-{name}",
+                 marks=[] if (lanes, name) in RANDOM_QUICK else [pytest.mark.slow])
+    for lanes in (2, 4) for name, config in (("count", COUNT), ("time", TIMED))])
 def test_random(config, lanes):
     """Random keys (a third repeating recent ones), idle gaps, empty slots and backpressure."""
     seed = 10 * lanes + config.timed
