@@ -252,17 +252,33 @@ class RegisteredLanes(wiring.Component):
 class _RegisteredBeats(wiring.Component):
     """A design that takes packet beats (``i``: ``data``, ``keep``, ``last``, and more), between registers: the
     beat's fields are shifted in serially and presented from registers with ``valid`` and ``last`` (also
-    registered)."""
+    registered). A subclass names the class of the design it wraps and the parameter
+    (``class RegisteredX(_RegisteredBeats, kind=X, name="x")``).
+
+    Raises
+    ------
+    TypeError
+        If the design is not of the subclass's ``kind``.
+    """
 
     serial_in: In(1)
     valid_in: In(1)
     last_in: In(1)
 
-    def __init__(self, design, kind: type, name: str):
-        if not isinstance(design, kind):
-            raise TypeError(f"{name} must be a {kind.__name__}, not {design!r}")
+    def __init_subclass__(cls, *, kind: type, name: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._kind, cls._name = kind, name
+
+    def __init__(self, design):
+        if not isinstance(design, self._kind):
+            raise TypeError(f"{self._name} must be a {self._kind.__name__}, not {design!r}")
         self._design = design
         super().__init__()
+
+    @property
+    def design(self):
+        """The wrapped design."""
+        return self._design
 
     def _beats_in(self, m: Module, *fields):
         """Drive ``i`` of the design (added to ``m`` as ``name``) from the registers; ``fields``: the members of
@@ -283,7 +299,7 @@ class _RegisteredBeats(wiring.Component):
         return folded
 
 
-class RegisteredKeyExtractor(_RegisteredBeats):
+class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extractor"):
     """The key extractor for timing: a beat's ``data`` and ``keep`` are shifted in serially and presented from
     registers with ``valid`` and ``last`` (also registered); the key, length and class are folded (XOR) into a
     register in two registered stages (so that the fold is not the critical path).
@@ -291,21 +307,9 @@ class RegisteredKeyExtractor(_RegisteredBeats):
     Parameters
     ----------
     extractor : KeyExtractor
-
-    Raises
-    ------
-    TypeError
-        If ``extractor`` is not a KeyExtractor.
     """
 
     out: Out(2)
-
-    def __init__(self, extractor):
-        super().__init__(extractor, KeyExtractor, "extractor")
-
-    @property
-    def extractor(self) -> KeyExtractor:
-        return self._design
 
     def elaborate(self, platform):
         m = Module()
@@ -316,7 +320,7 @@ class RegisteredKeyExtractor(_RegisteredBeats):
         return m
 
 
-class RegisteredDedup(_RegisteredBeats):
+class RegisteredDedup(_RegisteredBeats, kind=PacketDedup, name="dedup"):
     """The packet de-duplicator for timing: a beat's ``data``, ``keep`` and time are shifted in serially and
     presented from registers with ``valid`` and ``last`` (also registered); the output beat and the counters
     are folded (XOR) into registers in two registered stages, ``o.ready`` comes from a pin through a register.
@@ -324,22 +328,10 @@ class RegisteredDedup(_RegisteredBeats):
     Parameters
     ----------
     dedup : PacketDedup
-
-    Raises
-    ------
-    TypeError
-        If ``dedup`` is not a PacketDedup.
     """
 
     ready_in: In(1)
     out: Out(4)
-
-    def __init__(self, dedup):
-        super().__init__(dedup, PacketDedup, "dedup")
-
-    @property
-    def dedup(self) -> PacketDedup:
-        return self._design
 
     def elaborate(self, platform):
         m = Module()
