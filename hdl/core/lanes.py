@@ -104,8 +104,9 @@ class Lanes(wiring.Component):
     each valid slot's FIFO has room: one FIFO per (slot, lane), so a beat's slots never contend for a write
     port, and slots of one beat in one lane simply queue. Each entry carries the beat's reorder tag. Each lane
     takes, every clock, from the heads of its ``slots`` FIFOs the command with the oldest (tag, slot): its
-    lane's next command in command order (a FIFO's entry shows at its head the cycle after its write, the same
-    for every FIFO, so no older command can be hidden behind a younger one's head).
+    lane's next command in command order (a FIFO's entry shows at its head, from its output register, two cycles
+    after its write into an empty FIFO and the cycle after the entry ahead of it is read, the same for every
+    FIFO, so no older command can be hidden behind a younger one's head).
 
     **Reorder.** Each lane's core answers its commands in order; a FIFO per lane remembers the (tag, slot) of
     every command in flight in it, and the answer is written into the reorder buffer at that place. The oldest
@@ -209,7 +210,8 @@ class Lanes(wiring.Component):
             beat, beat_valid = registered, valid
 
         # 2. Dispatch into the (slot, lane) FIFOs, with a reorder entry per beat.
-        queues = [[fifo.SyncFIFO(width=entry_layout.size, depth=self._fifo_depth) for _ in range(N)]
+        # SyncFIFOBuffered: the merge reads each head from flip-flops, not through LUT RAM.
+        queues = [[fifo.SyncFIFOBuffered(width=entry_layout.size, depth=self._fifo_depth) for _ in range(N)]
                   for _ in range(S)]
         for s in range(S):
             for lane in range(N):
