@@ -187,8 +187,11 @@ class Lanes(wiring.Component):
         m = Module()
         c, N, S, D = self._config, self._lanes, self._slots, self._reorder_depth
         tag_bits = max(1, (D - 1).bit_length())
+        # An entry's tag counts beats modulo 2·D (one bit more than the reorder buffer's index): the beats in
+        # flight span fewer than D tags, so of two tags the older is the one whose difference to the other is
+        # negative, with no reference to the reorder buffer's head.
         entry_layout = data.StructLayout({
-            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits})
+            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits + 1})
         inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
 
         # 1. The lane hash: a stall pipeline of `latency` stages; it moves while its end is empty or dispatches.
@@ -217,7 +220,7 @@ class Lanes(wiring.Component):
             for lane in range(N):
                 m.submodules[f"queue_{s}_{lane}"] = queues[s][lane]
         head = Signal(tag_bits)
-        tail = Signal(tag_bits)
+        tail = Signal(tag_bits + 1)
         count = Signal(range(D + 1))
         room = Signal()
         m.d.comb += room.eq(Cat(~beat[s].valid | Array(q.w_rdy for q in queues[s])[lane_of[s]]
@@ -254,12 +257,16 @@ class Lanes(wiring.Component):
             sliced = data.View(entry_layout, slice_.r_data)
             heads = [data.View(entry_layout, queues[s][lane].r_data) for s in range(S)]
             ready = [queues[s][lane].r_rdy for s in range(S)]
-            age = [Signal(tag_bits, name=f"age{lane}_{s}") for s in range(S)]
             wins = [Signal(name=f"win{lane}_{s}") for s in range(S)]
+
+            def before(s, t):
+                """Slot s's head is older than slot t's (tag, then slot): the sign of their tags' difference."""
+                difference = Signal(tag_bits + 1, name=f"tag_difference{lane}_{s}_{t}")
+                m.d.comb += difference.eq(heads[s].tag - heads[t].tag)
+                return (difference[-1] | (difference == 0)) if s < t else difference[-1]
+
             for s in range(S):
-                m.d.comb += age[s].eq(heads[s].tag - head)
-            for s in range(S):
-                older = [~ready[t] | ((age[s] <= age[t]) if s < t else (age[s] < age[t])) for t in range(S) if t != s]
+                older = [~ready[t] | before(s, t) for t in range(S) if t != s]
                 m.d.comb += wins[s].eq(ready[s] & Cat(*older).all() if older else ready[s])
             chosen = Signal(entry_layout, name=f"chosen{lane}")
             chosen_slot = Signal(range(S), name=f"chosen_slot{lane}")
@@ -274,7 +281,7 @@ class Lanes(wiring.Component):
                 slice_.w_en.eq(fire),
                 slice_.w_data.eq(chosen),
                 inflight.w_en.eq(fire),
-                inflight.w_data.eq(Cat(chosen.tag, chosen_slot)),
+                inflight.w_data.eq(Cat(chosen.tag[:tag_bits], chosen_slot)),
                 core.cmd.valid.eq(slice_.r_rdy),
                 core.cmd.payload.op.eq(sliced.op),
                 core.cmd.payload.key.eq(sliced.key),
@@ -294,7 +301,7 @@ class Lanes(wiring.Component):
         # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
         for e in range(D):
             for s in range(S):
-                with m.If(dispatch & (tail == e)):
+                with m.If(dispatch & (tail[:tag_bits] == e)):
                     m.d.sync += [expected[e][s].eq(beat[s].valid), done[e][s].eq(0)]
                 for valid, tag, slot, op, hit in answered:
                     with m.If(valid & (tag == e) & (slot == s)):
