@@ -13,3 +13,10 @@ bench: setup
 .PHONY: dedup-bench
 dedup-bench: setup
 	$(PY) scripts/dedup_bench.py $(DEDUP_BENCH_ARGS)
+
+# The lanes filter placed and routed on ECP5-85F (two lanes of Config(3, 8, 64, 4, 512) by default; static placer,
+# router2): build/lanes_pnr/<lanes>/result.json. LANES_PNR_ARGS="--lanes 2 --seeds 1,2,3 --jobs 2" for three seeds.
+LANES_PNR_ARGS ?= --lanes 2 --seeds 1
+.PHONY: lanes-pnr
+lanes-pnr: setup
+	$(PY) scripts/lanes_pnr.py $(LANES_PNR_ARGS)
