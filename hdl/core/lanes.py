@@ -182,8 +182,8 @@ class Lanes(wiring.Component):
         # Stall pipeline (lane hash) -> per-(slot, lane) FIFOs -> per-lane oldest-first merge -> a register slice
         # -> N cores -> reorder buffer. A FIFO per (slot, lane) rather than a multi-write queue per lane: each has
         # one write port and the merge compares a few tags; the reorder buffer is registers (a few bits per slot).
-        # The slice keeps the merge (a LUT RAM read, the tags' age compares, the pick) and the core's entry stage
-        # in separate cycles: together they were the critical path on ECP5.
+        # The slice keeps the merge (the tags' compares, the pick) and the core's entry stage in separate cycles:
+        # together they were the critical path on ECP5.
         m = Module()
         c, N, S, D = self._config, self._lanes, self._slots, self._reorder_depth
         tag_bits = max(1, (D - 1).bit_length())

@@ -69,7 +69,7 @@ class BankedQueue(wiring.Component):
     def elaborate(self, platform):
         # A queue as wide as a 512-bit beat spans 65 block RAMs, spread over the device. As one FIFO, its pointers
         # and enables are nets of that fan-out from one flip-flop or LUT, 13-16 ns of routing on ECP5-85F. Split by
-        # bits, each bank's nets reach its own few block RAMs, which the placer keeps together.
+        # bits, each bank's nets reach only its own few block RAMs (nextpnr may still spread those apart).
         #
         # The reader's ``r.ready`` is a decision made far from most banks. It reaches one flip-flop per bank
         # (``held_valid``, a skid register's), not the enables of the bank's data registers: the skid register
@@ -77,7 +77,7 @@ class BankedQueue(wiring.Component):
         # on whether or not the reader takes it, into the skid register if it does not.
         m = Module()
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
-        low, banks, valids = 0, [], []
+        low, banks = 0, []
         for index, width in enumerate(self.bank_widths):
             m.submodules[f"bank{index}"] = bank = fifo.SyncFIFOBuffered(width=width, depth=self._depth + 1)
             m.submodules[f"stage{index}"] = stage = fifo.SyncFIFOBuffered(width=width, depth=STAGE_DEPTH)
@@ -94,12 +94,13 @@ class BankedQueue(wiring.Component):
             m.d.comb += r_bits[low:low + width].eq(Mux(held_valid, held, stage.r_data))
             low += width
             banks.append(bank)
-            valids.append(held_valid | stage.r_rdy)
+            if index == 0:
+                m.d.comb += self.r.valid.eq(held_valid | stage.r_rdy)
         # ``w.ready`` is a flip-flop too: set while bank 0 (of depth + 1 entries) held fewer than ``depth`` a clock
         # ago, so that a write in this cycle always fits (one write per clock).
         room = Signal(init=1)
         m.d.sync += room.eq(banks[0].level < self._depth)
         for bank in banks:
             m.d.comb += bank.w_en.eq(self.w.valid & room)
-        m.d.comb += [self.w.ready.eq(room), self.r.valid.eq(valids[0]), self.r.payload.eq(r_bits)]
+        m.d.comb += [self.w.ready.eq(room), self.r.payload.eq(r_bits)]
         return m
