@@ -1,6 +1,6 @@
 """Lanes: several commands per clock, each to the filter of its key's lane (:mod:`apbbf.model.lanes`)."""
 
-from amaranth import Array, Cat, Module, Signal
+from amaranth import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -227,7 +227,6 @@ class Lanes(wiring.Component):
                                 for s in range(S)).all())
         dispatch = Signal()
         m.d.comb += [
-            dispatch.eq(beat_valid & room & (count != D)),
             advance.eq(~beat_valid | dispatch),
             self.cmd.ready.eq(advance),
         ]
@@ -243,7 +242,7 @@ class Lanes(wiring.Component):
 
         # 3. Per lane: the oldest head among its FIFOs goes to the lane's core.
         expected = [Signal(S, name=f"expected{e}") for e in range(D)]
-        done = [Signal(S, name=f"done{e}") for e in range(D)]
+        pending = [Signal(S, name=f"pending{e}") for e in range(D)]
         answers = [Signal(lanes_response_layout(S), name=f"answer{e}") for e in range(D)]
         answered = []                                        # per lane: (valid, tag, slot, op, hit)
         for lane in range(N):
@@ -299,22 +298,38 @@ class Lanes(wiring.Component):
             answered.append((core.rsp.valid, where.tag, where.slot, core.rsp.payload.op, core.rsp.payload.hit))
 
         # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
+        # Retirement is a loop (the head's completeness -> leave -> the next head), so it is kept short: each
+        # entry's completeness is a register, computed from its next state, the head is one-hot as well as
+        # binary, and "not empty" and "full" are flags registered from the count's next value by cases, so the
+        # loop is a one-hot pick of D flip-flops, the leave gate and the head's update. The binary head only
+        # picks the answers, which leave through the response and loop nowhere.
+        head_onehot = Signal(D, init=1)
+        complete = Signal(D, init=(1 << D) - 1)
+        nonempty = Signal()
+        full = Signal()
+        m.d.comb += dispatch.eq(beat_valid & room & ~full)
         for e in range(D):
+            here = Signal(name=f"dispatch{e}")
+            m.d.comb += here.eq(dispatch & (tail[:tag_bits] == e))
+            pending_next = []
             for s in range(S):
-                with m.If(dispatch & (tail[:tag_bits] == e)):
-                    m.d.sync += [expected[e][s].eq(beat[s].valid), done[e][s].eq(0)]
+                arrives = Signal(name=f"arrives{e}_{s}")
+                m.d.comb += arrives.eq(Cat(valid & (tag == e) & (slot == s)
+                                           for valid, tag, slot, op, hit in answered).any())
                 for valid, tag, slot, op, hit in answered:
                     with m.If(valid & (tag == e) & (slot == s)):
-                        m.d.sync += [done[e][s].eq(1), answers[e][s].op.eq(op), answers[e][s].hit.eq(hit)]
+                        m.d.sync += [answers[e][s].op.eq(op), answers[e][s].hit.eq(hit)]
+                with m.If(here):
+                    m.d.sync += [expected[e][s].eq(beat[s].valid)]
+                # A slot is pending from its beat's dispatch until its answer lands.
+                pending_next.append(Mux(here, beat[s].valid, pending[e][s] & ~arrives))
+                m.d.sync += pending[e][s].eq(pending_next[-1])
+            m.d.sync += complete[e].eq(~Cat(*pending_next).any())
         oldest = Signal(lanes_response_layout(S))
         oldest_expected = Signal(S)
-        oldest_done = Signal(S)
-        complete = Signal()
         m.d.comb += [
             oldest_expected.eq(Array(expected)[head]),
-            oldest_done.eq(Array(done)[head]),
             oldest.eq(Array(answer.as_value() for answer in answers)[head]),
-            complete.eq((oldest_expected & ~oldest_done) == 0),
         ]
         for s in range(S):
             m.d.comb += [
@@ -324,12 +339,16 @@ class Lanes(wiring.Component):
             ]
         leave = Signal()
         m.d.comb += [
-            self.rsp.valid.eq((count != 0) & complete),
+            self.rsp.valid.eq(nonempty & (complete & head_onehot).any()),
             leave.eq(self.rsp.valid & self.rsp.ready),
         ]
         m.d.sync += count.eq(count + dispatch - leave)
+        with m.If(dispatch & ~leave):
+            m.d.sync += [nonempty.eq(1), full.eq(count == D - 1)]
+        with m.Elif(leave & ~dispatch):
+            m.d.sync += [nonempty.eq(count != 1), full.eq(0)]
         with m.If(dispatch):
             m.d.sync += tail.eq(tail + 1)
         with m.If(leave):
-            m.d.sync += head.eq(head + 1)
+            m.d.sync += [head.eq(head + 1), head_onehot.eq(head_onehot.rotate_left(1))]
         return m
