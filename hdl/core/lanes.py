@@ -244,11 +244,12 @@ class Lanes(wiring.Component):
         expected = [Signal(S, name=f"expected{e}") for e in range(D)]
         pending = [Signal(S, name=f"pending{e}") for e in range(D)]
         answers = [Signal(lanes_response_layout(S), name=f"answer{e}") for e in range(D)]
-        answered = []                                        # per lane: (valid, tag, slot, op, hit)
+        answered = []                                        # per lane: (one-hot (tag, slot), op, hit)
         for lane in range(N):
             core = APBBF(c, scan=self._scan)
             m.submodules[f"lane{lane}"] = core
-            inflight = fifo.SyncFIFO(width=inflight_layout.size, depth=queue_depth(c) + 2 + _SLICE_DEPTH)
+            # Buffered: the place of an answer comes from flip-flops, not through LUT RAM.
+            inflight = fifo.SyncFIFOBuffered(width=inflight_layout.size, depth=queue_depth(c) + 2 + _SLICE_DEPTH)
             m.submodules[f"inflight{lane}"] = inflight
             # Three entries: a SyncFIFOBuffered of two takes one entry every other clock.
             slice_ = fifo.SyncFIFOBuffered(width=entry_layout.size, depth=_SLICE_DEPTH)
@@ -295,7 +296,14 @@ class Lanes(wiring.Component):
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
-            answered.append((core.rsp.valid, where.tag, where.slot, core.rsp.payload.op, core.rsp.payload.hit))
+            # An answer lands a cycle later, from registers: its place decoded one-hot, so that each reorder
+            # entry's update reads one flip-flop per lane, not a compare of the tag fanned out to every entry.
+            lands = Signal(D * S, name=f"lands{lane}")
+            answer_op, answer_hit = Signal(Op, name=f"answer_op{lane}"), Signal(name=f"answer_hit{lane}")
+            m.d.sync += [lands.eq(Cat(core.rsp.valid & (where.tag == e) & (where.slot == s)
+                                      for e in range(D) for s in range(S))),
+                         answer_op.eq(core.rsp.payload.op), answer_hit.eq(core.rsp.payload.hit)]
+            answered.append((lands, answer_op, answer_hit))
 
         # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
         # Retirement is a loop (the head's completeness -> leave -> the next head), so it is kept short: each
@@ -314,10 +322,9 @@ class Lanes(wiring.Component):
             pending_next = []
             for s in range(S):
                 arrives = Signal(name=f"arrives{e}_{s}")
-                m.d.comb += arrives.eq(Cat(valid & (tag == e) & (slot == s)
-                                           for valid, tag, slot, op, hit in answered).any())
-                for valid, tag, slot, op, hit in answered:
-                    with m.If(valid & (tag == e) & (slot == s)):
+                m.d.comb += arrives.eq(Cat(lands[e * S + s] for lands, op, hit in answered).any())
+                for lands, op, hit in answered:
+                    with m.If(lands[e * S + s]):
                         m.d.sync += [answers[e][s].op.eq(op), answers[e][s].hit.eq(hit)]
                 with m.If(here):
                     m.d.sync += [expected[e][s].eq(beat[s].valid)]
