@@ -194,23 +194,45 @@ class Lanes(wiring.Component):
             "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits + 1})
         inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
 
-        # 1. The lane hash: a stall pipeline of `latency` stages; it moves while its end is empty or dispatches.
+        # 1. The lane hash. It runs freely: every register of it loads every clock, so that no stall signal fans
+        # out to them (it did, to every pipeline register of every slot, and it was the critical path). A beat
+        # leaves it into a skid queue that dispatch reads, and a beat is taken only while that queue has room for
+        # every beat in flight: ``cmd.ready`` is a register, from a count of the beats in flight.
         latency = self.latency
-        advance = Signal()
         beat = self.cmd.payload
         beat_valid = self.cmd.valid
         lane_of = [Signal(range(N), name=f"lane_of{s}") for s in range(S)]
+        dispatch = Signal()
         if N > 1:
             for s in range(S):
                 unit = LaneHash(c, N)
                 m.submodules[f"lane_hash{s}"] = unit
-                m.d.comb += [unit.key.eq(self.cmd.payload[s].key), unit.en.eq(advance), lane_of[s].eq(unit.lane)]
-        for stage in range(latency):
-            registered = Signal(lanes_command_layout(c, S), name=f"beat{stage}")
-            valid = Signal(name=f"beat{stage}_valid")
-            with m.If(advance):
+                m.d.comb += [unit.key.eq(self.cmd.payload[s].key), unit.en.eq(1), lane_of[s].eq(unit.lane)]
+            taken = Signal()
+            ready = Signal(init=1)
+            m.d.comb += [taken.eq(self.cmd.valid & ready), self.cmd.ready.eq(ready)]
+            beat_valid = taken
+            for stage in range(latency):
+                registered = Signal(lanes_command_layout(c, S), name=f"beat{stage}")
+                valid = Signal(name=f"beat{stage}_valid")
                 m.d.sync += [registered.eq(beat), valid.eq(beat_valid)]
-            beat, beat_valid = registered, valid
+                beat, beat_valid = registered, valid
+            skid_layout = data.StructLayout({"beat": lanes_command_layout(c, S), "lane": data.ArrayLayout(range(N), S)})
+            # Deep enough for every beat in flight: those in the pipeline and a write's two cycles to the head.
+            capacity = latency + 3
+            skid = fifo.SyncFIFOBuffered(width=skid_layout.size, depth=capacity)
+            m.submodules.skid = skid
+            skid_head = data.View(skid_layout, skid.r_data)
+            m.d.comb += [skid.w_en.eq(beat_valid), skid.w_data.eq(Cat(beat, *lane_of)), skid.r_en.eq(dispatch)]
+            in_flight = Signal(range(capacity + 1))
+            m.d.sync += in_flight.eq(in_flight + taken - dispatch)
+            # ready: in_flight < capacity next cycle, by cases, so that no adder is behind it.
+            with m.If(taken & ~dispatch):
+                m.d.sync += ready.eq(in_flight != capacity - 1)
+            with m.Elif(dispatch & ~taken):
+                m.d.sync += ready.eq(1)
+            beat, beat_valid = skid_head.beat, skid.r_rdy
+            lane_of = [skid_head.lane[s] for s in range(S)]
 
         # 2. Dispatch into the (slot, lane) FIFOs, with a reorder entry per beat.
         # SyncFIFOBuffered: the merge reads each head from flip-flops, not through LUT RAM.
@@ -225,11 +247,8 @@ class Lanes(wiring.Component):
         room = Signal()
         m.d.comb += room.eq(Cat(~beat[s].valid | Array(q.w_rdy for q in queues[s])[lane_of[s]]
                                 for s in range(S)).all())
-        dispatch = Signal()
-        m.d.comb += [
-            advance.eq(~beat_valid | dispatch),
-            self.cmd.ready.eq(advance),
-        ]
+        if N == 1:
+            m.d.comb += self.cmd.ready.eq(~beat_valid | dispatch)
         for s in range(S):
             for lane in range(N):
                 entry = data.View(entry_layout, queues[s][lane].w_data)
