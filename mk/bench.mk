@@ -15,8 +15,8 @@ dedup-bench: setup
 	$(PY) scripts/dedup_bench.py $(DEDUP_BENCH_ARGS)
 
 # The lanes filter placed and routed on ECP5-85F (two lanes of Config(3, 8, 64, 4, 512) by default; static placer,
-# router2): build/lanes_pnr/<lanes>/result.json. LANES_PNR_ARGS="--lanes 2 --seeds 1,2,3 --jobs 2" for three seeds.
-LANES_PNR_ARGS ?= --lanes 2 --seeds 1
+# router2): build/lanes_pnr/<lanes>/result.json, the median of seeds 1-3 (about 8 min on 2 cores).
+LANES_PNR_ARGS ?= --lanes 2 --seeds 1,2,3 --jobs 2
 .PHONY: lanes-pnr
 lanes-pnr: setup
 	$(PY) scripts/lanes_pnr.py $(LANES_PNR_ARGS)

@@ -99,8 +99,8 @@ class Lanes(wiring.Component):
     response beat matches its command beat one to one (a beat with no valid slot gets an empty response beat).
     Command order is beat order, then slot 0 first within a beat.
 
-    **Dispatch.** The key of every slot goes through a :class:`LaneHash` (the stall pipeline in front: ``cmd``
-    moves through it while its end is empty or dispatches). A beat dispatches when a reorder entry is free and
+    **Dispatch.** The key of every slot goes through a :class:`LaneHash` (a free-running pipeline into a skid
+    queue: ``cmd.ready`` is a register, high while the queue has room for every beat in flight). A beat dispatches when a reorder entry is free and
     each valid slot's FIFO has room: one FIFO per (slot, lane), so a beat's slots never contend for a write
     port, and slots of one beat in one lane simply queue. Each entry carries the beat's reorder tag. Each lane
     takes, every clock, from the heads of its ``slots`` FIFOs the command with the oldest (tag, slot): its
@@ -125,8 +125,8 @@ class Lanes(wiring.Component):
     scan : {"parallel", "fsm"}
         The cores' scan (``"parallel"``: one command per clock per lane).
     fifo_depth : int
-        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.47 commands per
-        clock with 8, 3.29 with 4; ``docs/lanes.md``).
+        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.07 commands per
+        clock with 8, 2.95 with 4; ``docs/lanes.md``).
     reorder_depth : int
         Beats in flight between dispatch and response, a power of two from 2 to 256 (default 32: more than a
         FIFO's wait plus a core's latency, so that it does not limit the rate).
