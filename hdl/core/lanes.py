@@ -330,14 +330,24 @@ class Lanes(wiring.Component):
         # binary, and "not empty" and "full" are flags registered from the count's next value by cases, so the
         # loop is a one-hot pick of D flip-flops, the leave gate and the head's update. The binary head only
         # picks the answers, which leave through the response and loop nowhere.
+        # A dispatched beat is written into its entry a cycle later, from registers (its entry one-hot, its
+        # valid slots), so that ``dispatch``, behind the FIFOs' room, fans out to those registers and not to
+        # every entry. Its first answer comes many cycles later (through a FIFO, the slice and a core), and the
+        # head does not see the entry before it is written: "not empty" counts written entries.
         head_onehot = Signal(D, init=1)
         complete = Signal(D, init=(1 << D) - 1)
         nonempty = Signal()
         full = Signal()
         m.d.comb += dispatch.eq(beat_valid & room & ~full)
+        allocate = Signal(D)
+        allocate_valid = Signal(S)
+        m.d.sync += [allocate.eq(Cat(dispatch & (tail[:tag_bits] == e) for e in range(D))),
+                     allocate_valid.eq(Cat(beat[s].valid for s in range(S)))]
+        allocated = Signal()
+        m.d.comb += allocated.eq(allocate.any())
+        written = Signal(range(D + 1))                       # entries written and not yet left
         for e in range(D):
-            here = Signal(name=f"dispatch{e}")
-            m.d.comb += here.eq(dispatch & (tail[:tag_bits] == e))
+            here = allocate[e]
             pending_next = []
             for s in range(S):
                 arrives = Signal(name=f"arrives{e}_{s}")
@@ -346,9 +356,9 @@ class Lanes(wiring.Component):
                     with m.If(lands[e * S + s]):
                         m.d.sync += [answers[e][s].op.eq(op), answers[e][s].hit.eq(hit)]
                 with m.If(here):
-                    m.d.sync += [expected[e][s].eq(beat[s].valid)]
+                    m.d.sync += [expected[e][s].eq(allocate_valid[s])]
                 # A slot is pending from its beat's dispatch until its answer lands.
-                pending_next.append(Mux(here, beat[s].valid, pending[e][s] & ~arrives))
+                pending_next.append(Mux(here, allocate_valid[s], pending[e][s] & ~arrives))
                 m.d.sync += pending[e][s].eq(pending_next[-1])
             m.d.sync += complete[e].eq(~Cat(*pending_next).any())
         oldest = Signal(lanes_response_layout(S))
@@ -368,11 +378,15 @@ class Lanes(wiring.Component):
             self.rsp.valid.eq(nonempty & (complete & head_onehot).any()),
             leave.eq(self.rsp.valid & self.rsp.ready),
         ]
-        m.d.sync += count.eq(count + dispatch - leave)
+        m.d.sync += [count.eq(count + dispatch - leave), written.eq(written + allocated - leave)]
         with m.If(dispatch & ~leave):
-            m.d.sync += [nonempty.eq(1), full.eq(count == D - 1)]
+            m.d.sync += full.eq(count == D - 1)
         with m.Elif(leave & ~dispatch):
-            m.d.sync += [nonempty.eq(count != 1), full.eq(0)]
+            m.d.sync += full.eq(0)
+        with m.If(allocated & ~leave):
+            m.d.sync += nonempty.eq(1)
+        with m.Elif(leave & ~allocated):
+            m.d.sync += nonempty.eq(written != 1)
         with m.If(dispatch):
             m.d.sync += tail.eq(tail + 1)
         with m.If(leave):
