@@ -236,7 +236,9 @@ class Lanes(wiring.Component):
 
         # 2. Dispatch into the (slot, lane) FIFOs, with a reorder entry per beat.
         # SyncFIFOBuffered: the merge reads each head from flip-flops, not through LUT RAM.
-        queues = [[fifo.SyncFIFOBuffered(width=entry_layout.size, depth=self._fifo_depth) for _ in range(N)]
+        # One entry more than the credits: a SyncFIFOBuffered's writes stop when the memory behind its output
+        # register is full, which can happen with one entry fewer than its depth in it.
+        queues = [[fifo.SyncFIFOBuffered(width=entry_layout.size, depth=self._fifo_depth + 1) for _ in range(N)]
                   for _ in range(S)]
         for s in range(S):
             for lane in range(N):
@@ -244,20 +246,30 @@ class Lanes(wiring.Component):
         head = Signal(tag_bits)
         tail = Signal(tag_bits + 1)
         count = Signal(range(D + 1))
+        # A beat is written into its FIFOs a cycle after its dispatch, from registers, and the dispatch reads a
+        # registered room flag per FIFO kept from its credits (entries free, counting the writes on their way):
+        # the FIFOs sit by their lanes' cores across the device, and neither their levels nor their write
+        # enables are then in the same cycle as the decision. Every write is one cycle later, so the FIFOs still
+        # show entries in the order they were dispatched (see the merge below).
+        depth = self._fifo_depth
+        has_room = [[Signal(init=1, name=f"room_{s}_{lane}") for lane in range(N)] for s in range(S)]
+        credits = [[Signal(range(depth + 1), init=depth, name=f"credits_{s}_{lane}") for lane in range(N)]
+                   for s in range(S)]
         room = Signal()
-        m.d.comb += room.eq(Cat(~beat[s].valid | Array(q.w_rdy for q in queues[s])[lane_of[s]]
-                                for s in range(S)).all())
+        m.d.comb += room.eq(Cat(~beat[s].valid | Array(has_room[s])[lane_of[s]] for s in range(S)).all())
         if N == 1:
             m.d.comb += self.cmd.ready.eq(~beat_valid | dispatch)
+        takes = [[Signal(name=f"take_{s}_{lane}") for lane in range(N)] for s in range(S)]
         for s in range(S):
+            entry = Signal(entry_layout, name=f"entry{s}")
+            m.d.sync += [entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail)]
+            if c.timed:
+                m.d.sync += entry.time.eq(beat[s].time)
             for lane in range(N):
-                entry = data.View(entry_layout, queues[s][lane].w_data)
-                m.d.comb += [
-                    entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail),
-                    queues[s][lane].w_en.eq(dispatch & beat[s].valid & (lane_of[s] == lane)),
-                ]
-                if c.timed:
-                    m.d.comb += entry.time.eq(beat[s].time)
+                take = takes[s][lane]
+                m.d.comb += take.eq(dispatch & beat[s].valid & (lane_of[s] == lane))
+                m.d.sync += queues[s][lane].w_en.eq(take)
+                m.d.comb += queues[s][lane].w_data.eq(entry)
 
         # 3. Per lane: the oldest head among its FIFOs goes to the lane's core.
         expected = [Signal(S, name=f"expected{e}") for e in range(D)]
@@ -312,6 +324,13 @@ class Lanes(wiring.Component):
                 m.d.comb += core.cmd.payload.time.eq(sliced.time)
             for s in range(S):
                 m.d.comb += queues[s][lane].r_en.eq(fire & wins[s])
+                # The credits: one taken by a dispatch into this FIFO, one given back by a read from it.
+                take, give = takes[s][lane], fire & wins[s]
+                m.d.sync += credits[s][lane].eq(credits[s][lane] - take + give)
+                with m.If(take & ~give):
+                    m.d.sync += has_room[s][lane].eq(credits[s][lane] != 1)
+                with m.Elif(give & ~take):
+                    m.d.sync += has_room[s][lane].eq(1)
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
