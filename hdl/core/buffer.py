@@ -198,7 +198,7 @@ class CircularBuffer(wiring.Component):
         shifting = Signal()                                      # decided now, and shifts
         m.d.comb += shifting.eq(self.decide & self.shift)
         if c.timed:
-            now, upcoming = self._elaborate_time(m, op, live, newest, newest_next, below)
+            now, upcoming, entering_expired = self._elaborate_time(m, op, live, newest, newest_next, below)
             stale_now, shift_due, started, newest_stale = now
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
@@ -309,11 +309,18 @@ class CircularBuffer(wiring.Component):
                     # adds only the position below base, and it retires the oldest only when the position two
                     # below is live, and then the oldest is not the one three below. So the bit is picked from
                     # this state's fresh segments (live and not stale), once per case, not from the next state.
-                    expired_n, started_n = upcoming_flags[4], upcoming_flags[2]
+                    # Neither position is one the command writes, unless it writes every segment (a restart,
+                    # or the first insert): its targets are logical 0..k-1 from base or from below, and
+                    # P >= k + 2. So the next command's compare there is picked from the registered staged
+                    # compares by the one-hot position alone, and the decision only chooses at the end.
+                    started_n = upcoming_flags[2]
+                    p1, p2 = below.rotate_right(1), below.rotate_right(2)
+                    writes_all = inserting & (~started | self.restart)
+                    expired_p1, expired_p2 = entering_expired(p1, writes_all), entering_expired(p2, writes_all)
                     pool_full_n = Mux(
                         self.shift,
-                        (Mux(self.restart, arc, self.fresh) & ~expired_n & below.rotate_right(2)).any(),
-                        (self.fresh & ~Mux(started_n, expired_n, 0) & below.rotate_right(1)).any())
+                        Mux(self.restart, (arc & p2).any(), (self.fresh & p2).any()) & ~expired_p2,
+                        (self.fresh & p1).any() & ~(started_n & expired_p1))
                 upcoming_flags = upcoming_flags[:4]
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
@@ -367,7 +374,9 @@ class CircularBuffer(wiring.Component):
 
         Returns ``(stale_now, shift_due, started, newest_stale)`` for the command that entered last
         (``newest_stale`` being ``stale_now`` at base), and a function of ``decide``, ``enter`` and the next
-        ``live`` that returns the same four for the command in the buffer next cycle, and its ``expired``.
+        ``live`` that returns the same four for the command in the buffer next cycle, and its ``expired``; and a
+        function of a one-hot position that gives that ``expired`` at the position alone, if the command is
+        decided and the staged one enters.
 
         The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
         insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
@@ -479,7 +488,13 @@ class CircularBuffer(wiring.Component):
             stale_now_n = stale_n | Mux(started_n, live_n & expired_n, 0)
             return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n), expired_n
 
-        return (stale_now, shift_due, started, newest_stale), upcoming
+        def entering_expired(position, written):
+            """``expired`` at the one-hot ``position`` for the staged command, if it enters as the command in
+            the buffer is decided: the compare with the deadline that command writes there (``written``), or
+            the registered staged compare at that position."""
+            return Mux(written, staged_expired_next, (staged_expired & position).any())
+
+        return (stale_now, shift_due, started, newest_stale), upcoming, entering_expired
 
 
 def _popcount(value):
