@@ -100,13 +100,14 @@ class Lanes(wiring.Component):
     Command order is beat order, then slot 0 first within a beat.
 
     **Dispatch.** The key of every slot goes through a :class:`LaneHash` (a free-running pipeline into a skid
-    queue: ``cmd.ready`` is a register, high while the queue has room for every beat in flight). A beat dispatches when a reorder entry is free and
-    each valid slot's FIFO has room: one FIFO per (slot, lane), so a beat's slots never contend for a write
-    port, and slots of one beat in one lane simply queue. Each entry carries the beat's reorder tag. Each lane
-    takes, every clock, from the heads of its ``slots`` FIFOs the command with the oldest (tag, slot): its
-    lane's next command in command order (a FIFO's entry shows at its head, from its output register, two cycles
-    after its write into an empty FIFO and the cycle after the entry ahead of it is read, the same for every
-    FIFO, so no older command can be hidden behind a younger one's head).
+    queue: ``cmd.ready`` is a register, high while the queue has room for every beat in flight). A beat
+    dispatches when a reorder entry is free and each valid slot's FIFO has room (a credit): one FIFO per (slot,
+    lane), so a beat's slots never contend for a write port, and slots of one beat in one lane simply queue.
+    Each entry carries the beat's reorder tag. Each lane takes, every clock, from the heads of its ``slots``
+    FIFOs the command with the oldest (tag, slot): its lane's next command in command order (a FIFO is written
+    the cycle after the dispatch, and its entry shows at its head, from its output register, two cycles after
+    its write into an empty FIFO and the cycle after the entry ahead of it is read, the same for every FIFO, so
+    no older command can be hidden behind a younger one's head).
 
     **Reorder.** Each lane's core answers its commands in order; a FIFO per lane remembers the (tag, slot) of
     every command in flight in it, and the answer is written into the reorder buffer at that place. The oldest
@@ -217,7 +218,8 @@ class Lanes(wiring.Component):
                 valid = Signal(name=f"beat{stage}_valid")
                 m.d.sync += [registered.eq(beat), valid.eq(beat_valid)]
                 beat, beat_valid = registered, valid
-            skid_layout = data.StructLayout({"beat": lanes_command_layout(c, S), "lane": data.ArrayLayout(range(N), S)})
+            skid_layout = data.StructLayout({"beat": lanes_command_layout(c, S),
+                                             "lane": data.ArrayLayout(range(N), S)})
             # Deep enough for every beat in flight: those in the pipeline and a write's two cycles to the head.
             capacity = latency + 3
             skid = fifo.SyncFIFOBuffered(width=skid_layout.size, depth=capacity)
