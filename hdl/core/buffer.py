@@ -321,7 +321,6 @@ class CircularBuffer(wiring.Component):
                         self.shift,
                         Mux(self.restart, (arc & p2).any(), (self.fresh & p2).any()) & ~expired_p2,
                         (self.fresh & p1).any() & ~(started_n & expired_p1))
-                upcoming_flags = upcoming_flags[:4]
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
             restart_n, shift_n, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
@@ -374,9 +373,9 @@ class CircularBuffer(wiring.Component):
 
         Returns ``(stale_now, shift_due, started, newest_stale)`` for the command that entered last
         (``newest_stale`` being ``stale_now`` at base), and a function of ``decide``, ``enter`` and the next
-        ``live`` that returns the same four for the command in the buffer next cycle, and its ``expired``; and a
-        function of a one-hot position that gives that ``expired`` at the position alone, if the command is
-        decided and the staged one enters.
+        ``live`` that returns the same four for the command in the buffer next cycle; and a function of a
+        one-hot position that gives that command's ``expired`` at the position alone, if the command in the
+        buffer is decided and the staged one enters.
 
         The segment at base (logical 0) is always live and written by every insert, so its deadline is the last
         insert's and its flag ``stale_now[base]`` (the whole filter expired) is kept in two registers of its own:
@@ -486,7 +485,7 @@ class CircularBuffer(wiring.Component):
             expired_n, shift_due_n, base_expired_n = compares(decide, enter)
             started_n, stale_n, base_stale_n = flags(decide)
             stale_now_n = stale_n | Mux(started_n, live_n & expired_n, 0)
-            return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n), expired_n
+            return stale_now_n, shift_due_n, started_n, base_stale_n | (started_n & base_expired_n)
 
         def entering_expired(position, written):
             """``expired`` at the one-hot ``position`` for the staged command, if it enters as the command in
