@@ -15,8 +15,10 @@ from .types import Op
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]
 
-#: Entries of the register slice between each lane's merge and its core.
-_SLICE_DEPTH = 3
+#: Credits of the register slice between each lane's merge and its core: a credit comes back four cycles after
+#: the pick that took it (the slice's write a cycle later, its head two cycles after that, the credit's count), so
+#: four keep a command per clock flowing.
+_SLICE_CREDITS = 4
 
 
 def slot_command_layout(config: Config) -> data.StructLayout:
@@ -255,8 +257,6 @@ class Lanes(wiring.Component):
         # show entries in the order they were dispatched (see the merge below).
         depth = self._fifo_depth
         has_room = [[Signal(init=1, name=f"room_{s}_{lane}") for lane in range(N)] for s in range(S)]
-        credits = [[Signal(range(depth + 1), init=depth, name=f"credits_{s}_{lane}") for lane in range(N)]
-                   for s in range(S)]
         room = Signal()
         m.d.comb += room.eq(Cat(~beat[s].valid | Array(has_room[s])[lane_of[s]] for s in range(S)).all())
         if N == 1:
@@ -274,6 +274,10 @@ class Lanes(wiring.Component):
                 m.d.comb += queues[s][lane].w_data.eq(entry)
 
         # 3. Per lane: the oldest head among its FIFOs goes to the lane's core.
+        # The pick is the one loop here (the heads' tags -> the pick -> the FIFOs' reads -> the next heads), so it
+        # does nothing else in its cycle: the picked head is copied into the slice, and its place into the
+        # in-flight FIFO, a cycle later, from registers (the pick, one-hot, and a copy of every head), and the
+        # pick reads a registered room flag kept from the slice's and the in-flight FIFO's credits.
         expected = [Signal(S, name=f"expected{e}") for e in range(D)]
         pending = [Signal(S, name=f"pending{e}") for e in range(D)]
         answers = [Signal(lanes_response_layout(S), name=f"answer{e}") for e in range(D)]
@@ -281,39 +285,51 @@ class Lanes(wiring.Component):
         for lane in range(N):
             core = APBBF(c, scan=self._scan)
             m.submodules[f"lane{lane}"] = core
-            # Buffered: the place of an answer comes from flip-flops, not through LUT RAM.
-            inflight = fifo.SyncFIFOBuffered(width=inflight_layout.size, depth=queue_depth(c) + 2 + _SLICE_DEPTH)
+            # Buffered: the place of an answer comes from flip-flops, not through LUT RAM. One entry more than
+            # its credits, as the (slot, lane) FIFOs.
+            inflight_credits = queue_depth(c) + _SLICE_CREDITS + 4
+            inflight = fifo.SyncFIFOBuffered(width=inflight_layout.size, depth=inflight_credits + 1)
             m.submodules[f"inflight{lane}"] = inflight
-            # Three entries: a SyncFIFOBuffered of two takes one entry every other clock.
-            slice_ = fifo.SyncFIFOBuffered(width=entry_layout.size, depth=_SLICE_DEPTH)
+            slice_ = fifo.SyncFIFOBuffered(width=entry_layout.size, depth=_SLICE_CREDITS + 1)
             m.submodules[f"slice{lane}"] = slice_
             sliced = data.View(entry_layout, slice_.r_data)
             heads = [data.View(entry_layout, queues[s][lane].r_data) for s in range(S)]
             ready = [queues[s][lane].r_rdy for s in range(S)]
             wins = [Signal(name=f"win{lane}_{s}") for s in range(S)]
 
-            def before(s, t):
-                """Slot s's head is older than slot t's (tag, then slot): the sign of their tags' difference."""
-                difference = Signal(tag_bits + 1, name=f"tag_difference{lane}_{s}_{t}")
-                m.d.comb += difference.eq(heads[s].tag - heads[t].tag)
-                return (difference[-1] | (difference == 0)) if s < t else difference[-1]
-
+            # Slot s's head is older than slot t's (tag, then slot): the sign of their tags' difference, once per
+            # pair (the tags in flight span fewer than D, so the difference is never -D and the other order is
+            # the complement).
+            before = {}
             for s in range(S):
-                older = [~ready[t] | before(s, t) for t in range(S) if t != s]
-                m.d.comb += wins[s].eq(ready[s] & Cat(*older).all() if older else ready[s])
+                for t in range(s + 1, S):
+                    difference = Signal(tag_bits + 1, name=f"tag_difference{lane}_{s}_{t}")
+                    m.d.comb += difference.eq(heads[s].tag - heads[t].tag)
+                    before[s, t] = difference[-1] | (difference == 0)
+                    before[t, s] = ~before[s, t]
+            slice_room = Signal(init=1, name=f"slice{lane}_room")
+            inflight_room = Signal(init=1, name=f"inflight{lane}_room")
+            for s in range(S):
+                older = [~ready[t] | before[s, t] for t in range(S) if t != s]
+                m.d.comb += wins[s].eq(slice_room & inflight_room & ready[s] & (Cat(*older).all() if older else 1))
+            fire = Signal(name=f"issue{lane}")
+            m.d.comb += fire.eq(Cat(*wins).any())
+            picked = Signal(S, name=f"picked{lane}")
+            copies = [Signal(entry_layout, name=f"head{lane}_{s}") for s in range(S)]
+            m.d.sync += [picked.eq(Cat(*wins))] + [copy.eq(head) for copy, head in zip(copies, heads)]
             chosen = Signal(entry_layout, name=f"chosen{lane}")
             chosen_slot = Signal(range(S), name=f"chosen_slot{lane}")
             for s in range(S):
-                with m.If(wins[s]):
-                    m.d.comb += [chosen.eq(heads[s]), chosen_slot.eq(s)]
-            fire = Signal(name=f"issue{lane}")
+                with m.If(picked[s]):
+                    m.d.comb += [chosen.eq(copies[s]), chosen_slot.eq(s)]
             # The slice holds commands in the order the core takes them, so the in-flight record is written as
             # a command enters the slice.
+            _credit_flag(m, slice_room, fire, slice_.r_en & slice_.r_rdy, _SLICE_CREDITS)
+            _credit_flag(m, inflight_room, fire, inflight.r_en & inflight.r_rdy, inflight_credits)
             m.d.comb += [
-                fire.eq(Cat(*wins).any() & inflight.w_rdy & slice_.w_rdy),
-                slice_.w_en.eq(fire),
+                slice_.w_en.eq(picked.any()),
                 slice_.w_data.eq(chosen),
-                inflight.w_en.eq(fire),
+                inflight.w_en.eq(picked.any()),
                 inflight.w_data.eq(Cat(chosen.tag[:tag_bits], chosen_slot)),
                 core.cmd.valid.eq(slice_.r_rdy),
                 core.cmd.payload.op.eq(sliced.op),
@@ -325,14 +341,9 @@ class Lanes(wiring.Component):
             if c.timed:
                 m.d.comb += core.cmd.payload.time.eq(sliced.time)
             for s in range(S):
-                m.d.comb += queues[s][lane].r_en.eq(fire & wins[s])
+                m.d.comb += queues[s][lane].r_en.eq(wins[s])
                 # The credits: one taken by a dispatch into this FIFO, one given back by a read from it.
-                take, give = takes[s][lane], fire & wins[s]
-                m.d.sync += credits[s][lane].eq(credits[s][lane] - take + give)
-                with m.If(take & ~give):
-                    m.d.sync += has_room[s][lane].eq(credits[s][lane] != 1)
-                with m.Elif(give & ~take):
-                    m.d.sync += has_room[s][lane].eq(1)
+                _credit_flag(m, has_room[s][lane], takes[s][lane], wins[s], depth)
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
@@ -413,3 +424,15 @@ class Lanes(wiring.Component):
         with m.If(leave):
             m.d.sync += [head.eq(head + 1), head_onehot.eq(head_onehot.rotate_left(1))]
         return m
+
+
+def _credit_flag(m, room, take, give, credits):
+    """Drive ``room`` (a signal initialized to 1), a registered "a credit is left" flag over ``credits`` credits:
+    one taken by ``take``, one given back by ``give``. Set by cases from the count, so that no adder or compare
+    is behind the flag."""
+    count = Signal(range(credits + 1), init=credits, name=f"{room.name}_credits")
+    m.d.sync += count.eq(count - take + give)
+    with m.If(take & ~give):
+        m.d.sync += room.eq(count != 1)
+    with m.Elif(give & ~take):
+        m.d.sync += room.eq(1)
