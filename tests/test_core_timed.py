@@ -229,6 +229,36 @@ def test_shift_due_right_after_a_shift(scan, filled):
     simulate(config, commands, seed=21, scan=scan, name=f"timed-pool-{filled}-{scan}")
 
 
+def test_shift_fills_the_pool_again_after_an_expiry(scan):
+    """A shift (A) that fills the pool without an overflow, the free position two below its base holding a
+    deadline already passed, and, back to back, an insert (B) whose shift by time is due: B must wait on the count
+    floor. Inserts at t0 fill the pool (every deadline t0 + span + 1); one at t0 + 100 keeps the newest segments
+    alive; one at t0 + span + 2 shifts by time and retires the five that expired, leaving three live and five free,
+    clean positions with that deadline; 4·g inserts at t0 + 130 fill the pool again by count, the last (A) shifting
+    into the seventh live segment. Then two below A's base is free with its old deadline, three below is the oldest
+    live segment, fresh until t0 + 100 + span. B, at A's time + shift_interval, enters on the parallel scan in the
+    cycle A is decided, so its shift comes from the buffer's lookahead, whose pool-full pick must read B's
+    ``expired`` three below A's base: read at the free position it says the pool is not full, and B shifts, retiring
+    a fresh segment early. (After an overflow the position two below is retired, B's shift would wait for it to be
+    cleared, and the wait computes B's flags again from the state as it is: a wrong pick there never reaches a
+    decision. The FSM scan never takes a command in a decision's cycle; it runs the same stream.) Every answer and
+    the counters equal to the model's, which overflows nowhere."""
+    config = POOL_SMALL
+    g, k, P, span = config.generation, config.k, config.physical_segments, config.span
+    t0, t_a = 1000, 1130
+    keys = iter(range(1, 1000))
+    commands = [(Op.INSERT, next(keys), t0) for _ in range((P - k - 2) * g + 1)]
+    commands += [(Op.INSERT, next(keys), t0 + 100), (Op.INSERT, next(keys), t0 + span + 2)]
+    commands += [(Op.INSERT, next(keys), t_a) for _ in range((P - k - 2) * g)]
+    before_a = overflows(config, commands[:-1])
+    assert (before_a.live, before_a.expired, before_a.overflows) == (P - 2, P - k - 1, 0)
+    commands += [(Op.INSERT, next(keys), t_a + config.shift_interval)]
+    model = overflows(config, commands)
+    assert (model.live, model.shifts, model.overflows) == (P - 1, before_a.shifts + 1, 0), "B shifted"
+    commands += [(Op.QUERY, key, t_a + config.shift_interval) for key in range(1, len(commands) + 1)]
+    simulate(config, commands, seed=22, scan=scan, name=f"timed-refill-{scan}")
+
+
 # The reproducer's pattern on a small Config (k=2 l=8, 2 blocks, 12-bit times that wrap, 2 extra segments):
 # without the deferral the model too loses keys from the 4th trickle on (76, 66, 57, 49 of 80).
 TRICKLE_SMALL = Config(2, 8, segment_blocks=2, span=400, time_width=12, extra_segments=2)
