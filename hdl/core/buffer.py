@@ -232,10 +232,14 @@ class CircularBuffer(wiring.Component):
             live_base = Mux(self.restart, arc, live)
             retire_stale = Mux(self.restart, 0, live & stale_now)
             live_kept = live_base & ~retire_stale
-            overflow = (live_kept & below.rotate_right(1)).any()
-            oldest = live_kept & ~live_kept.rotate_right(1)
-            retire = retire_stale | Mux(overflow, oldest, 0)
-            live_shifted = (live_kept & ~Mux(overflow, oldest, 0)) | below
+            # Only the position below base free means the one two below it is live and kept, and that one is
+            # then the oldest (the farthest a live segment can be): so the overflow's retirement is a bitwise AND
+            # with that one-hot position, and no reduction over the segments is in its path.
+            two_below = below.rotate_right(1)
+            retire_oldest = live_kept & two_below
+            overflow = retire_oldest.any()
+            retire = retire_stale | retire_oldest
+            live_shifted = (live_kept & ~two_below) | below
         else:
             # The live arc is every position but the one below base: the oldest is the one below that.
             retire_stale, overflow = Const(0, P), Const(1)
@@ -460,12 +464,12 @@ class CircularBuffer(wiring.Component):
         m.d.comb += [stale_now.eq(stale | (Mux(started, live & expired, 0))),
                      newest_stale.eq(base_stale | (started & base_expired))]
 
-        # A position becomes stale only while live, and a retired one is no longer stale: the position a shift
-        # makes base (the free one below) is never stale.
+        # A position becomes stale only while live, and a shift retires every stale one (a restart every live
+        # one): so after a shift none is stale, and the next flags do not wait for the shift's retirements.
         def flags(decide):
             """The next ``started``, ``stale`` and ``base_stale`` if the command is decided (``decide``)."""
             return (started | (decide & inserting),
-                    Mux(decide, Mux(self.shift, Mux(self.restart, 0, stale_now & ~self.retire), stale_now), stale),
+                    Mux(decide, Mux(self.shift, 0, stale_now), stale),
                     Mux(decide, Mux(self.shift, 0, newest_stale), base_stale))
 
         started_n, stale_n, base_stale_n = Signal(), Signal(P), Signal()
