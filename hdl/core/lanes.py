@@ -192,9 +192,11 @@ class Lanes(wiring.Component):
         tag_bits = max(1, (D - 1).bit_length())
         # An entry's tag counts beats modulo 2·D (one bit more than the reorder buffer's index): the beats in
         # flight span fewer than D tags, so of two tags the older is the one whose difference to the other is
-        # negative, with no reference to the reorder buffer's head.
+        # negative, with no reference to the reorder buffer's head. The tag's complement rides beside it, so that
+        # the merge's compares are plain additions from flip-flops (below).
         entry_layout = data.StructLayout({
-            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits + 1})
+            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits + 1,
+            "tag_complement": tag_bits + 1})
         inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
 
         # 1. The lane hash. It runs freely: every register of it loads every clock, so that no stall signal fans
@@ -264,7 +266,8 @@ class Lanes(wiring.Component):
         takes = [[Signal(name=f"take_{s}_{lane}") for lane in range(N)] for s in range(S)]
         for s in range(S):
             entry = Signal(entry_layout, name=f"entry{s}")
-            m.d.sync += [entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail)]
+            m.d.sync += [entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail),
+                         entry.tag_complement.eq(~tail)]
             if c.timed:
                 m.d.sync += entry.time.eq(beat[s].time)
             for lane in range(N):
@@ -297,21 +300,23 @@ class Lanes(wiring.Component):
             ready = [queues[s][lane].r_rdy for s in range(S)]
             wins = [Signal(name=f"win{lane}_{s}") for s in range(S)]
 
-            # Slot s's head is older than slot t's (tag, then slot): the sign of their tags' difference, once per
-            # pair (the tags in flight span fewer than D, so the difference is never -D and the other order is
-            # the complement).
+            # Slot s's head is older than slot t's (tag, then slot), once per pair s < t: the tags' difference
+            # is at most 0, that is, one less is negative, and tag_s - tag_t - 1 = tag_s + ~tag_t: one carry
+            # chain's sign, from the heads' flip-flops (the complement is stored), no compare with zero. The
+            # tags in flight span fewer than D, so the difference is in (-D, D), its sign exact modulo 2·D, and
+            # the other order is the complement.
             before = {}
             for s in range(S):
                 for t in range(s + 1, S):
                     difference = Signal(tag_bits + 1, name=f"tag_difference{lane}_{s}_{t}")
-                    m.d.comb += difference.eq(heads[s].tag - heads[t].tag)
-                    before[s, t] = difference[-1] | (difference == 0)
+                    m.d.comb += difference.eq(heads[s].tag + heads[t].tag_complement)
+                    before[s, t] = difference[-1]
                     before[t, s] = ~before[s, t]
-            slice_room = Signal(init=1, name=f"slice{lane}_room")
-            inflight_room = Signal(init=1, name=f"inflight{lane}_room")
+            # Room in the slice and in the in-flight FIFO: one flag, registered from both credit counts.
+            room_here = Signal(init=1, name=f"room{lane}")
             for s in range(S):
                 older = [~ready[t] | before[s, t] for t in range(S) if t != s]
-                m.d.comb += wins[s].eq(slice_room & inflight_room & ready[s] & (Cat(*older).all() if older else 1))
+                m.d.comb += wins[s].eq(room_here & ready[s] & (Cat(*older).all() if older else 1))
             fire = Signal(name=f"issue{lane}")
             m.d.comb += fire.eq(Cat(*wins).any())
             picked = Signal(S, name=f"picked{lane}")
@@ -324,8 +329,9 @@ class Lanes(wiring.Component):
                     m.d.comb += [chosen.eq(copies[s]), chosen_slot.eq(s)]
             # The slice holds commands in the order the core takes them, so the in-flight record is written as
             # a command enters the slice.
-            _credit_flag(m, slice_room, fire, slice_.r_en & slice_.r_rdy, _SLICE_CREDITS)
-            _credit_flag(m, inflight_room, fire, inflight.r_en & inflight.r_rdy, inflight_credits)
+            m.d.sync += room_here.eq(_credit_flag(m, f"slice{lane}", fire, slice_.r_en & slice_.r_rdy, _SLICE_CREDITS)
+                                     & _credit_flag(m, f"inflight{lane}", fire, inflight.r_en & inflight.r_rdy,
+                                                    inflight_credits))
             m.d.comb += [
                 slice_.w_en.eq(picked.any()),
                 slice_.w_data.eq(chosen),
@@ -343,7 +349,7 @@ class Lanes(wiring.Component):
             for s in range(S):
                 m.d.comb += queues[s][lane].r_en.eq(wins[s])
                 # The credits: one taken by a dispatch into this FIFO, one given back by a read from it.
-                _credit_flag(m, has_room[s][lane], takes[s][lane], wins[s], depth)
+                m.d.sync += has_room[s][lane].eq(_credit_flag(m, f"queue_{s}_{lane}", takes[s][lane], wins[s], depth))
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
@@ -426,13 +432,17 @@ class Lanes(wiring.Component):
         return m
 
 
-def _credit_flag(m, room, take, give, credits):
-    """Drive ``room`` (a signal initialized to 1), a registered "a credit is left" flag over ``credits`` credits:
-    one taken by ``take``, one given back by ``give``. Set by cases from the count, so that no adder or compare
-    is behind the flag."""
-    count = Signal(range(credits + 1), init=credits, name=f"{room.name}_credits")
-    m.d.sync += count.eq(count - take + give)
+def _credit_flag(m, name, take, give, credits):
+    """The next value of "a credit is left" over ``credits`` credits, one taken by ``take`` and one given back by
+    ``give``, for a register initialized to 1: by cases from a count of the credits, so that no adder or compare
+    is behind it."""
+    count = Signal(range(credits + 1), init=credits, name=f"{name}_credits")
+    room = Signal(init=1, name=f"{name}_room")
+    room_next = Signal(name=f"{name}_room_next")
+    m.d.sync += [count.eq(count - take + give), room.eq(room_next)]
+    m.d.comb += room_next.eq(room)
     with m.If(take & ~give):
-        m.d.sync += room.eq(count != 1)
+        m.d.comb += room_next.eq(count != 1)
     with m.Elif(give & ~take):
-        m.d.sync += room.eq(1)
+        m.d.comb += room_next.eq(1)
+    return room_next
