@@ -1,28 +1,31 @@
 """A first-in first-out queue of wide entries in block RAM, split by bit slice into banks with their own pointers,
-and read through a small flip-flop queue per bank."""
+and read ahead through a small flip-flop queue per bank."""
 
 from amaranth import Module, Mux, Shape, Signal, Value
 from amaranth.lib import fifo, stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
 
 __all__ = ["STAGE_DEPTH", "BankedQueue"]
 
-#: Entries of the small queue behind each bank: two block RAM reads in flight and one at the head keep one entry
-#: per clock flowing.
-STAGE_DEPTH = 4
+#: Entries of the small queue behind each bank. A read of the block RAM takes a credit, one entry of it, given back
+#: when the entry leaves the queue five clocks later at one per clock (the read, the register behind the block
+#: RAM, the queue's write and its output register, the credit's count): five credits keep one entry per clock
+#: flowing, and the queue has one entry more, as a ``SyncFIFOBuffered`` needs.
+STAGE_DEPTH = 6
 
 
 class BankedQueue(wiring.Component):
-    """A queue of ``depth`` + 1 entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` + 1 more, in its read
-    stage), written and read as streams, one entry per clock each way.
+    """A queue of ``depth`` + 1 entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` more, in its read stage),
+    written and read as streams, one entry per clock each way.
 
-    The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own
-    :class:`amaranth.lib.fifo.SyncFIFOBuffered` in block RAM, with its own pointers, level and enables, followed by
-    its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of :data:`STAGE_DEPTH` entries in LUT RAM and flip-flops,
-    and a skid register (one entry), so that ``r.ready`` reaches one flip-flop per bank. The banks see the same writes and reads, so they hold the same entries at every clock; ``w.ready`` and
-    ``r.valid`` are bank 0's.
+    The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own block RAM with its
+    own pointers and flags, read ahead into its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of
+    :data:`STAGE_DEPTH` entries (LUT RAM and flip-flops) and a skid register (one entry), so that ``r.ready``
+    reaches one flip-flop per bank. The banks see the same writes and reads, so they hold the same entries at every
+    clock; ``w.ready`` and ``r.valid`` are bank 0's.
 
     Parameters
     ----------
@@ -71,19 +74,64 @@ class BankedQueue(wiring.Component):
         # and enables are nets of that fan-out from one flip-flop or LUT, 13-16 ns of routing on ECP5-85F. Split by
         # bits, each bank's nets reach only its own few block RAMs (nextpnr may still spread those apart).
         #
+        # Each bank reads ahead, as ``RegisteredAsyncFIFO`` does: while its stage has a credit and its block RAM
+        # an entry (two registered flags, kept by cases from counts), it reads the block RAM at a pointer held in
+        # a register, the word goes through a register straight behind the block RAM's output, then into the
+        # stage. So the block RAM's read port has no enable (``lib.fifo.SyncFIFOBuffered``'s was its level's
+        # compare, fanned out to the bank's block RAMs and output register: the critical path at 512 bits), and
+        # its 5.8 ns clock-to-out ends at a register.
+        #
         # The reader's ``r.ready`` is a decision made far from most banks. It reaches one flip-flop per bank
         # (``held_valid``, a skid register's), not the enables of the bank's data registers: the skid register
         # loads whenever it is empty, and the stage is read whenever the skid register is empty, so the head moves
         # on whether or not the reader takes it, into the skid register if it does not.
         m = Module()
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
-        low, banks = 0, []
+        depth = self._depth + 1                               # entries in each bank's block RAM
+        # ``w.ready`` is a flip-flop, bank 0's: set while its block RAM holds fewer than ``depth`` entries, counting
+        # the write and the read of this clock, so that a write in the next clock always fits.
+        room = Signal(init=1)
+        write = Signal()
+        m.d.comb += [write.eq(self.w.valid & room), self.w.ready.eq(room), self.r.payload.eq(r_bits)]
+        low = 0
         for index, width in enumerate(self.bank_widths):
-            m.submodules[f"bank{index}"] = bank = fifo.SyncFIFOBuffered(width=width, depth=self._depth + 1)
+            storage = Memory(shape=width, depth=depth, init=[])
+            m.submodules[f"bank{index}"] = storage
+            w_port, r_port = storage.write_port(), storage.read_port()
+            produce = Signal(range(depth), name=f"bank{index}_produce")
+            consume = Signal(range(depth), name=f"bank{index}_consume")
+            count = Signal(range(depth + 1), name=f"bank{index}_count")    # written, not yet read
+            nonempty = Signal(name=f"bank{index}_nonempty")
+            credits = Signal(range(STAGE_DEPTH), init=STAGE_DEPTH - 1, name=f"bank{index}_credits")
+            credit = Signal(init=1, name=f"bank{index}_credit")
+            fetch = Signal(name=f"bank{index}_fetch")
+            fetched, latched = Signal(name=f"bank{index}_fetched"), Signal(name=f"bank{index}_latched")
+            word = Signal(width, name=f"bank{index}_word")
             m.submodules[f"stage{index}"] = stage = fifo.SyncFIFOBuffered(width=width, depth=STAGE_DEPTH)
-            # The block RAM's read enable follows the stage's registered level, not the reader's decision.
-            m.d.comb += [bank.w_data.eq(w_bits[low:low + width]),
-                         stage.w_data.eq(bank.r_data), stage.w_en.eq(bank.r_rdy), bank.r_en.eq(stage.w_rdy)]
+            give = stage.r_en & stage.r_rdy
+            m.d.comb += [fetch.eq(nonempty & credit),
+                         w_port.addr.eq(produce), w_port.data.eq(w_bits[low:low + width]), w_port.en.eq(write),
+                         r_port.addr.eq(consume),
+                         stage.w_data.eq(word), stage.w_en.eq(latched)]
+            m.d.sync += [fetched.eq(fetch), latched.eq(fetched), word.eq(r_port.data),
+                         count.eq(count + write - fetch), credits.eq(credits - fetch + give)]
+            with m.If(write):
+                m.d.sync += produce.eq(Mux(produce == depth - 1, 0, produce + 1))
+            with m.If(fetch):
+                m.d.sync += consume.eq(Mux(consume == depth - 1, 0, consume + 1))
+            # The flags from the counts' next values, by cases, so that no adder is behind them.
+            with m.If(write & ~fetch):
+                m.d.sync += nonempty.eq(1)
+                if index == 0:
+                    m.d.sync += room.eq(count != depth - 1)
+            with m.Elif(fetch & ~write):
+                m.d.sync += nonempty.eq(count != 1)
+                if index == 0:
+                    m.d.sync += room.eq(1)
+            with m.If(fetch & ~give):
+                m.d.sync += credit.eq(credits != 1)
+            with m.Elif(give & ~fetch):
+                m.d.sync += credit.eq(1)
             held = Signal(width, name=f"held{index}")
             held_valid = Signal(name=f"held{index}_valid")
             m.d.comb += stage.r_en.eq(~held_valid)
@@ -93,14 +141,6 @@ class BankedQueue(wiring.Component):
                 m.d.sync += held_valid.eq(0)
             m.d.comb += r_bits[low:low + width].eq(Mux(held_valid, held, stage.r_data))
             low += width
-            banks.append(bank)
             if index == 0:
                 m.d.comb += self.r.valid.eq(held_valid | stage.r_rdy)
-        # ``w.ready`` is a flip-flop too: set while bank 0 (of depth + 1 entries) held fewer than ``depth`` a clock
-        # ago, so that a write in this cycle always fits (one write per clock).
-        room = Signal(init=1)
-        m.d.sync += room.eq(banks[0].level < self._depth)
-        for bank in banks:
-            m.d.comb += bank.w_en.eq(self.w.valid & room)
-        m.d.comb += [self.w.ready.eq(room), self.r.payload.eq(r_bits)]
         return m
