@@ -256,7 +256,6 @@ class ECP5BlockRAM(wiring.Component):
         super().__init__(BlockRAMSignature(depth, width, parity))
         # The blocks are made here, not in elaborate, so that a simulation reaches the models' arrays
         # (``memories``) through Amaranth's public API.
-        self._out_en = Signal(name="out_en")          # the output registers take the data read last cycle
         self._blocks, self._rows, self._parity_rows = self._tile_blocks()
 
     @property
@@ -282,7 +281,6 @@ class ECP5BlockRAM(wiring.Component):
         mode, low = DP16KD_WIDTHS[t.word_bits]
         word_bits = (t.words - 1).bit_length()
         row_bits = max(0, (self._depth - 1).bit_length() - word_bits)
-        out_en = self._out_en
         blocks, rows, parity_rows = {}, [], []
         for row in range(t.rows):
             write_en = self.write_en & (self.write_addr[word_bits:] == row if row_bits else 1)
@@ -299,8 +297,8 @@ class ECP5BlockRAM(wiring.Component):
                     data_in = Cat(data_in, Const(0, t.word_bits - len(data_in)), parity_in)
                     data_out = Cat(data_out, Signal(t.word_bits - len(data_out)), parity_out)
                 ports = {"i_CLKA": ClockSignal("sync"), "i_CLKB": ClockSignal("sync"),
-                         "i_CEA": Const(1), "i_OCEA": out_en, "i_RSTA": Const(0),
-                         "i_CEB": self.read_en, "i_OCEB": out_en, "i_WEB": Const(0), "i_RSTB": Const(0)}
+                         "i_CEA": Const(1), "i_OCEA": Const(1), "i_RSTA": Const(0),
+                         "i_CEB": self.read_en, "i_OCEB": Const(1), "i_WEB": Const(0), "i_RSTB": Const(0)}
                 ports.update({f"i_CS{port}{i}": Const(0) for port in "AB" for i in range(3)})
                 used = min(word_bits, len(self.write_addr))
                 write_address = [self.write_addr[i] if i < used else Const(0) for i in range(14 - low)]
@@ -338,21 +336,21 @@ class ECP5BlockRAM(wiring.Component):
 
     def elaborate(self, platform):
         # The blocks (_tile_blocks) read in one cycle and register the data in the next; the read's row goes
-        # through two registers beside them (address, then output register) to pick the row's data.
+        # through two registers beside them (address, then output register) to pick the row's data. The output
+        # registers load on every clock: without a read (``CEB`` low) a block's read data holds, so they keep the
+        # last read's word either way, and no enable net fans out to every block (a register of the constant
+        # read enable of the parallel scan, which Yosys merged across the lanes' cores into one net to all).
         t = self._tiling
         word_bits = (t.words - 1).bit_length()
         m = Module()
         for name, block in self._blocks.items():
             m.submodules[name] = block
-        out_en = self._out_en
-        m.d.sync += out_en.eq(self.read_en)
         row_bits = max(0, (self._depth - 1).bit_length() - word_bits)
         read_row, data_row = Signal(row_bits), Signal(row_bits)
         if row_bits:
             with m.If(self.read_en):
                 m.d.sync += read_row.eq(self.read_addr[word_bits:])
-            with m.If(out_en):
-                m.d.sync += data_row.eq(read_row)
+            m.d.sync += data_row.eq(read_row)
         rows, parity_rows = self._rows, self._parity_rows
         data, parity = rows[0], parity_rows[0]
         for row in range(1, t.rows):

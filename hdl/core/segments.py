@@ -119,14 +119,12 @@ class InferredBlockRAM(wiring.Component):
         checks = parity_bits(self._width) if self._parity else 0
         m.submodules.memory = self._memory
         read, write = self._read, self._write
-        out_en = Signal()
-        m.d.sync += out_en.eq(self.read_en)
         stored = Cat(self.write_data, self.write_parity) if checks else self.write_data
         loaded = Cat(self.read_data, self.read_parity) if checks else self.read_data
         m.d.comb += [read.addr.eq(self.read_addr), read.en.eq(self.read_en),
                      write.addr.eq(self.write_addr), write.data.eq(stored), write.en.eq(self.write_en)]
-        with m.If(out_en):
-            m.d.sync += loaded.eq(read.data)
+        # Loaded on every clock: without a read the port's data holds (as a block RAM's with its enable low).
+        m.d.sync += loaded.eq(read.data)
         return m
 
 
