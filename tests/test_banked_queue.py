@@ -75,8 +75,8 @@ def test_one_entry_per_clock_and_capacity():
     taken, accepted = [], []
 
     async def bench(ctx):
-        # Full: with no reads, depth + 1 + STAGE_DEPTH entries go in (each bank's block RAM holds depth + 1, its
-        # stage STAGE_DEPTH - 1, the credits it reads ahead with, and the skid register one), then ready is low.
+        # Full: with no reads, depth + STAGE_DEPTH entries go in (each bank's block RAM holds depth, its stage
+        # STAGE_DEPTH - 1, the credits it reads ahead with, and the skid register one), then ready is low.
         for entry in entries:
             ctx.set(dut.w.payload, ENTRY.from_bits(entry))
             ctx.set(dut.w.valid, 1)
@@ -87,7 +87,7 @@ def test_one_entry_per_clock_and_capacity():
         ctx.set(dut.w.valid, 0)
         for _ in range(4):
             await ctx.tick()
-        assert len(accepted) == 6 + 1 + STAGE_DEPTH
+        assert len(accepted) == 6 + STAGE_DEPTH
         # Reading on every clock while the rest are written: one entry out on every clock until the last.
         ctx.set(dut.r.ready, 1)
         rest = iter(entries[len(accepted):])

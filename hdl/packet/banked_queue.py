@@ -18,7 +18,7 @@ STAGE_DEPTH = 6
 
 
 class BankedQueue(wiring.Component):
-    """A queue of ``depth`` + 1 entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` more, in its read stage),
+    """A queue of ``depth`` entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` more, in its read stage),
     written and read as streams, one entry per clock each way.
 
     The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own block RAM with its
@@ -32,7 +32,7 @@ class BankedQueue(wiring.Component):
     shape : ShapeLike
         One entry (a layout gives typed payloads).
     depth : int
-        Entries in block RAM, 2..65536 (each bank has one more, so that ``w.ready`` can be a flip-flop).
+        Entries in block RAM, 2..65536 (a power of two fills whole block RAMs: the depth is the memory's).
     bank_width : int
         Bits per bank, about (1..4096; the entry's width divided into ``width // bank_width`` banks of equal width,
         or one bank when it is narrower). The default, 72, is eight 2048 x 9 block RAMs of ECP5.
@@ -87,7 +87,7 @@ class BankedQueue(wiring.Component):
         # on whether or not the reader takes it, into the skid register if it does not.
         m = Module()
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
-        depth = self._depth + 1                               # entries in each bank's block RAM
+        depth = self._depth                                   # entries in each bank's block RAM
         # ``w.ready`` is a flip-flop, bank 0's: set while its block RAM holds fewer than ``depth`` entries, counting
         # the write and the read of this clock, so that a write in the next clock always fits.
         room = Signal(init=1)
