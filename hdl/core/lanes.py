@@ -8,6 +8,7 @@ from ...model.config import Config, check_config, check_integer
 from ...model.hashing import HashSpec
 from ...model.lanes import check_lanes, lane_masks
 from .apbbf import APBBF, SCANS
+from .credits import credit_flag
 from .hash import HashUnit, selected_bits, tree_groups, hash_latency
 from .scan_parallel import queue_depth
 from .types import Op
@@ -230,13 +231,8 @@ class Lanes(wiring.Component):
             m.submodules.skid = skid
             skid_head = data.View(skid_layout, skid.r_data)
             m.d.comb += [skid.w_en.eq(beat_valid), skid.w_data.eq(Cat(beat, *lane_of)), skid.r_en.eq(dispatch)]
-            in_flight = Signal(range(capacity + 1))
-            m.d.sync += in_flight.eq(in_flight + taken - dispatch)
-            # ready: in_flight < capacity next cycle, by cases, so that no adder is behind it.
-            with m.If(taken & ~dispatch):
-                m.d.sync += ready.eq(in_flight != capacity - 1)
-            with m.Elif(dispatch & ~taken):
-                m.d.sync += ready.eq(1)
+            # ready: a place left in the queue for the beats in flight, by cases, so that no adder is behind it.
+            m.d.sync += ready.eq(credit_flag(m, "skid", taken, dispatch, capacity))
             beat, beat_valid = skid_head.beat, skid.r_rdy
             lane_of = [skid_head.lane[s] for s in range(S)]
 
@@ -251,7 +247,6 @@ class Lanes(wiring.Component):
                 m.submodules[f"queue_{s}_{lane}"] = queues[s][lane]
         head = Signal(tag_bits)
         tail = Signal(tag_bits + 1)
-        count = Signal(range(D + 1))
         # A beat is written into its FIFOs a cycle after its dispatch, from registers, and the dispatch reads a
         # registered room flag per FIFO kept from its credits (entries free, counting the writes on their way):
         # the FIFOs sit by their lanes' cores across the device, and neither their levels nor their write
@@ -329,9 +324,9 @@ class Lanes(wiring.Component):
                     m.d.comb += [chosen.eq(copies[s]), chosen_slot.eq(s)]
             # The slice holds commands in the order the core takes them, so the in-flight record is written as
             # a command enters the slice.
-            m.d.sync += room_here.eq(_credit_flag(m, f"slice{lane}", fire, slice_.r_en & slice_.r_rdy, _SLICE_CREDITS)
-                                     & _credit_flag(m, f"inflight{lane}", fire, inflight.r_en & inflight.r_rdy,
-                                                    inflight_credits))
+            m.d.sync += room_here.eq(
+                credit_flag(m, f"slice{lane}", fire, slice_.r_en & slice_.r_rdy, _SLICE_CREDITS)
+                & credit_flag(m, f"inflight{lane}", fire, inflight.r_en & inflight.r_rdy, inflight_credits))
             m.d.comb += [
                 slice_.w_en.eq(picked.any()),
                 slice_.w_data.eq(chosen),
@@ -349,7 +344,8 @@ class Lanes(wiring.Component):
             for s in range(S):
                 m.d.comb += queues[s][lane].r_en.eq(wins[s])
                 # The credits: one taken by a dispatch into this FIFO, one given back by a read from it.
-                m.d.sync += has_room[s][lane].eq(_credit_flag(m, f"queue_{s}_{lane}", takes[s][lane], wins[s], depth))
+                m.d.sync += has_room[s][lane].eq(
+                    credit_flag(m, f"queue_{s}_{lane}", takes[s][lane], wins[s], depth))
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
@@ -383,7 +379,6 @@ class Lanes(wiring.Component):
                      allocate_valid.eq(Cat(beat[s].valid for s in range(S)))]
         allocated = Signal()
         m.d.comb += allocated.eq(allocate.any())
-        written = Signal(range(D + 1))                       # entries written and not yet left
         for e in range(D):
             here = allocate[e]
             pending_next = []
@@ -416,33 +411,12 @@ class Lanes(wiring.Component):
             self.rsp.valid.eq(nonempty & (complete & head_onehot).any()),
             leave.eq(self.rsp.valid & self.rsp.ready),
         ]
-        m.d.sync += [count.eq(count + dispatch - leave), written.eq(written + allocated - leave)]
-        with m.If(dispatch & ~leave):
-            m.d.sync += full.eq(count == D - 1)
-        with m.Elif(leave & ~dispatch):
-            m.d.sync += full.eq(0)
-        with m.If(allocated & ~leave):
-            m.d.sync += nonempty.eq(1)
-        with m.Elif(leave & ~allocated):
-            m.d.sync += nonempty.eq(written != 1)
+        # "Full" counts the dispatched beats, "not empty" the written ones: they differ by the beat being written.
+        m.d.sync += [full.eq(~credit_flag(m, "reorder_free", dispatch, leave, D)),
+                     nonempty.eq(credit_flag(m, "reorder_written", leave, allocated, D, init=0))]
         with m.If(dispatch):
             m.d.sync += tail.eq(tail + 1)
         with m.If(leave):
             m.d.sync += [head.eq(head + 1), head_onehot.eq(head_onehot.rotate_left(1))]
         return m
 
-
-def _credit_flag(m, name, take, give, credits):
-    """The next value of "a credit is left" over ``credits`` credits, one taken by ``take`` and one given back by
-    ``give``, for a register initialized to 1: by cases from a count of the credits, so that no adder or compare
-    is behind it."""
-    count = Signal(range(credits + 1), init=credits, name=f"{name}_credits")
-    room = Signal(init=1, name=f"{name}_room")
-    room_next = Signal(name=f"{name}_room_next")
-    m.d.sync += [count.eq(count - take + give), room.eq(room_next)]
-    m.d.comb += room_next.eq(room)
-    with m.If(take & ~give):
-        m.d.comb += room_next.eq(count != 1)
-    with m.Elif(give & ~take):
-        m.d.comb += room_next.eq(1)
-    return room_next

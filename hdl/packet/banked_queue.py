@@ -7,6 +7,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
+from ..core.credits import credit_flag
 
 __all__ = ["STAGE_DEPTH", "BankedQueue"]
 
@@ -100,9 +101,7 @@ class BankedQueue(wiring.Component):
             w_port, r_port = storage.write_port(), storage.read_port()
             produce = Signal(range(depth), name=f"bank{index}_produce")
             consume = Signal(range(depth), name=f"bank{index}_consume")
-            count = Signal(range(depth + 1), name=f"bank{index}_count")    # written, not yet read
             nonempty = Signal(name=f"bank{index}_nonempty")
-            credits = Signal(range(STAGE_DEPTH), init=STAGE_DEPTH - 1, name=f"bank{index}_credits")
             credit = Signal(init=1, name=f"bank{index}_credit")
             fetch = Signal(name=f"bank{index}_fetch")
             fetched, latched = Signal(name=f"bank{index}_fetched"), Signal(name=f"bank{index}_latched")
@@ -113,25 +112,17 @@ class BankedQueue(wiring.Component):
                          w_port.addr.eq(produce), w_port.data.eq(w_bits[low:low + width]), w_port.en.eq(write),
                          r_port.addr.eq(consume),
                          stage.w_data.eq(word), stage.w_en.eq(latched)]
-            m.d.sync += [fetched.eq(fetch), latched.eq(fetched), word.eq(r_port.data),
-                         count.eq(count + write - fetch), credits.eq(credits - fetch + give)]
+            m.d.sync += [fetched.eq(fetch), latched.eq(fetched), word.eq(r_port.data)]
             with m.If(write):
                 m.d.sync += produce.eq(Mux(produce == depth - 1, 0, produce + 1))
             with m.If(fetch):
                 m.d.sync += consume.eq(Mux(consume == depth - 1, 0, consume + 1))
-            # The flags from the counts' next values, by cases, so that no adder is behind them.
-            with m.If(write & ~fetch):
-                m.d.sync += nonempty.eq(1)
-                if index == 0:
-                    m.d.sync += room.eq(count != depth - 1)
-            with m.Elif(fetch & ~write):
-                m.d.sync += nonempty.eq(count != 1)
-                if index == 0:
-                    m.d.sync += room.eq(1)
-            with m.If(fetch & ~give):
-                m.d.sync += credit.eq(credits != 1)
-            with m.Elif(give & ~fetch):
-                m.d.sync += credit.eq(1)
+            # The flags from counts, by cases, so that no adder is behind them: the entries held in the block
+            # RAM (not empty), the stage's credits, and (bank 0's) the entries free in the block RAM.
+            m.d.sync += [nonempty.eq(credit_flag(m, f"bank{index}_held", fetch, write, depth, init=0)),
+                         credit.eq(credit_flag(m, f"bank{index}_stage", fetch, give, STAGE_DEPTH - 1))]
+            if index == 0:
+                m.d.sync += room.eq(credit_flag(m, "bank0_free", write, fetch, depth))
             held = Signal(width, name=f"held{index}")
             held_valid = Signal(name=f"held{index}_valid")
             m.d.comb += stage.r_en.eq(~held_valid)
