@@ -3,7 +3,7 @@
 
 # `make verilog`: build/verilog/apbbf.v for this config (any `apbbf export` options).
 VERILOG_ARGS ?= --k 4 --l 8 --block-bits 64 --block-hashes 4 --segment-blocks 512 --key-width 64
-# `make soak`: commands and extra options of scripts/soak.py (--scan, --seed, --pause, --span, --k, --l,
+# `make soak`: commands and extra options of scripts/soak.py (--scan, --lanes, --seed, --pause, --span, --k, --l,
 # --segment-blocks, --chunk; `python scripts/soak.py --help`).
 SOAK_COMMANDS ?= 100000000
 SOAK_ARGS ?=

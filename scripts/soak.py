@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Long random soak of the bare core on Verilator (``make soak``): every answer scored against the model.
+"""Long random soak of the bare core (or the lanes filter) on Verilator (``make soak``): every answer scored
+against the model.
 
 A thin command line over :func:`apbbf.flows.soak.soak`: random QUERY / INSERT / TEST_AND_INSERT (a share of the
 keys replaying inserted keys, half of them near the window's edge) in chunks through the C++ testbench of
@@ -15,6 +16,7 @@ Examples
     python scripts/soak.py                                   # 10^8 commands, k=3 l=8 B=64 b=4 S=512, FSM scan
     python scripts/soak.py --commands 10**6 --scan parallel
     python scripts/soak.py --commands 10**6 --span 1000000 --extra-segments 2      # time-bounded window
+    python scripts/soak.py --commands 10**7 --scan parallel --lanes 2              # two lanes, two slots a beat
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extra-segments", type=int, default=0, help="pool segments with a span (default 0)")
     parser.add_argument("--hash-seed", type=lambda t: int(t, 0), default=0, help="Config.seed (default 0)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default="fsm", help="the core's scan (default fsm)")
+    parser.add_argument("--lanes", type=int, default=1,
+                        help="1: the bare core; 2, 4, 8 or 16: the lanes filter, a slot per lane (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the commands and the testbench (default 1)")
     parser.add_argument("--pause", type=_fraction, default=0.1,
                         help="probability of an idle gap before a command and of backpressure in a cycle "
@@ -57,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="time budget: start no chunk after it (default none: all --commands)")
     parser.add_argument("--chunk", type=count, default=1 << 21, help="commands per chunk (default 2**21)")
     parser.add_argument("--build-dir", type=Path, default=BUILD / "soak",
-                        help="work directory; the model is built in <build-dir>/<count|timed>-<scan>")
+                        help="work directory; the model is built in <build-dir>/<count|timed>-<scan>[-lanes<N>]")
     parser.add_argument("--report", type=Path, default=REPORTS / "soak.json",
                         help="JSON report (default build/reports/soak.json)")
     return parser
@@ -75,13 +79,14 @@ def main(argv=None) -> int:
     except (TypeError, ValueError) as error:
         print(f"soak: error: {error}", file=sys.stderr)
         return 2
-    work = args.build_dir.resolve() / f"{'timed' if config.timed else 'count'}-{args.scan}"
-    print(f"soak: {args.commands:,} commands, scan {args.scan}, {config}, generation {config.generation}, "
-          f"window {config.window}, seed {args.seed}, pause {args.pause}, chunks of {args.chunk:,}, build {work}",
+    work = args.build_dir.resolve() / (f"{'timed' if config.timed else 'count'}-{args.scan}"
+                                       + (f"-lanes{args.lanes}" if args.lanes > 1 else ""))
+    print(f"soak: {args.commands:,} commands, scan {args.scan}, lanes {args.lanes}, {config}, "
+          f"generation {config.generation}, window {config.window}, seed {args.seed}, pause {args.pause}, chunks of {args.chunk:,}, build {work}",
           flush=True)
     try:
-        result = soak(config, work, commands=args.commands, scan=args.scan, seed=args.seed, pause=args.pause,
-                      chunk=args.chunk, max_seconds=args.max_seconds, report=args.report,
+        result = soak(config, work, commands=args.commands, scan=args.scan, lanes=args.lanes, seed=args.seed,
+                      pause=args.pause, chunk=args.chunk, max_seconds=args.max_seconds, report=args.report,
                       log=lambda line: print(line, flush=True))
     except (TypeError, ValueError) as error:
         print(f"soak: error: {error}", file=sys.stderr)

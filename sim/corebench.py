@@ -11,8 +11,8 @@
   responses before the next chunk), writes the result file and prints ``done`` on stdout. A xorshift PRNG
   seeded with ``SEED`` drops ``cmd.valid`` before a command (an idle gap; a command offered stays offered until
   it is taken) and ``rsp.ready`` (backpressure), each with probability ``PAUSE / 2**32``. The result file holds
-  the hit bits packed (little bit order), the first command whose echoed op differs, the cycle count and the
-  core's counters.
+  a header of u64 (the commands, those answered, the cycle count, the first command whose echoed op differs,
+  then the core's counters in :func:`counter_names` order) and the hit bits packed (little bit order).
 
 A command file is ``n`` (u64), then ``n`` ops (u8), ``n`` keys (u64) and ``n`` times (u64; zero without a span),
 little-endian.
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TESTBENCH", "build_sim", "write_commands", "run_file", "SoakChunk", "SoakProcess"]
+__all__ = ["TESTBENCH", "counter_names", "build_sim", "write_commands", "run_file", "SoakChunk", "SoakProcess"]
 
 
 TESTBENCH = r"""
@@ -155,13 +155,15 @@ static int soak_mode(uint32_t pause, uint64_t seed) {
         uint64_t answered = bench.run(c, nullptr, nullptr, hit.data(), nullptr, &first);
         packed.assign((n + 7) / 8, 0);
         for (uint64_t i = 0; i < n; i++) packed[i >> 3] |= hit[i] << (i & 7);
-        uint64_t header[8] = {n, answered, bench.cycle, first, bench.top->inserts, bench.top->shifts, 0, 0};
 #if TIMED
-        header[6] = bench.top->overflows; header[7] = bench.top->expired;
+        uint64_t header[8] = {n, answered, bench.cycle, first, bench.top->inserts, bench.top->shifts,
+                              bench.top->overflows, bench.top->expired};
+#else
+        uint64_t header[6] = {n, answered, bench.cycle, first, bench.top->inserts, bench.top->shifts};
 #endif
         FILE* o = fopen(out, "wb");
         if (!o) { fprintf(stderr, "cannot write %s\n", out); return 2; }
-        fwrite(header, 8, 8, o);
+        fwrite(header, 8, sizeof header / 8, o);
         fwrite(packed.data(), 1, packed.size(), o);
         fclose(o);
         printf("done\n");
@@ -178,6 +180,12 @@ int main(int argc, char** argv) {
     return 2;
 }
 """
+
+
+def counter_names(timed: bool) -> tuple[str, ...]:
+    """The counters of a core (and of each lane of a lanes filter): ``inserts``, ``shifts``, and with a span
+    (``timed``) ``overflows``, ``expired``; the order the soak mode's result header holds them in."""
+    return ("inserts", "shifts") + (("overflows", "expired") if timed else ())
 
 
 def build_sim(config, scan: str, work, *, platform=None) -> Path:
@@ -291,9 +299,9 @@ class SoakChunk:
         The first command of the chunk whose response echoed another op.
     hits : numpy.ndarray of bool
         The answers.
-    counters : dict
+    counters : dict or list of dict
         The core's counters at the end of the chunk: ``inserts``, ``shifts`` (and ``overflows``, ``expired``
-        with a span).
+        with a span); for a lanes filter, a dict per lane.
     """
 
     commands: int
@@ -301,18 +309,20 @@ class SoakChunk:
     cycles: int
     first_op_mismatch: int | None
     hits: np.ndarray
-    counters: dict
+    counters: dict | list
 
 
 class SoakProcess:
-    """The testbench ``binary`` in soak mode: one core across chunks, up to two chunks in flight.
+    """The testbench ``binary`` in soak mode: one core (or lanes filter) across chunks, up to two chunks in flight.
 
     Parameters
     ----------
     binary : str or os.PathLike
-        From :func:`build_sim`.
+        From :func:`build_sim`, or with ``lanes`` from :func:`apbbf.sim.lanesbench.build_lanes_sim`.
     timed : bool
         The core's Config has a span (its counters include ``overflows`` and ``expired``).
+    lanes : int
+        1 for the bare core; the lanes of a lanes filter (each chunk's counters are then a dict per lane).
     pause : float
         Probability of an idle gap before each command and of backpressure in each cycle, in ``[0, 1)``.
     seed : int
@@ -324,14 +334,15 @@ class SoakProcess:
         If ``pause`` or ``seed`` is out of range.
     """
 
-    def __init__(self, binary, *, timed: bool, pause: float, seed: int):
+    def __init__(self, binary, *, timed: bool, pause: float, seed: int, lanes: int = 1):
         if not 0 <= pause < 1:
             raise ValueError(f"pause must be in [0, 1), not {pause}")
         if not 0 <= seed < 1 << 64:
             raise ValueError(f"seed must be from 0 to 2**64-1, not {seed}")
         self._binary = Path(binary).resolve()
         self._work = self._binary.parent.parent
-        self._timed = timed
+        self._names = counter_names(timed)
+        self._lanes = lanes
         self._slot = 0
         self._pending = []
         self._process = subprocess.Popen([str(self._binary), "--soak", str(int(pause * 2**32)), str(seed)],
@@ -367,17 +378,19 @@ class SoakProcess:
         name, n = self._pending.pop(0)
         line = self._process.stdout.readline()
         raw = (self._work / f"{name}.rsp").read_bytes() if line.strip() == "done" else b""
-        if len(raw) < 64:
+        size = 8 * (4 + len(self._names) * self._lanes)
+        if len(raw) < size:
             raise RuntimeError(f"the testbench stopped (exit status {self._process.poll()})")
-        header = [int(v) for v in np.frombuffer(raw[:64], dtype="<u8")]
+        header = [int(v) for v in np.frombuffer(raw[:size], dtype="<u8")]
         if header[0] != n:
             raise RuntimeError(f"the testbench answered a chunk of {header[0]} commands, not {n}")
         if header[1] < n:
             raise RuntimeError(f"the testbench timed out: {header[1]} of {n} commands answered")
-        hits = np.unpackbits(np.frombuffer(raw[64:], dtype=np.uint8), count=n, bitorder="little").astype(bool)
-        counters = {"inserts": header[4], "shifts": header[5]}
-        if self._timed:
-            counters.update(overflows=header[6], expired=header[7])
+        hits = np.unpackbits(np.frombuffer(raw[size:], dtype=np.uint8), count=n, bitorder="little").astype(bool)
+        values = header[4:]                       # counter by counter, lane by lane
+        counters = [{name: values[which * self._lanes + lane] for which, name in enumerate(self._names)}
+                    for lane in range(self._lanes)]
+        counters = counters[0] if self._lanes == 1 else counters
         return SoakChunk(commands=n, answered=header[1], cycles=header[2],
                          first_op_mismatch=None if header[3] == n else header[3], hits=hits, counters=counters)
 

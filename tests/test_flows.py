@@ -20,9 +20,11 @@ from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.flows import args as flow_args
 from apbbf.flows.bench import BENCH, build_sim, run_mix, sim_platform
-from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr
+from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, target_platform
+from apbbf.hdl.core.devices import block_ram
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
+from apbbf.sim.lanesbench import build_lanes_sim
 from apbbf.toolchain import critical_path, fmax_from_report, group_cells, nextpnr_device_args, yosys_cells
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,9 +203,26 @@ def test_core_on_simulated_ecp5(config, scan):
         assert result["accept_rate"] == result["model_accept_rate"] < 1.0, result
 
 
+def test_lanes_on_simulated_ecp5_take_more_than_a_command_per_clock():
+    """The benchmark's lanes case on its testbench: two lanes, each of DP16KD instances simulated by the DP16KD
+    model, answer every command of the stream as the lanes model, at more than one command per clock (every slot of
+    every beat filled)."""
+    config = Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=16, key_width=32)
+    binary = build_lanes_sim(config, 2, BUILD / "ecp5-lanes2", platform=sim_platform("ecp5"))
+    assert "segment0.ebr_r0_c0 " in (binary.parent.parent / "lanes.v").read_text()   # the DP16KD tiling
+    result = run_mix(config, "parallel", binary, "MIX", 3000, seed=2, lanes=2)
+    assert result["mismatches"] == 0, result
+    assert result["schedule_mismatches"] is None and result["hits"] > 0
+    assert 1.5 < result["accept_rate"] <= 2.0, result
+
+
 def test_bench_cases_fit_and_name_their_family():
     for case, bench in BENCH.items():
         assert bench.family in ("ecp5", "ice40") and "parallel" in bench.scans, case
+        ram = block_ram(target_platform(bench.family).device)
+        assert bench.lanes * ram.blocks_for_config(bench.config) <= ram.count, case
+        assert (bench.target_mops is not None) == (bench.lanes > 1) == (bench.target_mhz is None), case
+    assert [bench.lanes for bench in BENCH.values() if bench.lanes > 1] == [2, 4]
     assert BENCH["ecp5-timed"].config.timed and not BENCH["ecp5"].config.timed
     assert sim_platform("ice40") is None and sim_platform("ecp5").family == "ecp5"
     with pytest.raises(ValueError, match="family must be one of"):

@@ -1,5 +1,6 @@
-"""The soak of :mod:`apbbf.flows.soak`: a short soak passes with every answer and counter checked, a corrupted
-answer is caught with its command index, and the random stream replays inserted keys across chunks."""
+"""The soak of :mod:`apbbf.flows.soak`: a short soak of the core and of the lanes filter passes with every answer
+and counter checked, a corrupted answer is caught with its command index, and the random stream replays inserted
+keys across chunks."""
 
 from __future__ import annotations
 
@@ -65,8 +66,37 @@ def test_stream_replays_inserted_keys_across_chunks():
 
 @pytest.mark.parametrize("name,value,says", [
     ("commands", 0, "commands"), ("chunk", 0, "chunk"), ("scan", "fast", "scan"), ("pause", 1.0, "pause"),
+    ("lanes", 3, "lanes"),
 ])
 def test_soak_names_a_bad_parameter(name, value, says):
     kwargs = {"commands": 10, "scan": "fsm", "chunk": 10, "pause": 0.1, name: value}
     with pytest.raises(ValueError, match=says):
         soak(SMALL, BUILD / "unused", **kwargs)
+
+
+def test_lanes_soak_passes_at_more_than_one_command_per_clock():
+    # Two lanes, a slot each: beats with one, two or no valid slot (the testbench leaves a slot empty with the
+    # pause's probability), every answer and each lane's counters scored against the lanes model.
+    result = soak(SMALL, BUILD / "count-parallel-lanes2", commands=20_000, chunk=6000, scan="parallel", lanes=2,
+                  seed=3, log=lambda _: None)
+    assert result.passed, result.first
+    assert result.lanes == 2 and len(result.counters) == 2 and result.counters == result.model_counters
+    assert all(lane["shifts"] > 10 for lane in result.counters)
+    assert result.cycles < result.commands                     # more than one command per clock, with the pauses
+    assert result.as_dict()["lanes"] == 2
+
+
+def test_lanes_soak_catches_a_flipped_answer():
+    result = soak(SMALL, BUILD / "count-parallel-lanes2", commands=20_000, chunk=6000, scan="parallel", lanes=2,
+                  seed=3, log=lambda _: None, _flip=7_001)
+    assert not result.passed and result.first.index == 7_001 and result.commands == 12_000
+
+
+def test_timed_lanes_soak_passes_with_the_fsm_scan():
+    config = Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=4, key_width=32, span=500, time_width=16,
+                    extra_segments=1)
+    result = soak(config, BUILD / "timed-fsm-lanes2", commands=20_000, chunk=8192, scan="fsm", lanes=2, seed=4,
+                  log=lambda _: None)
+    assert result.passed, result.first
+    assert [set(lane) for lane in result.counters] == [{"inserts", "shifts", "overflows", "expired"}] * 2
+    assert all(lane["expired"] > 0 for lane in result.counters)

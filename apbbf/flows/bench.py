@@ -4,7 +4,8 @@ Mops/s = Fmax x ops/cycle for both scans, against 10/40/100 GbE minimum-frame ra
 :func:`run` measures; it asserts no speed (a missed target is reported with nextpnr's critical path).
 
 Each case of :data:`BENCH` is one Config on one FPGA family's target device (:data:`apbbf.flows.pnr.TARGETS`):
-the window bounded by count on ECP5-85F and iCE40UP5K, and the time-bounded window on ECP5-85F.
+the window bounded by count on ECP5-85F and iCE40UP5K, the time-bounded window on ECP5-85F, and two and four lanes
+of the ECP5 Config (:class:`~apbbf.hdl.core.lanes.Lanes`, a slot per lane) on ECP5-85F.
 
 1. **Ops per cycle.** The bare core (``APBBF(config, scan=...)``, Verilog from ``amaranth.back.verilog``,
    elaborated as for the case's family: on ECP5 with the DP16KD model in place of each block RAM instance,
@@ -17,9 +18,13 @@ the window bounded by count on ECP5-85F and iCE40UP5K, and the time-bounded wind
    planned rate (one generation per shift interval). Ops/cycle = commands / cycles from the first accept to the
    last response of the measured part. The testbench's answers are scored against the golden model
    (:class:`apbbf.sim.reference.Reference`; mismatches must be 0) and, for a window bounded by count, its accept
-   cycles against the cycle model ``apbbf.sim.cycles.accept_schedule``.
-2. **Post-route Fmax** of the core with registered ports (:func:`apbbf.flows.pnr.core_pnr`): the median of the
-   nextpnr seeds :data:`apbbf.flows.pnr.SEEDS`, with their spread.
+   cycles against the cycle model ``apbbf.sim.cycles.accept_schedule``. A lanes case runs the lanes filter on
+   the testbench of :mod:`apbbf.sim.lanesbench` instead (every slot of every beat filled, the commands of the same
+   stream in order), scored against :class:`apbbf.model.lanes.Lanes`; its commands per cycle are measured, not
+   modelled.
+2. **Post-route Fmax** of the core with registered ports (:func:`apbbf.flows.pnr.core_pnr`; a lanes case:
+   :func:`apbbf.flows.lanes.lanes_pnr`, its placer and router): the median of the nextpnr seeds
+   :data:`apbbf.flows.pnr.SEEDS`, with their spread.
 3. **Block RAM Fmax**: one block RAM primitive of the device, configured as the segments use it
    (:class:`~apbbf.sim.designs.BlockRAMProbe`), with the device table's data-sheet rating beside it.
 
@@ -43,6 +48,7 @@ import numpy as np
 
 from ..model.config import Config
 from ..sim.corebench import TESTBENCH, build_sim, run_file
+from ..sim.lanesbench import build_lanes_sim
 from .pnr import SEEDS, TARGETS, bram_pnr, core_pnr, target_platform
 
 __all__ = ["LINE_RATES", "Bench", "BENCH", "SCANS", "MIXES", "sim_platform", "make_stream", "TESTBENCH",
@@ -65,20 +71,26 @@ class Bench:
     family : str
         A key of :data:`apbbf.flows.pnr.TARGETS`: the device the case is measured on.
     config : Config
-        The filter measured there (it must fit the target device's block RAM).
-    target_mhz : float
-        The clock the parallel scan should reach at one command per cycle.
+        The filter measured there (it must fit the target device's block RAM, ``lanes`` times).
+    target_mhz : float or None
+        The clock the parallel scan should reach at one command per cycle (``None`` for lanes).
     goal_mhz : float or None
         A further clock worth reaching (reported, not a target).
     scans : tuple of str
         The scans measured.
+    lanes : int
+        1: the bare core (``APBBF``); more: the lanes filter (``Lanes(config, lanes)``, a slot per lane).
+    target_mops : float or None
+        For lanes: the commands per second (Fmax × the lowest measured commands per cycle) to reach, Mops/s.
     """
 
     family: str
     config: Config
-    target_mhz: float
+    target_mhz: float | None
     goal_mhz: float | None = None
     scans: tuple = SCANS
+    lanes: int = 1
+    target_mops: float | None = None
 
 
 #: Case name -> :class:`Bench`
@@ -90,6 +102,11 @@ BENCH = {
                                        time_width=32, extra_segments=2), target_mhz=150.0, scans=("parallel",)),
     "ice40": Bench("ice40", Config(k=2, l=3, block_bits=16, block_hashes=2, segment_blocks=256, key_width=32),
                    target_mhz=75.0),
+    # The ECP5 Config in 2 and 4 lanes (24 block RAMs a lane), random keys.
+    "ecp5-lanes2": Bench("ecp5", Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512), target_mhz=None,
+                         scans=("parallel",), lanes=2, target_mops=300.0),
+    "ecp5-lanes4": Bench("ecp5", Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512), target_mhz=None,
+                         scans=("parallel",), lanes=4, target_mops=500.0),
 }
 
 
@@ -163,17 +180,18 @@ def make_stream(config, mix: str, commands: int, seed: int):
     return ops, keys, prefill, times
 
 
-def run_mix(config, scan: str, binary: Path, mix: str, commands: int, seed: int) -> dict:
-    """Run one op mix (:func:`make_stream`) on the testbench ``binary`` and score it against the model and the
-    cycle model.
+def run_mix(config, scan: str, binary: Path, mix: str, commands: int, seed: int, *, lanes: int = 1) -> dict:
+    """Run one op mix (:func:`make_stream`) on the testbench ``binary`` (of the lanes filter with ``lanes`` > 1)
+    and score it against the model and the cycle model.
 
     Returns
     -------
     dict
         ``ops_per_cycle``, ``accept_rate`` (and the cycle model's), ``latency_cycles``, ``mismatches`` (answers;
         must be 0), ``schedule_mismatches`` (accept cycles against the cycle model; ``None`` for a time-bounded
-        window, whose cycles are measured, not modelled), hits, accesses, times.
+        window or lanes, whose cycles are measured, not modelled), hits, accesses, times.
     """
+    from ..model.lanes import Lanes
     from ..sim.cycles import accept_schedule
     from ..sim.reference import Reference
     ops, keys, start, times = make_stream(config, mix, commands, seed)
@@ -181,11 +199,12 @@ def run_mix(config, scan: str, binary: Path, mix: str, commands: int, seed: int)
     out = run_file(binary, ops, keys, times, name=mix)
     answered, accept, respond, hit, rop, seconds = (out[name] for name in ("answered", "accept", "respond", "hit",
                                                                            "op", "seconds"))
-    model_hits, accesses = Reference(config).batch(ops, keys, times)
+    model = Reference(config).batch if lanes == 1 else Lanes(config, lanes).run
+    model_hits, accesses = model(ops, keys, times)
     measured_part = slice(start, n)
     cycles = int(respond[n - 1] - accept[start] + 1)
     meas_span = int(accept[n - 1] - accept[start])
-    if config.timed:
+    if config.timed or lanes > 1:
         predicted, offset, pred_span = None, None, 0
     else:
         predicted = accept_schedule(config, ops.astype(np.int64), accesses, scan=scan)
@@ -216,6 +235,10 @@ def pnr_job(kind: str, case: str, scan: str | None, config, work_root, reuse: bo
     """One place-and-route job of :func:`run`: the core of a case (``kind="core"``, :func:`apbbf.flows.pnr.core_pnr`,
     in ``<work_root>/pnr/<case>-<scan>``) or one block RAM of a family (``kind="bram"``, ``case`` a family,
     :func:`apbbf.flows.pnr.bram_pnr`, in ``<work_root>/pnr/<family>-bram``), each placed with every seed."""
+    if kind == "core" and BENCH[case].lanes > 1:
+        from .lanes import lanes_pnr
+        return lanes_pnr(config, BENCH[case].lanes, BENCH[case].family, Path(work_root) / "pnr" / f"{case}-{scan}",
+                         reuse=reuse, seeds=seeds)
     if kind == "core":
         return core_pnr(config, BENCH[case].family, Path(work_root) / "pnr" / f"{case}-{scan}", scan=scan,
                         reuse=reuse, seeds=seeds)
@@ -298,6 +321,8 @@ def markdown(results: dict) -> str:
                  + f" key={c['key_width']}")
         if c.get("span"):
             label += f" span={c['span']} time={c['time_width']} extra={c['extra_segments']}"
+        if dev.get("lanes", 1) > 1:
+            label += f", {dev['lanes']} lanes"
         for scan in dev["scans"]:
             f = results["fmax"].get(case, {}).get(scan, {})
             cells = []
@@ -329,10 +354,16 @@ def summary(results: dict) -> str:
     lines = ["", results["markdown"], ""]
     for case, t in results["targets"].items():
         state = "met" if t["met"] else "MISSED"
-        goal = f" (goal {t['goal_mhz']} MHz: {'met' if t.get('goal_met') else 'not met'})" if t.get("goal_mhz") else ""
-        lines.append(f"target {case}: >= {t['target_mhz']} MHz at 1.0 ops/cycle (parallel): Fmax {t['fmax_mhz']} "
-                     f"MHz (seeds {t.get('seeds')}), min ops/cycle {t['min_ops_per_cycle']} (accept rate "
-                     f"{t['min_accept_rate']}): {state}{goal}")
+        if t.get("target_mops"):
+            lines.append(f"target {case}: >= {t['target_mops']} Mops/s on random keys: Fmax {t['fmax_mhz']} MHz "
+                         f"(seeds {t.get('seeds')}) x min {t['min_ops_per_cycle']} commands/cycle = "
+                         f"{t.get('mops')} Mops/s: {state}")
+        else:
+            goal = (f" (goal {t['goal_mhz']} MHz: {'met' if t.get('goal_met') else 'not met'})"
+                    if t.get("goal_mhz") else "")
+            lines.append(f"target {case}: >= {t['target_mhz']} MHz at 1.0 ops/cycle (parallel): Fmax "
+                         f"{t['fmax_mhz']} MHz (seeds {t.get('seeds')}), min ops/cycle {t['min_ops_per_cycle']} "
+                         f"(accept rate {t['min_accept_rate']}): {state}{goal}")
         if not t["met"] and t.get("critical_path"):
             cp = t["critical_path"]
             lines.append(f"  critical path {cp.get('delay_ns')} ns ({cp.get('logic_ns')} logic, "
@@ -404,7 +435,10 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
     for case in cases:
         if case not in BENCH:
             raise ValueError(f"cases must be among {', '.join(BENCH)}, not {case!r}")
-        check_memory(BENCH[case].config, target_platform(BENCH[case].family).device)
+        bench, device = BENCH[case], target_platform(BENCH[case].family).device
+        # each lane has its own segments: the other lanes' block RAMs are reserved beside the first lane's
+        check_memory(bench.config, device, reserved_blocks=(bench.lanes - 1) * block_ram(device).blocks_for_config(
+            bench.config), reserved_for=f"the other {bench.lanes - 1} lanes")
     check_integer("commands", commands, range(1, 1 << 40))
     check_integer("jobs", jobs, range(1, 65))
     seeds = tuple(seeds)
@@ -433,7 +467,8 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
     results = {"commands_per_mix": commands, "seed": seed, "seeds": list(seeds), "line_rates_mpps": LINE_RATES,
                "devices": {case: {"device": device_label(BENCH[case].family), "family": BENCH[case].family,
                                   "config": asdict(BENCH[case].config), "target_mhz": BENCH[case].target_mhz,
-                                  "goal_mhz": BENCH[case].goal_mhz, "scans": list(BENCH[case].scans)}
+                                  "goal_mhz": BENCH[case].goal_mhz, "scans": list(BENCH[case].scans),
+                                  "lanes": BENCH[case].lanes, "target_mops": BENCH[case].target_mops}
                            for case in cases},
                "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {},
                # which core was measured (hdl/ may change between runs; the P&R cache key is the design's RTLIL)
@@ -444,11 +479,15 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
         bench = BENCH[case]
         for scan in bench.scans:
             t = time.monotonic()
-            binary = build_sim(bench.config, scan, work_root / "verilator" / f"{case}-{scan}",
-                               platform=sim_platform(bench.family))
+            work = work_root / "verilator" / f"{case}-{scan}"
+            if bench.lanes > 1:
+                binary = build_lanes_sim(bench.config, bench.lanes, work, scan=scan,
+                                         platform=sim_platform(bench.family))
+            else:
+                binary = build_sim(bench.config, scan, work, platform=sim_platform(bench.family))
             note(f"verilator {case}/{scan}: built in {time.monotonic() - t:.0f} s")
             for index, mix in enumerate(MIXES):
-                r = run_mix(bench.config, scan, binary, mix, commands, seed * 100 + index)
+                r = run_mix(bench.config, scan, binary, mix, commands, seed * 100 + index, lanes=bench.lanes)
                 results["ops_per_cycle"].setdefault(case, {}).setdefault(scan, {})[mix] = r
                 note(f"  {case}/{scan} {mix:15} {r['ops_per_cycle']:.4f} ops/cycle (accept rate "
                      f"{r['accept_rate']}, cycle model {r['model_accept_rate']}, schedule mismatches "
@@ -497,6 +536,14 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
         measured = results["ops_per_cycle"][case]["parallel"].values()
         opc = min(r["ops_per_cycle"] for r in measured)
         rate = min(r["accept_rate"] for r in measured)
+        if bench.lanes > 1:
+            mops = round(f["fmax_mhz"] * opc, 1) if f.get("fmax_mhz") else None
+            targets[case] = {"target_mops": bench.target_mops, "lanes": bench.lanes, "fmax_mhz": f.get("fmax_mhz"),
+                             "seeds": f.get("seeds"), "min_ops_per_cycle": opc, "min_accept_rate": rate,
+                             "mops": mops, "met": mops is not None and mops >= bench.target_mops}
+            if not targets[case]["met"]:
+                targets[case]["critical_path"] = f.get("critical_path")
+            continue
         met = f.get("fmax_mhz") is not None and f["fmax_mhz"] >= bench.target_mhz and rate >= 0.999
         targets[case] = {"target_mhz": bench.target_mhz, "goal_mhz": bench.goal_mhz, "fmax_mhz": f.get("fmax_mhz"),
                          "seeds": f.get("seeds"), "min_ops_per_cycle": opc, "min_accept_rate": rate, "met": met,

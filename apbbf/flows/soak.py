@@ -1,7 +1,10 @@
-"""Long random soak of the bare core on Verilator (``make soak``): every answer scored against the golden model.
+"""Long random soak of the bare core, or of the lanes filter, on Verilator (``make soak``): every answer scored
+against the golden model.
 
 The core runs in the soak mode of the C++ testbench of :mod:`apbbf.sim.corebench` (one core across all chunks,
-idle gaps on ``cmd.valid`` and backpressure on ``rsp.ready`` from the testbench's PRNG). :class:`Stream`
+idle gaps on ``cmd.valid`` and backpressure on ``rsp.ready`` from the testbench's PRNG); with ``lanes`` > 1 the
+lanes filter (:class:`~apbbf.hdl.core.lanes.Lanes`) runs in that of :mod:`apbbf.sim.lanesbench`, the commands
+packed into beats with empty slots as well, and is scored against :class:`apbbf.model.lanes.Lanes`. :class:`Stream`
 generates the commands in chunks (bounded memory): random QUERY / INSERT / TEST_AND_INSERT, a share of the keys
 that ask replaying an earlier inserted key, half of those near the window's edge; with a span, times at the
 planned rate with rare gaps longer than the span. Each chunk's packed hit bits are scored against one
@@ -155,6 +158,8 @@ class SoakResult:
     scan : str
     seed : int
         Seed of the command stream (the testbench's PRNG seed is derived from it).
+    lanes : int
+        1 for the bare core, else the lanes of the lanes filter soaked.
     pause : float
     requested : int
         Commands asked for.
@@ -163,9 +168,9 @@ class SoakResult:
     mismatches : int
         Answers that differ in the chunk that stopped the soak (0 for a pass), plus op echoes that differ.
     first : Mismatch or None
-    counters : dict
-        The core's counters at the end.
-    model_counters : dict
+    counters : dict or list of dict
+        The core's counters at the end (a dict per lane with ``lanes`` > 1).
+    model_counters : dict or list of dict
         The model's.
     cycles : int
     hits : int
@@ -183,6 +188,7 @@ class SoakResult:
     scan: str
     seed: int
     pause: float
+    lanes: int = 1
     requested: int = 0
     commands: int = 0
     mismatches: int = 0
@@ -211,7 +217,8 @@ class SoakResult:
     def as_dict(self) -> dict:
         """The result as ``soak.json`` holds it."""
         return {
-            "config": asdict(self.config), "scan": self.scan, "seed": self.seed, "pause": self.pause,
+            "config": asdict(self.config), "scan": self.scan, "lanes": self.lanes, "seed": self.seed,
+            "pause": self.pause,
             "requested": self.requested, "commands": self.commands, "mismatches": self.mismatches,
             "first_mismatch": None if self.first is None else {**asdict(self.first), "text": str(self.first)},
             "counters": self.counters, "model_counters": self.model_counters,
@@ -226,11 +233,11 @@ class SoakResult:
         }
 
 
-def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 1, pause: float = 0.1,
-         chunk: int = 1 << 20, replay: float = 0.5, max_seconds: float | None = None, report=None, log=print,
-         _flip=None) -> SoakResult:
-    """Run ``commands`` random commands (:class:`Stream`) through the core on Verilator in chunks and score every
-    answer against the model, and the counters at the end.
+def soak(config: Config, work, *, commands: int, scan: str = "fsm", lanes: int = 1, seed: int = 1,
+         pause: float = 0.1, chunk: int = 1 << 20, replay: float = 0.5, max_seconds: float | None = None,
+         report=None, log=print, _flip=None) -> SoakResult:
+    """Run ``commands`` random commands (:class:`Stream`) through the core (or ``lanes`` lanes) on Verilator in
+    chunks and score every answer against the model, and the counters at the end.
 
     Parameters
     ----------
@@ -240,6 +247,9 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
     commands : int
         Commands to run, ``>= 1``.
     scan : {"fsm", "parallel"}
+    lanes : int
+        One of :data:`apbbf.model.lanes.LANES`: 1 soaks the bare core (``APBBF``), more the lanes filter
+        (``Lanes(config, lanes, scan=scan)``, a slot per lane).
     seed : int
         Seed of the command stream and (derived) of the testbench's PRNG, ``>= 0``.
     pause : float
@@ -270,9 +280,13 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
         If the testbench stops.
     """
     from ..hdl.core.apbbf import SCANS
+    from ..model.lanes import Lanes, check_lanes, lane_masks
     from ..sim.corebench import SoakProcess, build_sim
+    from ..sim.lanesbench import build_lanes_sim
     from ..sim.reference import Reference
     check_config(config)
+    check_lanes(lanes)
+    lane_masks(config, lanes)                        # a Config too wide for the lane hash is refused here
     check_integer("commands", commands, range(1, 1 << 48))
     check_integer("chunk", chunk, range(1, 1 << 26))
     check_integer("seed", seed, range(0, 1 << 64))
@@ -282,18 +296,25 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
         raise ValueError(f"pause must be in [0, 1), not {pause}")
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"max_seconds must be positive, not {max_seconds}")
-    result = SoakResult(config=config, scan=scan, seed=seed, pause=pause, requested=commands)
+    result = SoakResult(config=config, scan=scan, lanes=lanes, seed=seed, pause=pause, requested=commands)
     t = time.monotonic()
-    binary = build_sim(config, scan, Path(work))
+    if lanes == 1:
+        binary = build_sim(config, scan, Path(work))
+        model = Reference(config)
+        score = model.batch
+    else:
+        binary = build_lanes_sim(config, lanes, Path(work), scan=scan)
+        model = Lanes(config, lanes)
+        score = model.run                            # the stream has no reserved op
     result.build_seconds = time.monotonic() - t
     stream = Stream(config, seed, replay=replay)
-    model = Reference(config)
     t0, cpu0 = time.monotonic(), time.process_time()
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     last_log = t0
     in_flight = []                                   # (start index, ops, keys, times) of submitted chunks
     issued = 0
-    with SoakProcess(binary, timed=config.timed, pause=pause, seed=(seed * 0x9E3779B97F4A7C15 + 1) % 2**64) as sim:
+    with SoakProcess(binary, timed=config.timed, pause=pause, seed=(seed * 0x9E3779B97F4A7C15 + 1) % 2**64,
+                     lanes=lanes) as sim:
         while in_flight or issued < commands:
             if max_seconds is not None and time.monotonic() - t0 >= max_seconds:
                 commands = issued                    # the budget ran out: only the chunks in flight remain
@@ -308,7 +329,7 @@ def soak(config: Config, work, *, commands: int, scan: str = "fsm", seed: int = 
             hits = out.hits
             if _flip is not None and start <= _flip < start + len(ops):
                 hits[_flip - start] ^= True
-            model_hits, _ = model.batch(ops, keys, times)
+            model_hits, _ = score(ops, keys, times)
             wrong = np.flatnonzero(hits != model_hits)
             result.commands += len(ops)
             result.cycles = out.cycles
