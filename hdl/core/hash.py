@@ -14,7 +14,11 @@ clock of the core behind it:
   stage XORs up to 16 of the registered parities (two LUT levels). The segment hashes take two stages, the
   fold three (up to 1024 bits);
 - the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
-  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
+  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring. Its last
+  register is kept in up to :data:`MIX_COPIES` copies, each feeding the trees of a group of segments: a bit of
+  the mixed key feeds a first-stage LUT of about half of every segment's hash bits (over a hundred LUTs, next to
+  segments spread over the device's block RAM columns), and as one net that was the critical path of two lanes
+  on every seed (9-10 ns of routing).
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -25,11 +29,16 @@ from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
 from .types import ConfigSignature
 
-__all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
+__all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
            "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
+#: Copies of the mixer's last register, at most (one per group of segments). Four because Yosys merges
+#: flip-flops with the same input and initial value (``opt_merge``) and Amaranth gives no way to mark one as
+#: kept: the copies differ in what they store (the mixed key, or its complement, undone where it is read: the
+#: tree's first LUT absorbs the inversion) and in their initial value (0 or all ones), four distinct registers.
+MIX_COPIES = 4
 #: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
 _FIRST_GROUP = 4
 #: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
@@ -151,8 +160,10 @@ class HashUnit(wiring.Component):
             outputs = reduced
         return [bits[0] for bits in outputs]
 
-    def _mixer(self, m, folded) -> Signal:
-        """The mixer's rounds, :data:`MIX_ROUNDS_PER_STAGE` between registers; returns the mixed key."""
+    def _mixer(self, m, folded, copies: int = 1) -> list:
+        """The mixer's rounds, :data:`MIX_ROUNDS_PER_STAGE` between registers; returns the mixed key from each of
+        ``copies`` (1 to :data:`MIX_COPIES`) copies of the last register (see :data:`MIX_COPIES`)."""
+        assert 1 <= copies <= MIX_COPIES
         spec = self._spec
         width, keys = spec.mix_width, spec.round_keys
         permutation = mix_permutation(width)
@@ -170,14 +181,25 @@ class HashUnit(wiring.Component):
                 nibble = Const(table, 64).word_select(state[4 * i:4 * i + 4], 4)
                 for b in range(4):
                     m.d.comb += out[permutation[4 * i + b]].eq(nibble[b])
-            if (r + 1) % MIX_ROUNDS_PER_STAGE == 0 or r == spec.rounds - 1:
+            if r == spec.rounds - 1:
+                mixed = []
+                ones = (1 << width) - 1
+                for copy in range(copies):
+                    inverted, init = ones * (copy & 1), ones * (copy >> 1)
+                    suffix = f"_copy{copy}" if copies > 1 else ""
+                    registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}{suffix}", init=init,
+                                        reset_less=True)
+                    with m.If(self.en):
+                        m.d.sync += registered.eq(out ^ inverted)
+                    mixed.append(registered ^ inverted if inverted else registered)
+                return mixed
+            if (r + 1) % MIX_ROUNDS_PER_STAGE == 0:
                 registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}", reset_less=True)
                 with m.If(self.en):
                     m.d.sync += registered.eq(out)
                 state = registered
             else:
                 state = out
-        return state
 
     def elaborate(self, platform):
         # Three pipelines in a row, each stage at most two LUT4 levels (hash_stages): the hash is never the
@@ -191,11 +213,13 @@ class HashUnit(wiring.Component):
             groups = tree_groups(self._config.key_width)
             assert len(groups) == stages["fold"]
             folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
-        mixed = self._mixer(m, folded)
+        segments = len(spec.segment_masks)
+        mixed = self._mixer(m, folded, min(MIX_COPIES, segments))
         groups = tree_groups(spec.mix_width)
         assert len(groups) == stages["segment"]
         for j, masks in enumerate(spec.segment_masks):
-            bits = self._tree(m, [selected_bits(mixed, mask) for mask in masks], groups, f"seg{j}_")
+            copy = mixed[j * len(mixed) // segments]             # the copy of this segment's group
+            bits = self._tree(m, [selected_bits(copy, mask) for mask in masks], groups, f"seg{j}_")
             m.d.comb += self.hashes[j].eq(Cat(*bits))
         return m
 

@@ -84,7 +84,7 @@ class LaneHash(HashUnit):
         if spec.fold_masks:
             folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks],
                                      tree_groups(self._config.key_width), "fold"))
-        mixed = self._mixer(m, folded)
+        mixed, = self._mixer(m, folded)
         bits = self._tree(m, [selected_bits(mixed, mask) for mask in self._masks], tree_groups(spec.mix_width), "lane")
         m.d.comb += self.lane.eq(Cat(*bits))
         return m
