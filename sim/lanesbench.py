@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .corebench import _write_if_changed, counter_names
+from .corebench import MAIN, PRELUDE, _write_if_changed, counter_names
 
 __all__ = ["TESTBENCH", "build_lanes_sim"]
 
@@ -66,38 +66,20 @@ static uint64_t counter(Vlanes* top, int which, int lane) {
     return 0;
 }
 
-struct Commands {
-    uint64_t n = 0;
-    std::vector<uint8_t> ops;
-    std::vector<uint64_t> keys, times;
-    bool read(const char* path) {
-        FILE* f = fopen(path, "rb");
-        if (!f || fread(&n, 8, 1, f) != 1) { fprintf(stderr, "cannot read %s\n", path); if (f) fclose(f); return false; }
-        ops.resize(n); keys.resize(n); times.resize(n);
-        bool ok = fread(ops.data(), 1, n, f) == n && fread(keys.data(), 8, n, f) == n &&
-                  fread(times.data(), 8, n, f) == n;
-        fclose(f);
-        if (!ok) fprintf(stderr, "short file %s\n", path);
-        return ok;
-    }
-};
-
+@PRELUDE@
 struct Beat {
     int64_t command[SLOTS];                       // the command index in each slot, -1 for an empty slot
 };
 
-struct Bench {
+struct Bench : Pacer {
     VerilatedContext* context;
     Vlanes* top;
-    uint64_t cycle = 0, rng;
-    uint32_t pause;
+    uint64_t cycle = 0;
     bool hold = false;                            // a beat offered and not yet taken stays offered
     Beat offered;
     uint32_t words[CMD_WORDS];
     std::deque<Beat> in_flight;                   // beats taken, oldest first, not yet answered
-    Bench(uint32_t pause, uint64_t seed) : pause(pause) {
-        rng = seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
-        if (!rng) rng = 1;
+    Bench(uint32_t pause, uint64_t seed) : Pacer(pause, seed) {
         context = new VerilatedContext;
         top = new Vlanes{context};
         top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
@@ -107,11 +89,6 @@ struct Bench {
         top->eval();
     }
     ~Bench() { top->final(); delete top; delete context; }
-    bool go() {                                   // false with probability pause / 2**32
-        if (!pause) return true;
-        rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
-        return (uint32_t)((rng * 0x2545F4914F6CDD1DULL) >> 32) >= pause;
-    }
     // The next beat from command `next` on: each slot holds the next command, or (soak mode) is left empty.
     void form(const Commands& c, uint64_t& next) {
         memset(words, 0, sizeof words);
@@ -185,60 +162,12 @@ struct Bench {
     }
 };
 
-static int file_mode(const char* in, const char* out) {
-    Commands c;
-    if (!c.read(in)) return 2;
-    uint64_t n = c.n;
-    std::vector<uint64_t> accept(n), respond(n);
-    std::vector<uint8_t> hit(n), rop(n);
-    Bench bench(0, 1);
-    uint64_t answered = bench.run(c, accept.data(), respond.data(), hit.data(), rop.data(), nullptr);
-    FILE* o = fopen(out, "wb");
-    fwrite(&answered, 8, 1, o);
-    fwrite(accept.data(), 8, n, o);
-    fwrite(respond.data(), 8, n, o);
-    fwrite(hit.data(), 1, n, o);
-    fwrite(rop.data(), 1, n, o);
-    fclose(o);
-    if (answered < n) { fprintf(stderr, "timeout: %llu of %llu answered\n", (unsigned long long)answered, (unsigned long long)n); return 1; }
-    return 0;
+static void counters(Vlanes* top, std::vector<uint64_t>& header) {  // counter by counter, lane by lane
+    for (int which = 0; which < COUNTERS; which++)
+        for (int lane = 0; lane < LANES; lane++) header.push_back(counter(top, which, lane));
 }
 
-static int soak_mode(uint32_t pause, uint64_t seed) {
-    Bench bench(pause, seed);
-    char in[4096], out[4096];
-    Commands c;
-    std::vector<uint8_t> hit, packed;
-    while (scanf("%4095s %4095s", in, out) == 2) {
-        if (!c.read(in)) return 2;
-        uint64_t n = c.n;
-        hit.assign(n, 0);
-        uint64_t first = n;
-        uint64_t answered = bench.run(c, nullptr, nullptr, hit.data(), nullptr, &first);
-        packed.assign((n + 7) / 8, 0);
-        for (uint64_t i = 0; i < n; i++) packed[i >> 3] |= hit[i] << (i & 7);
-        std::vector<uint64_t> header = {n, answered, bench.cycle, first};
-        for (int which = 0; which < COUNTERS; which++)
-            for (int lane = 0; lane < LANES; lane++) header.push_back(counter(bench.top, which, lane));
-        FILE* o = fopen(out, "wb");
-        if (!o) { fprintf(stderr, "cannot write %s\n", out); return 2; }
-        fwrite(header.data(), 8, header.size(), o);
-        fwrite(packed.data(), 1, packed.size(), o);
-        fclose(o);
-        printf("done\n");
-        fflush(stdout);
-        if (answered < n) { fprintf(stderr, "timeout: %llu of %llu answered\n", (unsigned long long)answered, (unsigned long long)n); return 1; }
-    }
-    return 0;
-}
-
-int main(int argc, char** argv) {
-    if (argc == 4 && !strcmp(argv[1], "--soak")) return soak_mode((uint32_t)strtoul(argv[2], 0, 0), strtoull(argv[3], 0, 0));
-    if (argc == 3) return file_mode(argv[1], argv[2]);
-    fprintf(stderr, "usage: %s commands.bin results.bin | %s --soak PAUSE SEED\n", argv[0], argv[0]);
-    return 2;
-}
-"""
+@MAIN@"""
 
 
 def build_lanes_sim(config, lanes: int, work, *, slots: int | None = None, scan: str = "parallel",
@@ -313,7 +242,7 @@ def build_lanes_sim(config, lanes: int, work, *, slots: int | None = None, scan:
         "TIME_WIDTH": config.time_width if config.timed else 0, "RSP_VALID": response["valid"],
         "RSP_OP": response["op"], "RSP_HIT": response["hit"], "SET": setter, "COUNTER": "\n".join(reads),
     }
-    testbench = TESTBENCH
+    testbench = TESTBENCH.replace("@PRELUDE@", PRELUDE).replace("@MAIN@", MAIN)
     for name, value in values.items():
         testbench = testbench.replace(f"@{name}@", str(value))
     _write_if_changed(work / "tb.cpp", testbench)
