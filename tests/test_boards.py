@@ -80,6 +80,16 @@ def test_key_buffer_is_counted():
         ICEBreakerTop(config)
 
 
+def test_lanes_are_counted():
+    """Each lane has its own segments: the benchmark's Config takes 24 DP16KD, so eight lanes fit the LFE5U-85F's
+    208 and sixteen do not."""
+    config = Config(3, 8, block_bits=64, block_hashes=4, segment_blocks=512)
+    assert block_ram("LFE5U-85F").blocks_for_config(config) == 24
+    check_memory(config, "LFE5U-85F", lanes=8)
+    with pytest.raises(ValueError, match="config needs 384 DP16KD \\(16 lanes of 12 segments"):
+        check_memory(config, "LFE5U-85F", lanes=16)
+
+
 @pytest.mark.parametrize("platform", [ICEBreakerPlatform, ULX3S_85F_Platform])
 def test_block_ram_table_keyed_by_platform_device(platform):
     ram = block_ram(platform.device)
@@ -98,6 +108,7 @@ def test_block_ram_facts(device, count, bits):
     (lambda: block_ram(None), TypeError, "device must be a string"),
     (lambda: check_memory("config", "iCE40UP5K"), TypeError, "config must be a Config"),
     (lambda: check_memory(Config(2, 3), "iCE40UP5K", reserved_blocks=31), ValueError, "reserved_blocks must be"),
+    (lambda: check_memory(Config(2, 3), "iCE40UP5K", lanes=0), ValueError, "lanes must be"),
     (lambda: board_info("arty"), ValueError, "board must be one of icebreaker, ulx3s-85f"),
     (lambda: ICEBreakerTop(max_batch=0), ValueError, "max_batch must be from 1"),
 ])

@@ -19,12 +19,9 @@ def lanes_pnr(config, lanes: int, family: str, work, *, reuse: bool = False, see
     """Post-route Fmax of :class:`RegisteredLanes` on ``family``'s target device, as
     :func:`apbbf.flows.pnr.core_pnr` (the memory of all lanes must fit the device's block RAM), with nextpnr's
     ``placer`` and ``router``, ``jobs`` seeds at once, each stopped after ``timeout_s``."""
-    from ..hdl.core.devices import block_ram
+    from ..hdl.core.devices import check_memory
     platform = target_platform(family)
-    ram = block_ram(platform.device)
-    used = lanes * ram.blocks_for(config.hardware_memory_bits)
-    if used > ram.count:
-        raise ValueError(f"{lanes} lanes of this Config need {used} block RAMs, the {platform.device} has {ram.count}")
+    check_memory(config, platform.device, lanes=lanes)
     return run_pnr_cached(RegisteredLanes(config, lanes), platform, work, freq_mhz=TARGETS[family].core_mhz,
                           reuse=reuse, seeds=seeds, nextpnr_args=("--placer", placer, "--router", router),
                           jobs=jobs, timeout_s=timeout_s)

@@ -234,9 +234,9 @@ def check_parity(parity) -> bool:
 
 
 def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for: str = "other logic",
-                 parity: bool = False) -> BlockRAM:
+                 parity: bool = False, lanes: int = 1) -> BlockRAM:
     """Check that ``config``'s segments (spare included) fit ``device``'s block RAM, each segment in whole block
-    RAMs (:meth:`BlockRAM.blocks_for_config`).
+    RAMs (:meth:`BlockRAM.blocks_for_config`), ``lanes`` times (a lanes filter: each lane its own segments).
 
     Parameters
     ----------
@@ -249,6 +249,8 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
         What they are for, for the error message.
     parity : bool
         The segments store parity bits (:meth:`BlockRAM.tile`).
+    lanes : int
+        Filters of this Config side by side (:class:`~apbbf.hdl.core.lanes.Lanes`), 1 to 16.
 
     Returns
     -------
@@ -258,7 +260,7 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
     Raises
     ------
     TypeError
-        If ``config`` is not a Config, ``reserved_blocks`` not an integer or ``parity`` not a bool.
+        If ``config`` is not a Config, ``reserved_blocks`` or ``lanes`` not an integer or ``parity`` not a bool.
     ValueError
         If the device is unknown, ``reserved_blocks`` is out of range, or the segments need more block RAM than
         the device has (the message names the device, its capacity and what to reduce).
@@ -266,14 +268,16 @@ def check_memory(config, device: str, *, reserved_blocks: int = 0, reserved_for:
     check_config(config)
     ram = block_ram(device)
     check_integer("reserved_blocks", reserved_blocks, range(0, ram.count + 1))
+    check_integer("lanes", lanes, range(1, 17))
     available = ram.count - reserved_blocks
-    needed = ram.blocks_for_config(config, parity=parity)
+    needed = lanes * ram.blocks_for_config(config, parity=parity)
     if needed > available:
         reserved = f", less {reserved_blocks} for {reserved_for}" if reserved_blocks else ""
         tiling = ram.tile(config.segment_blocks, config.block_bits, parity=parity)
         with_parity = f" and {parity_bits(config.block_bits)} parity bits" if parity else ""
         raise ValueError(
-            f"config needs {needed} {ram.cell} ({config.physical_segments} segments, spare included, of "
+            f"config needs {needed} {ram.cell} ({f'{lanes} lanes of ' if lanes > 1 else ''}"
+            f"{config.physical_segments} segments, spare included, of "
             f"{config.segment_blocks} blocks x {config.block_bits} bits{with_parity}, {tiling.blocks} {ram.cell} of "
             f"{tiling.words} x {tiling.word_bits} each), more than the {ram.device} has for it: {available} "
             f"({ram.count} {ram.cell} x {ram.data_bits} bits = {ram.capacity_bits}{reserved}); "
