@@ -35,9 +35,11 @@ class LanesRun:
     cycles: int = 0
     counters: list = field(default_factory=list)    #: per lane, the cores' counters at the end
 
-    def commands_per_cycle(self, beats) -> float:
-        """Commands taken per cycle from the first beat taken to the last (for a run without gaps)."""
-        taken = sorted(self.accept)
+    def commands_per_cycle(self, beats, first: int = 0) -> float:
+        """Commands taken per cycle (for a run without gaps): the commands of the beats taken, over the cycles
+        from the first beat's accept to the last beat's, both counted. With ``first``, only beats ``first`` on
+        count, e.g. to leave out empty beats offered while the cores clear their memories after reset."""
+        taken = sorted(i for i in self.accept if i >= first)
         if len(taken) < 2:
             return 0.0
         commands = sum(sum(slot is not None for slot in beats[i]) for i in taken)

@@ -11,7 +11,7 @@ from apbbf.hdl import Lanes
 from apbbf.hdl.core.lanes import LaneHash
 from apbbf.model import Config, LaneSpec, Op
 from apbbf.sim.harness import RESET, random_commands
-from apbbf.sim.lanes import beats_of, random_beats, simulate_lanes
+from apbbf.sim.lanes import LanesRun, beats_of, random_beats, simulate_lanes
 
 COUNT = Config(2, 3, segment_blocks=4, seed=3)
 TIMED = Config(2, 3, segment_blocks=4, span=100, time_width=12, extra_segments=2, seed=4)
@@ -94,6 +94,17 @@ def test_commands_per_clock():
     rate = run.commands_per_cycle(beats)
     print(f"4 lanes, 4 slots: {rate:.3f} commands per clock")
     assert rate >= 3.2
+
+
+def test_commands_per_cycle_counts():
+    """The rate's arithmetic: the commands of the beats taken (empty slots not counted) over the cycles from the
+    first beat's accept to the last one's, both counted; ``first`` leaves out the beats before it."""
+    command = (Op.QUERY, 1)
+    beats = [[None, None], [command, command], [command, None], [command, command]]
+    run = LanesRun(seed=0, accept={0: 5, 1: 6, 2: 9, 3: 10})
+    assert run.commands_per_cycle(beats) == 5 / 6
+    assert run.commands_per_cycle(beats, first=1) == 5 / 5
+    assert run.commands_per_cycle(beats, first=3) == 0.0
 
 
 def test_one_lane_two_slots():
