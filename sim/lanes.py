@@ -22,7 +22,7 @@ from ..model.lanes import Lanes as LanesModel
 from .harness import RESET, Mismatch, drive
 from .reference import RESERVED_OP, describe
 
-__all__ = ["LanesRun", "lanes_expected", "simulate_lanes", "random_beats", "beats_of"]
+__all__ = ["LanesRun", "lanes_expected", "simulate_lanes", "random_beats", "beats_of", "rates"]
 
 
 @dataclass
@@ -190,3 +190,26 @@ def random_beats(config: Config, count: int, slots: int, *, seed: int, empty: fl
     commands = (timed_commands(config, count, seed=seed, **kwargs) if config.timed
                 else random_commands(config, count, seed=seed, **kwargs))
     return beats_of(commands, slots, seed=seed, empty=empty)
+
+
+def rates(config: Config, lanes: int, commands: int, *, slots: int | None = None, seed: int = 1, **options) -> dict:
+    """Commands per clock of the lanes filter on ``commands`` random distinct keys, all TEST_AND_INSERT
+    (:func:`random_beats` with ``seed``), every slot filled, no gaps, no backpressure, every answer checked
+    (:func:`simulate_lanes`; ``options`` are the core's).
+
+    Returns
+    -------
+    dict
+        ``from_reset``: the first beat offered in the first cycle, while each core clears its memories after
+        reset (``segment_blocks`` cycles with its ``cmd.ready`` low); ``after_clear``: the same beats behind
+        ``2 * segment_blocks`` empty beats, counted from the first beat with commands (the steady rate). Both
+        by :meth:`LanesRun.commands_per_cycle`.
+    """
+    slots = lanes if slots is None else slots
+    beats = random_beats(config, commands, slots, seed=seed, duplicates=0.0, ops=(Op.TEST_AND_INSERT,))
+    result = {}
+    for name, empty in (("from_reset", 0), ("after_clear", 2 * config.segment_blocks)):
+        offered = [[None] * slots] * empty + beats
+        run = simulate_lanes(config, lanes, offered, seed=seed, slots=slots, **options)
+        result[name] = run.commands_per_cycle(offered, first=empty)
+    return result

@@ -129,8 +129,8 @@ class Lanes(wiring.Component):
     scan : {"parallel", "fsm"}
         The cores' scan (``"parallel"``: one command per clock per lane).
     fifo_depth : int
-        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.07 commands per
-        clock with 8, 2.92 with 4; ``docs/lanes.md``).
+        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.67 commands per
+        clock with 8, 3.41 with 4, once the cores have cleared after reset; ``docs/lanes.md``).
     reorder_depth : int
         Beats in flight between dispatch and response, a power of two from 2 to 256 (default 32: more than a
         FIFO's wait plus a core's latency, so that it does not limit the rate).
