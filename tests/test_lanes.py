@@ -83,9 +83,11 @@ def test_reset():
 
 
 def test_commands_per_clock():
-    """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.2 commands per clock
-    (3.79 over these 640 commands, while the lanes' queues are still short; 3.06 over 3000 in docs/lanes.md;
-    what is lost: beats whose keys pile into one lane beyond what its FIFOs absorb)."""
+    """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.5 commands per clock
+    (3.721 over these 640 commands, the same as after the cores' reset clear, which the FIFOs absorb at 16 blocks;
+    3.667 in docs/lanes.md; what is lost: beats whose keys pile into one lane beyond what its FIFOs absorb). Measured
+    once on broken designs: 1.14 with one command per clock into all the cores, 3.09 with three slice credits, 3.30
+    with FIFOs of depth 4."""
     seed = 61
     print("seed", seed)
     config = Config(3, 8, segment_blocks=16, seed=seed)
@@ -93,7 +95,7 @@ def test_commands_per_clock():
     run = simulate_lanes(config, 4, beats, seed=seed, name="lanes-rate")
     rate = run.commands_per_cycle(beats)
     print(f"4 lanes, 4 slots: {rate:.3f} commands per clock")
-    assert rate >= 3.2
+    assert rate >= 3.5
 
 
 def test_commands_per_cycle_counts():
