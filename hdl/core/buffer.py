@@ -115,7 +115,10 @@ class CircularBuffer(wiring.Component):
         so that a scan can register its decision a cycle ahead, and its decision only chooses between these and
         the ``held`` pair at the last gate.
     wait_next_held, restart_next_held : Out(1)
-        The same if the command is not decided now, and a command enters iff ``enter_held``.
+        The same if the command is not decided now, and a command enters iff ``enter_held``. (Time-bounded
+        window, with ``lookahead``: these four are exact or high where the exact ones are low, never the other
+        way; a command they hold is decided a cycle later, from the exact flags: see
+        ``_elaborate_next_flags``.)
     enter_held : In(1)
         What ``enter`` is in a cycle without a decision (for the ``held`` flags, and with a span for the
         registered ``restart`` and ``shift`` of a command that enters in such a cycle).
@@ -172,6 +175,12 @@ class CircularBuffer(wiring.Component):
         # not. A scan registers its decision a cycle early from them, so that ``decide`` (and everything it
         # enables) hangs on one flip-flop instead of on the flags' logic, and that flip-flop's own next value
         # only picks between the two pairs at its last gate (a Shannon expansion on ``decide``).
+        #
+        # With a span the exact flags need the pool's fill and the stale segments at a position that moves with
+        # base (reductions over every segment): too deep for the scan's one register. So with the lookahead the
+        # next-state flags are cheap supersets (see _elaborate_next_flags), and the exact ones, registered at a
+        # command's entry (``restart``, ``shift``), read the flags at the positions below base from registers
+        # of their own (see _elaborate_positions).
         c = self._config
         k, l, P, g = c.k, c.l, c.physical_segments, c.generation
         m = Module()
@@ -198,7 +207,8 @@ class CircularBuffer(wiring.Component):
         shifting = Signal()                                      # decided now, and shifts
         m.d.comb += shifting.eq(self.decide & self.shift)
         if c.timed:
-            now, upcoming, entering_expired = self._elaborate_time(m, op, live, newest, newest_next, below)
+            now, upcoming, entering_expired, registered = self._elaborate_time(m, op, live, newest, newest_next,
+                                                                               below)
             stale_now, shift_due, started, newest_stale = now
         else:
             stale_now, shift_due, started, newest_stale = Const(0, P), Const(0), Const(1), Const(0)
@@ -256,7 +266,16 @@ class CircularBuffer(wiring.Component):
         kept = dirty & ~cleaned
         # After a shift in count mode the next below is the oldest, which that shift retires; without one, below
         # stays where it is (one-hot) and stays dirty unless it is cleaned now.
-        if c.timed:
+        positions = None
+        if c.timed and self._lookahead and P >= k + 4:
+            positions = self._elaborate_positions(m, inserting, base_one=base_one, live=live, dirty=dirty,
+                                                  cleaned=cleaned, started=started, stale_now=stale_now,
+                                                  registered=registered)
+            # The position below base is never live: so what the shift retires at the new below (two below base)
+            # is whatever is live there, stale or the overflow's oldest.
+            shifted_below_dirty = ~self.restart & ((positions["dirty1"] & ~positions["cleaned1"]) |
+                                                   positions["live1"])
+        elif c.timed:
             # (retire & p).any() at p, two below base, without the overflow reduction: the overflow retires the
             # oldest there exactly when p is live and kept (fresh: live and not stale) and the position below
             # base is not.
@@ -320,22 +339,42 @@ class CircularBuffer(wiring.Component):
                     started_n = upcoming_flags[2]
                     p1, p2 = below.rotate_right(1), below.rotate_right(2)
                     writes_all = inserting & (~started | self.restart)
-                    expired_p1, expired_p2 = entering_expired(p1, writes_all), entering_expired(p2, writes_all)
+                    if positions is None:
+                        expired_p1, expired_p2 = entering_expired(p1, writes_all), entering_expired(p2, writes_all)
+                        fresh_p1, fresh_p2 = (self.fresh & p1).any(), (self.fresh & p2).any()
+                        arc_p2 = (arc & p2).any()
+                    else:
+                        expired_p1 = Mux(writes_all, registered["staged_expired_next"], positions["staged1"])
+                        expired_p2 = Mux(writes_all, registered["staged_expired_next"], positions["staged2"])
+                        fresh_p1, fresh_p2 = positions["fresh1"], positions["fresh2"]
+                        arc_p2 = positions["arc2"]
                     pool_full_n = Mux(
                         self.shift,
-                        Mux(self.restart, (arc & p2).any(), (self.fresh & p2).any()) & ~expired_p2,
-                        (self.fresh & p1).any() & ~(started_n & expired_p1))
+                        Mux(self.restart, arc_p2, fresh_p2) & ~expired_p2,
+                        fresh_p1 & ~(started_n & expired_p1))
+                elif positions is not None:
+                    # Held: the state does not move; the command that enters, if any, meets the staged compares.
+                    pool_full_n = (positions["live1"] & ~positions["stale1"] &
+                                   ~(started & Mux(enter, positions["staged1"], positions["expired1"])))
             else:
                 upcoming_flags = stale_now, shift_due, started, newest_stale
             restart_n, shift_n, wait_n = self._flags(inserts(n["op"]), n["full"], n["below_dirty"],
                                                      n["base_one"].rotate_right(1), n["live"], *upcoming_flags,
                                                      pool_full=pool_full_n)
-            m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
-                         getattr(self, f"wait_next_{suffix}").eq(wait_n)]
+            if not (c.timed and self._lookahead):
+                m.d.comb += [getattr(self, f"restart_next_{suffix}").eq(restart_n),
+                             getattr(self, f"wait_next_{suffix}").eq(wait_n)]
             flags_next[suffix] = restart_n, shift_n
         if c.timed and self._lookahead:
-            m.d.sync += [restart.eq(Mux(self.decide, flags_next["decided"][0], flags_next["held"][0])),
-                         shift.eq(Mux(self.decide, flags_next["decided"][1], flags_next["held"][1]))]
+            # Held, a command keeps the flags it entered with: they are computed for one entering a buffer
+            # without a command only.
+            m.d.sync += [restart.eq(Mux(self.decide, flags_next["decided"][0],
+                                        Mux(self.enter_held, flags_next["held"][0], restart))),
+                         shift.eq(Mux(self.decide, flags_next["decided"][1],
+                                      Mux(self.enter_held, flags_next["held"][1], shift)))]
+            self._elaborate_next_flags(m, inserting, fill_flags=(full, almost_full), below_dirty=below_dirty,
+                                       below_cleaned=below_cleaned, restart=restart, shift=shift,
+                                       started=started, newest_stale=newest_stale, registered=registered)
 
         # The counters count a cycle after the decision, from registered pulses: off the decision loop.
         counted_insert, counted_shift = Signal(), Signal()
@@ -354,6 +393,160 @@ class CircularBuffer(wiring.Component):
                 m.d.sync += self.expired.eq(self.expired + Mux(counted_restart, _popcount(counted_live),
                                                                _popcount(counted_stale)))
         return m
+
+    def _elaborate_positions(self, m, inserting, *, base_one, live, dirty, cleaned, started, stale_now,
+                             registered):
+        """The per-segment flags at the positions two and three below base (``q1``, ``q2``), kept in registers.
+
+        The exact flags of the command that enters next (its shift: the count floor, paper 001's pool; and its
+        position below base once it shifts) read the live, stale and expired segments at these positions. Picked
+        from the P-bit vectors by the one-hot base, each is a reduction over every segment in front of the
+        decision; kept here as registers, each bit's next value is a multiplexer of the registers at its position
+        and the one below it (a shift moves every position by one), and only the farthest (three and four below
+        base) are reductions, of registers, into registers. Needs ``P >= k + 4``: the command writes these
+        positions only when it writes every segment (its targets are logical 0..k-1 from base or from below),
+        and the positions are distinct.
+
+        Returns a dict of the registers' values now (``live1``, ``stale1``, ``expired1``, ``staged1``,
+        ``dirty1``, ``cleaned1``, the same at 2 where kept, ``fresh1``, ``fresh2``, ``arc2``).
+        """
+        c = self._config
+        k, P = c.k, c.physical_segments
+        positions = [base_one.rotate_right(r + 1) for r in range(5)]        # q0 (below base) .. q4
+
+        def at(vector, r):
+            return (vector & positions[r]).any()
+
+        def bit_at(value, r):
+            """The bit at q_r of a P-bit constant laid out from base 0."""
+            return (value >> ((P - 1 - r) % P)) & 1
+
+        started_now = started
+        restart, shift, decide, enter = self.restart, self.shift, self.decide, self.enter
+        shifting = decide & shift
+        writes_all = inserting & (~started_now | restart)           # the positions q1..q3 are written only so
+        staged_expired_next = registered["staged_expired_next"]
+        staged_reached = registered["staged_reached"]
+        next_deadline = registered["next_deadline"]
+        w = c.time_width
+
+        def kept(name, r, init=0, shape=1):
+            return Signal(shape, name=f"{name}_q{r}", init=init)
+
+        live_at = {r: kept("live", r, bit_at(_run(P, 0, k), r)) for r in (1, 2)}
+        stale_at = {r: kept("stale", r) for r in (1, 2)}
+        expired_at = {r: kept("expired", r) for r in (1, 2)}
+        staged_at = {r: kept("staged_expired", r) for r in (1, 2)}
+        deadline_at = {r: kept("deadline", r, shape=w) for r in (1, 2, 3)}
+        dirty1, cleaned1 = kept("dirty", 1), kept("cleaned", 1)
+
+        def fresh(r):
+            return live_at[r] & ~stale_at[r] & ~(started_now & expired_at[r])
+
+        # The farthest positions, from the vectors (registers only).
+        fresh3 = at(live & ~stale_now, 3)
+        expired3 = at(registered["expired"], 3)
+        staged3 = at(registered["staged_expired"], 3)
+        writes4 = at(registered["writes"], 4)
+        deadline4 = Signal(w)
+        m.d.comb += deadline4.eq(Cat(*[Cat(*[d[b] & positions[4][j] for j, d in enumerate(registered["deadline"])]
+                                           ).any() for b in range(w)]))
+        arc = _run(P, 0, k)
+        for r in (1, 2):
+            fresh_shifted = fresh(2) if r == 1 else fresh3
+            m.d.sync += [
+                live_at[r].eq(Mux(shifting, Mux(restart, bit_at(arc, r + 1), fresh_shifted), live_at[r])),
+                stale_at[r].eq(Mux(decide, Mux(shift, 0, stale_at[r] | (started_now & live_at[r] & expired_at[r])),
+                                   stale_at[r])),
+            ]
+        staged_shifted = {1: staged_at[2], 2: staged3}
+        expired_shifted = {1: expired_at[2], 2: expired3}
+        for r in (1, 2):
+            m.d.sync += expired_at[r].eq(Mux(
+                shifting,
+                Mux(enter, Mux(writes_all, staged_expired_next, staged_shifted[r]), expired_shifted[r]),
+                Mux(enter, Mux(decide & writes_all, staged_expired_next, staged_at[r]), expired_at[r])))
+        # The staged compares at q1, q2: against the deadlines there, kept in registers too, so that the carry
+        # chains start from registers, as the P compares of the staged command do.
+        with m.If(self.stage):
+            for r in (1, 2):
+                m.d.sync += staged_at[r].eq(Mux(
+                    shifting,
+                    Mux(writes_all, staged_reached(next_deadline), staged_reached(deadline_at[r + 1])),
+                    Mux(decide & writes_all, staged_reached(next_deadline), staged_reached(deadline_at[r]))))
+        with m.Else():
+            for r in (1, 2):
+                m.d.sync += staged_at[r].eq(Mux(
+                    shifting, Mux(writes_all, staged_expired_next, staged_shifted[r]),
+                    Mux(decide & writes_all, staged_expired_next, staged_at[r])))
+        for r in (1, 2, 3):
+            shifted_in = deadline_at[r + 1] if r < 3 else Mux(writes4, next_deadline, deadline4)
+            if r < 3:
+                shifted_in = Mux(writes_all, next_deadline, shifted_in)
+            m.d.sync += deadline_at[r].eq(Mux(shifting, shifted_in,
+                                              Mux(decide & writes_all, next_deadline, deadline_at[r])))
+        # Dirty at q1: after a shift, what was at q2, plus what the shift retires there (stale: the overflow
+        # retires the oldest at q1 only); cleaned at q1: the segments' next cleaned flags, at the next q1.
+        kept2 = at(dirty & ~cleaned, 2)
+        retired2 = live_at[2] & (stale_at[2] | (started_now & expired_at[2]))
+        m.d.sync += [
+            dirty1.eq(Mux(shifting, Mux(restart, 0, kept2 | retired2), dirty1 & ~cleaned1)),
+            cleaned1.eq(Mux(shifting, at(self.cleaned_next, 2), at(self.cleaned_next, 1))),
+        ]
+        return {"live1": live_at[1], "stale1": stale_at[1], "expired1": expired_at[1], "staged1": staged_at[1],
+                "staged2": staged_at[2], "dirty1": dirty1, "cleaned1": cleaned1, "fresh1": fresh(1),
+                "fresh2": fresh(2), "arc2": Const(bit_at(arc, 2))}
+
+    def _elaborate_next_flags(self, m, inserting, *, fill_flags, below_dirty, below_cleaned, restart, shift, started,
+                              newest_stale, registered):
+        """The scan's ``wait_next_*`` and ``restart_next_*`` for a time-bounded window with the lookahead.
+
+        These decide whether the command in the buffer next cycle may be decided then, and they end in
+        ``advance``, the one register of the decision loop: so they are made of registers and a LUT level or
+        two, not of the exact flags, which need the stale segments and the pool's fill at a position that moves
+        (reductions over every segment). Each is exact, or high where the exact one is low (never the other way
+        around), in which case the scan holds the command a cycle longer and decides it then from the exact
+        flags, registered at its entry (``restart``, ``shift``): the answers never change, only, rarely, a
+        cycle. Where they differ from the exact flags:
+
+        * an insert due to shift by time is held while the position below base is dirty (a segment retired
+          since is still being cleared) even if the pool is full, so that it does not shift (the count floor);
+        * after a shift, the next command is held if it may shift (it finds a full generation, is due to shift
+          by time or restarts), even if the position it would shift into is clean.
+
+        So the commands are held only around shifts: after a shift, a command whose time is a shift interval
+        or more past the shifting one's (or every insert, with a generation of one key); and, while a retired
+        segment is cleared, an insert due to shift by time that finds the pool full (an overloaded window
+        during its clearing).
+        """
+        c = self._config
+        g = c.generation
+        full, almost_full = fill_flags
+        entering = inserts(self.enter_op)
+        below_dirty_held = below_dirty & ~below_cleaned                # the position below base, if no shift
+        staged_expired_next = registered["staged_expired_next"]
+        # If the command is decided now and the staged one enters: its restart exactly, its shift without the
+        # count floor (a superset), and its wait as if its position below base were dirty after every shift.
+        started_n = started | inserting
+        full_n = Mux(inserting, Mux(shift, g == 1, almost_full), full)
+        shift_due_n = Mux(shift, registered["staged_shift_due_next"], registered["staged_shift_due"])
+        newest_stale_n = Mux(shift, 0, newest_stale) | (started_n & Mux(inserting, staged_expired_next,
+                                                                        registered["staged_base_expired"]))
+        restart_decided = entering & started_n & newest_stale_n
+        may_shift_decided = entering & (restart_decided | ~started_n | full_n | shift_due_n)
+        wait_decided = may_shift_decided & ~restart_decided & Mux(shift, 1, below_dirty_held)
+        # If it is held: the command in the buffer keeps the flags registered at its entry (exact); or, with
+        # none in the buffer, the staged one enters, and its flags are computed as above without a decision.
+        restart_entering = entering & started & (registered["base_stale"] |
+                                                 (started & registered["staged_base_expired"]))
+        may_shift_entering = entering & (restart_entering | ~started | full | registered["staged_shift_due"])
+        wait_entering = may_shift_entering & ~restart_entering & below_dirty_held
+        m.d.comb += [
+            self.restart_next_decided.eq(restart_decided),
+            self.wait_next_decided.eq(wait_decided),
+            self.restart_next_held.eq(Mux(self.enter_held, restart_entering, restart)),
+            self.wait_next_held.eq(Mux(self.enter_held, wait_entering, shift & ~restart & below_dirty_held)),
+        ]
 
     def _flags(self, inserting, full, below_dirty, below, live, stale_now, shift_due, started, newest_stale, *,
                pool_full=None):
@@ -434,20 +627,24 @@ class CircularBuffer(wiring.Component):
         # in the buffer may be decided now), and against the deadlines the command in the buffer next cycle
         # (the staged one, if it enters now) will write. Otherwise the staged compares follow the decision.
         time = self.stage_time
+
+        def staged_reached(deadline):
+            return reached(time, deadline)
+
         with m.If(self.stage):
             m.d.sync += [
                 staged_deadline.eq(time + c.span + 1),
                 staged_shift_deadline.eq(time + c.shift_interval),
-                staged_expired.eq(Cat(*[Mux(self.decide & writes[j], reached(time, next_deadline),
-                                            reached(time, deadline[j])) for j in range(P)])),
-                staged_shift_due.eq(Mux(self.decide & self.shift, reached(time, next_shift_deadline),
-                                        reached(time, shift_deadline))),
-                staged_base_expired.eq(Mux(self.decide & inserting, reached(time, next_deadline),
-                                           reached(time, last_deadline))),
-                staged_expired_next.eq(Mux(self.enter, reached(time, staged_deadline),
-                                           reached(time, next_deadline))),
-                staged_shift_due_next.eq(Mux(self.enter, reached(time, staged_shift_deadline),
-                                             reached(time, next_shift_deadline))),
+                staged_expired.eq(Cat(*[Mux(self.decide & writes[j], staged_reached(next_deadline),
+                                            staged_reached(deadline[j])) for j in range(P)])),
+                staged_shift_due.eq(Mux(self.decide & self.shift, staged_reached(next_shift_deadline),
+                                        staged_reached(shift_deadline))),
+                staged_base_expired.eq(Mux(self.decide & inserting, staged_reached(next_deadline),
+                                           staged_reached(last_deadline))),
+                staged_expired_next.eq(Mux(self.enter, staged_reached(staged_deadline),
+                                           staged_reached(next_deadline))),
+                staged_shift_due_next.eq(Mux(self.enter, staged_reached(staged_shift_deadline),
+                                             staged_reached(next_shift_deadline))),
             ]
         with m.Else():
             staged_expired_n, staged_shift_due_n, staged_base_expired_n = compares(self.decide, Const(1))
@@ -497,7 +694,12 @@ class CircularBuffer(wiring.Component):
             the registered staged compare at that position."""
             return Mux(written, staged_expired_next, (staged_expired & position).any())
 
-        return (stale_now, shift_due, started, newest_stale), upcoming, entering_expired
+        registered = {"base_stale": base_stale, "staged_base_expired": staged_base_expired,
+                      "staged_expired_next": staged_expired_next, "staged_shift_due": staged_shift_due,
+                      "staged_shift_due_next": staged_shift_due_next, "stale": stale, "expired": expired,
+                      "staged_expired": staged_expired, "deadline": deadline, "next_deadline": next_deadline,
+                      "staged_reached": staged_reached, "writes": writes}
+        return (stale_now, shift_due, started, newest_stale), upcoming, entering_expired, registered
 
 
 def _popcount(value):

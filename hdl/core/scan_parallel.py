@@ -180,7 +180,9 @@ class ParallelScan(wiring.Component):
         # A time-bounded window stages every command once more, in T between S and A: the buffer compares its
         # time with the deadlines there, a cycle or more before it enters, so that no carry chain sits in the
         # decision (see CircularBuffer). It also takes ``cmd.valid`` out of the decision: whether a command
-        # enters A next is T's valid flag.
+        # enters A next is T's valid flag. Its next-state flags are registers and a LUT or two, high where the
+        # exact ones are and, rarely, where they are not (a shift right after a shift): such a command goes a
+        # cycle later, from the exact flags registered at its entry.
         a_valid, a_op, a_key = Signal(name="a_valid"), Signal(Op, name="a_op"), Signal(c.key_width, name="a_key")
         s_valid, s_op, s_key = Signal(name="s_valid"), Signal(Op, name="s_op"), Signal(c.key_width, name="s_key")
         ready, advance = Signal(name="ready"), Signal(name="advance")
