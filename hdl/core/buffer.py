@@ -447,7 +447,11 @@ class CircularBuffer(wiring.Component):
         fresh3 = at(live & ~stale_now, 3)
         expired3 = at(registered["expired"], 3)
         staged3 = at(registered["staged_expired"], 3)
-        writes4 = at(registered["writes"], 4)
+        # Four below base the command writes when it writes every segment, or when it is logical k-1 there
+        # (P = k + 4) and the insert does not shift: a constant of P and k, not a pick of the writes.
+        offset4 = (P - 5) % P                                       # q4's position, logical from base
+        in_targets = Mux(shift, offset4 == P - 1 or offset4 <= k - 2, offset4 <= k - 1)
+        writes4 = inserting & (~started_now | restart | in_targets)
         deadline4 = Signal(w)
         m.d.comb += deadline4.eq(Cat(*[Cat(*[d[b] & positions[4][j] for j, d in enumerate(registered["deadline"])]
                                            ).any() for b in range(w)]))
