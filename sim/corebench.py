@@ -33,7 +33,8 @@ __all__ = ["PRELUDE", "MAIN", "TESTBENCH", "counter_names", "build_sim", "write_
 
 
 #: C++ of every generated testbench (the bare core's here, the lanes filter's in :mod:`apbbf.sim.lanesbench`), in
-#: place of ``@PRELUDE@``: the command file's reader and the PRNG of the idle gaps and backpressure.
+#: place of ``@PRELUDE@``: the command file's reader, the PRNG of the idle gaps and backpressure (``Pacer``) and
+#: ``Harness``, the top's model taken through reset, from which each testbench's ``Bench`` derives.
 PRELUDE = r"""
 struct Commands {
     uint64_t n = 0;
@@ -65,10 +66,28 @@ struct Pacer {
         return (uint32_t)((rng * 0x2545F4914F6CDD1DULL) >> 32) >= pause;
     }
 };
+
+// The model of a testbench's top (its ports clk, rst, cmd.valid, rsp.ready), held in reset for 4 clocks.
+template <class Top> struct Harness : Pacer {
+    VerilatedContext* context;
+    Top* top;
+    uint64_t cycle = 0;
+    bool hold = false;                            // what is offered and not yet taken stays offered
+    Harness(uint32_t pause, uint64_t seed) : Pacer(pause, seed) {
+        context = new VerilatedContext;
+        top = new Top{context};
+        top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
+        top->eval();
+        for (int i = 0; i < 4; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
+        top->rst = 0;
+        top->eval();
+    }
+    ~Harness() { top->final(); delete top; delete context; }
+};
 """
 
 #: C++ of every generated testbench, in place of ``@MAIN@``: file mode, soak mode and ``main``. The testbench
-#: defines ``Bench`` (its ``run``, ``top`` and ``cycle``) and ``counters(top, header)``, which appends the counters.
+#: defines ``Bench``, a ``Harness`` of its top with ``run``, and ``counters(top, header)``, which appends the counters.
 MAIN = r"""
 static int file_mode(const char* in, const char* out) {
     Commands c;
@@ -144,21 +163,8 @@ static void set_payload(Vcore* top, uint8_t op, uint64_t key, uint64_t time) {
 }
 
 @PRELUDE@
-struct Bench : Pacer {
-    VerilatedContext* context;
-    Vcore* top;
-    uint64_t cycle = 0;
-    bool hold = false;                            // a command offered and not yet taken stays offered
-    Bench(uint32_t pause, uint64_t seed) : Pacer(pause, seed) {
-        context = new VerilatedContext;
-        top = new Vcore{context};
-        top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
-        top->eval();
-        for (int i = 0; i < 4; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
-        top->rst = 0;
-        top->eval();
-    }
-    ~Bench() { top->final(); delete top; delete context; }
+struct Bench : Harness<Vcore> {
+    using Harness::Harness;
     // Run the n commands of c; record what the pointers ask for. Returns the number answered.
     uint64_t run(const Commands& c, uint64_t* accept, uint64_t* respond, uint8_t* hit, uint8_t* rop,
                  uint64_t* first_op_mismatch) {

@@ -71,24 +71,11 @@ struct Beat {
     int64_t command[SLOTS];                       // the command index in each slot, -1 for an empty slot
 };
 
-struct Bench : Pacer {
-    VerilatedContext* context;
-    Vlanes* top;
-    uint64_t cycle = 0;
-    bool hold = false;                            // a beat offered and not yet taken stays offered
+struct Bench : Harness<Vlanes> {
+    using Harness::Harness;
     Beat offered;
     uint32_t words[CMD_WORDS];
     std::deque<Beat> in_flight;                   // beats taken, oldest first, not yet answered
-    Bench(uint32_t pause, uint64_t seed) : Pacer(pause, seed) {
-        context = new VerilatedContext;
-        top = new Vlanes{context};
-        top->clk = 0; top->rst = 1; top->cmd___05Fvalid = 0; top->rsp___05Fready = 1;
-        top->eval();
-        for (int i = 0; i < 4; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
-        top->rst = 0;
-        top->eval();
-    }
-    ~Bench() { top->final(); delete top; delete context; }
     // The next beat from command `next` on: each slot holds the next command, or (soak mode) is left empty.
     void form(const Commands& c, uint64_t& next) {
         memset(words, 0, sizeof words);
