@@ -230,15 +230,17 @@ def test_shift_due_right_after_a_shift(scan, filled):
 
 
 @pytest.mark.parametrize("inserts", [8, 12])
-def test_shift_after_a_shift_waits_for_what_it_retired(scan, inserts):
+@pytest.mark.parametrize("pool", [1, 0], ids=["pool1", "pool0"])
+def test_shift_after_a_shift_waits_for_what_it_retired(scan, inserts, pool):
     """A generation of one key (every insert shifts) and inserts back to back at one time: once the pool is full,
     each shift retires the oldest segment, two below base, and the next insert shifts into it. That insert must
     wait until the segment is cleared (one cycle here, behind the insert ahead), or the clearing erases its blocks
     and a query of its key misses. On the parallel scan it enters while the shift ahead is decided, and its wait
-    is the buffer's next-state flag: every answer equal to the model's."""
+    is the buffer's next-state flag: every answer equal to the model's. With a pool of one segment the buffer keeps
+    the flags below base in registers (P = k + 4); without, it picks them from every segment (P < k + 4)."""
     config = Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, span=6, time_width=5,
-                    extra_segments=1)
-    assert config.generation == 1
+                    extra_segments=pool)
+    assert config.generation == 1 and (config.physical_segments >= config.k + 4) == (pool == 1)
     keys = range(0x11, 0x11 + inserts)
     commands = [(Op.INSERT, key, 0) for key in keys] + [(Op.QUERY, key, 1) for key in keys]
     simulate(config, commands, seed=22, scan=scan, name=f"timed-shift-after-shift-{inserts}-{scan}")

@@ -421,27 +421,26 @@ class CircularBuffer(wiring.Component):
             """The bit at q_r of a P-bit constant laid out from base 0."""
             return (value >> ((P - 1 - r) % P)) & 1
 
-        started_now = started
         restart, shift, decide, enter = self.restart, self.shift, self.decide, self.enter
         shifting = decide & shift
-        writes_all = inserting & (~started_now | restart)           # the positions q1..q3 are written only so
+        writes_all = inserting & (~started | restart)           # the only way the command writes q1..q3
         staged_expired_next = registered["staged_expired_next"]
         staged_reached = registered["staged_reached"]
         next_deadline = registered["next_deadline"]
         w = c.time_width
 
-        def kept(name, r, init=0, shape=1):
+        def register(name, r, init=0, shape=1):
             return Signal(shape, name=f"{name}_q{r}", init=init)
 
-        live_at = {r: kept("live", r, bit_at(_run(P, 0, k), r)) for r in (1, 2)}
-        stale_at = {r: kept("stale", r) for r in (1, 2)}
-        expired_at = {r: kept("expired", r) for r in (1, 2)}
-        staged_at = {r: kept("staged_expired", r) for r in (1, 2)}
-        deadline_at = {r: kept("deadline", r, shape=w) for r in (1, 2, 3)}
-        dirty1, cleaned1 = kept("dirty", 1), kept("cleaned", 1)
+        live_at = {r: register("live", r, bit_at(_run(P, 0, k), r)) for r in (1, 2)}
+        stale_at = {r: register("stale", r) for r in (1, 2)}
+        expired_at = {r: register("expired", r) for r in (1, 2)}
+        staged_at = {r: register("staged_expired", r) for r in (1, 2)}
+        deadline_at = {r: register("deadline", r, shape=w) for r in (1, 2, 3)}
+        dirty1, cleaned1 = register("dirty", 1), register("cleaned", 1)
 
         def fresh(r):
-            return live_at[r] & ~stale_at[r] & ~(started_now & expired_at[r])
+            return live_at[r] & ~stale_at[r] & ~(started & expired_at[r])
 
         # The farthest positions, from the vectors (registers only).
         fresh3 = at(live & ~stale_now, 3)
@@ -451,7 +450,7 @@ class CircularBuffer(wiring.Component):
         # (P = k + 4) and the insert does not shift: a constant of P and k, not a pick of the writes.
         offset4 = (P - 5) % P                                       # q4's position, logical from base
         in_targets = Mux(shift, offset4 == P - 1 or offset4 <= k - 2, offset4 <= k - 1)
-        writes4 = inserting & (~started_now | restart | in_targets)
+        writes4 = inserting & (~started | restart | in_targets)
         deadline4 = Signal(w)
         m.d.comb += deadline4.eq(Cat(*[Cat(*[d[b] & positions[4][j] for j, d in enumerate(registered["deadline"])]
                                            ).any() for b in range(w)]))
@@ -460,7 +459,7 @@ class CircularBuffer(wiring.Component):
             fresh_shifted = fresh(2) if r == 1 else fresh3
             m.d.sync += [
                 live_at[r].eq(Mux(shifting, Mux(restart, bit_at(arc, r + 1), fresh_shifted), live_at[r])),
-                stale_at[r].eq(Mux(decide, Mux(shift, 0, stale_at[r] | (started_now & live_at[r] & expired_at[r])),
+                stale_at[r].eq(Mux(decide, Mux(shift, 0, stale_at[r] | (started & live_at[r] & expired_at[r])),
                                    stale_at[r])),
             ]
         staged_shifted = {1: staged_at[2], 2: staged3}
@@ -492,7 +491,7 @@ class CircularBuffer(wiring.Component):
         # Dirty at q1: after a shift, what was at q2, plus what the shift retires there (stale: the overflow
         # retires the oldest at q1 only); cleaned at q1: the segments' next cleaned flags, at the next q1.
         kept2 = at(dirty & ~cleaned, 2)
-        retired2 = live_at[2] & (stale_at[2] | (started_now & expired_at[2]))
+        retired2 = live_at[2] & (stale_at[2] | (started & expired_at[2]))
         m.d.sync += [
             dirty1.eq(Mux(shifting, Mux(restart, 0, kept2 | retired2), dirty1 & ~cleaned1)),
             cleaned1.eq(Mux(shifting, at(self.cleaned_next, 2), at(self.cleaned_next, 1))),
