@@ -92,7 +92,10 @@ def test_lanes_soak_catches_a_flipped_answer():
     assert not result.passed and result.first.index == 7_001 and result.commands == 12_000
 
 
+@pytest.mark.slow
 def test_timed_lanes_soak_passes_with_the_fsm_scan():
+    # ``make test-slow`` only: ``make test`` soaks lanes on the parallel scan (above) and the time window on one lane
+    # (test_timed_soak_passes); tests/test_lanes.py runs time-window lanes on the Amaranth simulator.
     config = Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=4, key_width=32, span=500, time_width=16,
                     extra_segments=1)
     result = soak(config, BUILD / "timed-fsm-lanes2", commands=20_000, chunk=8192, scan="fsm", lanes=2, seed=4,
