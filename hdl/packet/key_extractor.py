@@ -435,9 +435,11 @@ class KeyExtractor(wiring.Component):
         log_b = B.bit_length() - 1
         kbits = _POS - log_b
         q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
-        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last)]
+        # The beat's data is loaded every cycle, not only when a beat is taken: the stages after Q read it only
+        # with a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
+        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last), q_data.eq(cur.data)]
         with m.If(take):
-            m.d.sync += [q_data.eq(cur.data), q_count.eq(valid_bytes), q_kind.eq(info.kind)]
+            m.d.sync += [q_count.eq(valid_bytes), q_kind.eq(info.kind)]
             m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
         q_lo = [Signal(cw, name=f"q_lo_{s}") for s in range(S)]
         q_hi = [Signal(cw, name=f"q_hi_{s}") for s in range(S)]
@@ -499,9 +501,9 @@ class KeyExtractor(wiring.Component):
         n_bytes = Signal(_POS)
         new_n = n_bytes + q_count
         p1_take, p1_end, p1_data, p1_n, p1_kind = Signal(), Signal(), Signal(W), Signal(_POS), Signal(2)
-        m.d.sync += [p1_take.eq(q_take), p1_end.eq(q_last)]
+        m.d.sync += [p1_take.eq(q_take), p1_end.eq(q_last), p1_data.eq(q_data)]     # read with p1_take only
         with m.If(q_take):
-            m.d.sync += [p1_data.eq(q_data), p1_n.eq(new_n), p1_kind.eq(q_kind)]
+            m.d.sync += [p1_n.eq(new_n), p1_kind.eq(q_kind)]
             m.d.sync += n_bytes.eq(Mux(q_last, 0, new_n))
         slot = []                           # per slot: its P1 registers
         for s in range(S):
@@ -509,13 +511,13 @@ class KeyExtractor(wiring.Component):
             p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
                 ("lo", cw), ("fed", 1), ("bytes", cw), ("valid", 1), ("lanes", W))}
             p1["mask"] = Signal.like(q_mask[s], name=f"p1_mask_{s}")
-            m.d.sync += p1["valid"].eq(q_take & fed)
-            with m.If(q_take):
-                m.d.sync += [
-                    p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
-                    p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
-                    p1["lanes"].eq(Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0) for lane in range(B)])),
-                ]
+            # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only
+            m.d.sync += [
+                p1["valid"].eq(q_take & fed),
+                p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
+                p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
+                p1["lanes"].eq(Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0) for lane in range(B)])),
+            ]
             slot.append(p1)
 
         # P1: per slot, its segment's counts (bytes, beats fed, the shift of its first beat); the beat's bytes
