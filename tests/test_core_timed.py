@@ -364,9 +364,9 @@ def test_restart_clearing_time(config, idle, scan):
     from apbbf.hdl.core import scan_fsm, scan_parallel
     fewest, most = {"fsm": scan_fsm, "parallel": scan_parallel}[scan].restart_cycles(config)
     before = [(Op.INSERT, 0x100 + i, i) for i in range(12)]
-    after = [(Op.INSERT, 0x999 + j) for j in range(4)]       # fixed cycles per insert on both scans
+    after = [(Op.INSERT, 0x999 + j) for j in range(6)]       # fixed cycles per insert on both scans
     index = len(before)
-    # The parallel scan takes the commands right behind it into T (the time compares) and the skid register
+    # The parallel scan takes the commands right behind it into U, T (the time compares) and the skid register
     # while it waits in A: the delay shows on the one after them.
     behind = 2 + (scan_parallel.staging(config) if scan == "parallel" else 0)
     delays = []

@@ -376,7 +376,7 @@ def test_readme_and_docs_state_the_facts():
 
 def test_docs_state_the_generated_latency():
     """docs/core.md, docs/verilog.md and the header give one response latency: L + 9 on the parallel scan, with L
-    the hash latency (6 for keys up to 64 bits, 9 wider), and L + 10 with a span, as response_latency computes
+    the hash latency (6 for keys up to 64 bits, 9 wider), and L + 11 with a span, as response_latency computes
     it."""
     from pathlib import Path
 
@@ -388,10 +388,10 @@ def test_docs_state_the_generated_latency():
     narrow, wide = Config(3, 8), Config(3, 8, key_width=128)
     assert {response_latency(c) - hash_latency(c) for c in (narrow, wide)} == {9}
     assert (hash_latency(narrow), hash_latency(wide)) == (6, 9)
-    assert "| L+9 (L+10 with a span) |" in readme and "L + 9 edges later" in docs
+    assert "| L+9 (L+11 with a span) |" in readme and "L + 9 edges later" in docs
     assert f"({response_latency(narrow)} cycles for keys" in docs and f"{response_latency(wide)} for wider" in docs
     assert f"each response comes {response_latency(narrow)} cycles after" in header(narrow, scan="parallel")
     timed = Config(3, 8, span=1000, time_width=16)
-    assert response_latency(timed) == response_latency(narrow) + 1
-    assert "L + 10 with a span" in docs
+    assert response_latency(timed) == response_latency(narrow) + 2
+    assert "L + 11 with a span" in docs
     assert f"each response comes {response_latency(timed)} cycles after" in header(timed, scan="parallel")

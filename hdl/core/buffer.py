@@ -470,18 +470,14 @@ class CircularBuffer(wiring.Component):
                 Mux(enter, Mux(writes_all, staged_expired_next, staged_shifted[r]), expired_shifted[r]),
                 Mux(enter, Mux(decide & writes_all, staged_expired_next, staged_at[r]), expired_at[r])))
         # The staged compares at q1, q2: against the deadlines there, kept in registers too, so that the carry
-        # chains start from registers, as the P compares of the staged command do.
-        with m.If(self.stage):
-            for r in (1, 2):
-                m.d.sync += staged_at[r].eq(Mux(
-                    shifting,
-                    Mux(writes_all, staged_reached(next_deadline), staged_reached(deadline_at[r + 1])),
-                    Mux(decide & writes_all, staged_reached(next_deadline), staged_reached(deadline_at[r]))))
-        with m.Else():
-            for r in (1, 2):
-                m.d.sync += staged_at[r].eq(Mux(
-                    shifting, Mux(writes_all, staged_expired_next, staged_shifted[r]),
-                    Mux(decide & writes_all, staged_expired_next, staged_at[r])))
+        # chains start from registers, as the P compares of the staged command do. Which deadline applies (the
+        # one the command ahead writes, the one shifted in, or the one there) is picked first, and each compare
+        # only meets ``stage`` after it, so that a chain's output is a LUT or two from its register.
+        for r in (1, 2):
+            m.d.sync += staged_at[r].eq(Mux(
+                decide & writes_all, Mux(self.stage, staged_reached(next_deadline), staged_expired_next),
+                Mux(shifting, Mux(self.stage, staged_reached(deadline_at[r + 1]), staged_shifted[r]),
+                    Mux(self.stage, staged_reached(deadline_at[r]), staged_at[r]))))
         for r in (1, 2, 3):
             shifted_in = deadline_at[r + 1] if r < 3 else Mux(writes4, next_deadline, deadline4)
             if r < 3:
@@ -634,25 +630,34 @@ class CircularBuffer(wiring.Component):
         def staged_reached(deadline):
             return reached(time, deadline)
 
+        # Which deadline each compare is against is picked first, and the compares only meet ``stage`` after
+        # it, so that a chain's output is a LUT or two from its register (the same next values as "if staged,
+        # the compares; else ``compares(decide, 1)``").
         with m.If(self.stage):
             m.d.sync += [
                 staged_deadline.eq(time + c.span + 1),
                 staged_shift_deadline.eq(time + c.shift_interval),
-                staged_expired.eq(Cat(*[Mux(self.decide & writes[j], staged_reached(next_deadline),
-                                            staged_reached(deadline[j])) for j in range(P)])),
-                staged_shift_due.eq(Mux(self.decide & self.shift, staged_reached(next_shift_deadline),
-                                        staged_reached(shift_deadline))),
-                staged_base_expired.eq(Mux(self.decide & inserting, staged_reached(next_deadline),
-                                           staged_reached(last_deadline))),
                 staged_expired_next.eq(Mux(self.enter, staged_reached(staged_deadline),
                                            staged_reached(next_deadline))),
                 staged_shift_due_next.eq(Mux(self.enter, staged_reached(staged_shift_deadline),
                                              staged_reached(next_shift_deadline))),
             ]
-        with m.Else():
-            staged_expired_n, staged_shift_due_n, staged_base_expired_n = compares(self.decide, Const(1))
-            m.d.sync += [staged_expired.eq(staged_expired_n), staged_shift_due.eq(staged_shift_due_n),
-                         staged_base_expired.eq(staged_base_expired_n)]
+
+        def staged_or(compare, kept):
+            return Mux(self.stage, compare, kept)
+
+        m.d.sync += [
+            staged_expired.eq(Cat(*[Mux(self.decide & writes[j],
+                                        staged_or(staged_reached(next_deadline), staged_expired_next),
+                                        staged_or(staged_reached(deadline[j]), staged_expired[j]))
+                                    for j in range(P)])),
+            staged_shift_due.eq(Mux(self.decide & self.shift,
+                                    staged_or(staged_reached(next_shift_deadline), staged_shift_due_next),
+                                    staged_or(staged_reached(shift_deadline), staged_shift_due))),
+            staged_base_expired.eq(Mux(self.decide & inserting,
+                                       staged_or(staged_reached(next_deadline), staged_expired_next),
+                                       staged_or(staged_reached(last_deadline), staged_base_expired))),
+        ]
 
         expired_n, shift_due_n, base_expired_n = Signal(P), Signal(), Signal()
         m.d.comb += [target.eq(value) for target, value in zip((expired_n, shift_due_n, base_expired_n),

@@ -34,14 +34,14 @@ _AFTER_READ = 5
 
 
 def staging(config: Config) -> int:
-    """Cycles a command spends in T, the stage between the skid register and A where a time-bounded window
-    compares its time with the deadlines: 1 with a span, 0 without."""
-    return 1 if config.timed else 0
+    """Cycles a command spends between the skid register and A with a time-bounded window: in U (its time
+    registered) and T (where the buffer compares that time with the deadlines); 2 with a span, 0 without."""
+    return 2 if config.timed else 0
 
 
 def response_latency(config: Config, pace: int = 1) -> int:
     """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
-    wait in A: T (:func:`staging`: 1 for a time-bounded window), A ``pace`` (a command is decided in its first
+    wait in A: U and T (:func:`staging`: 2 for a time-bounded window), A ``pace`` (a command is decided in its first
     cycle there at one command per clock, in its second at ``pace=2``), hash ``latency`` (the last stage reads),
     the rest of the read ``READ_LATENCY - 1``, M, W, D, E, F, then the response queue 2
     (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
@@ -61,7 +61,7 @@ def restart_cycles(config: Config) -> tuple[int, int]:
     of it to leave the stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W),
     then every memory is cleared (``segment_blocks`` cycles). The fewest when nothing was in flight
     (``segment_blocks + 2``), the most behind a command every clock. (The commands right behind it are taken
-    into T and the skid register; the delay shows on the one after them.)"""
+    into U, T and the skid register; the delay shows on the one after them.)"""
     in_flight = hash_latency(config) + READ_LATENCY - 1 + 2
     fewest = config.segment_blocks + 2
     return fewest, fewest + in_flight
@@ -71,8 +71,8 @@ class ParallelScan(wiring.Component):
     """A pipeline, one command per stage, a new one every clock; its answer is Algorithm 1's: "k consecutive
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
-    Stages: accept → (T, with a span: the time compares) → A: key register, the circular buffer decides → hash
-    (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1``
+    Stages: accept → (U and T, with a span: the time registered, then compared) → A: key register, the
+    circular buffer decides → hash (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1``
     stages) → M: each block as it is now (read data and the writes the read missed) → W: write the blocks back,
     pick the key's bits → D: match bits → E: k consecutive matches → F: answer. A response comes
     :func:`response_latency` cycles after its command was accepted (when it does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
@@ -177,8 +177,9 @@ class ParallelScan(wiring.Component):
         # ``advance``), and ``holding`` picks. ``cmd.ready`` is a flip-flop too: a command accepted while A holds
         # one waits in a skid register S, and ``cmd.ready`` is low while S is full.
         # (Named explicitly: Amaranth does not name the signals of a tuple assignment.)
-        # A time-bounded window stages every command once more, in T between S and A: the buffer compares its
-        # time with the deadlines there, a cycle or more before it enters, so that no carry chain sits in the
+        # A time-bounded window stages every command twice more, in U and T between S and A: U registers its
+        # time, and the buffer compares that with the deadlines as the command moves to T, a cycle or more
+        # before it enters, so that no carry chain sits in the
         # decision (see CircularBuffer). It also takes ``cmd.valid`` out of the decision: whether a command
         # enters A next is T's valid flag. Its next-state flags are registers and a LUT or two, high where the
         # exact ones are and, rarely, where they are not (a shift right after a shift): such a command goes a
@@ -199,19 +200,27 @@ class ParallelScan(wiring.Component):
         with m.If(~s_valid):
             m.d.sync += [s_op.eq(self.cmd.payload.op), s_key.eq(self.cmd.payload.key)]
         if c.timed:
+            # U registers the command (from S, else cmd) before T, so that the time T's compares start from is a
+            # flip-flop, not the multiplexer between S and cmd: that net feeds every deadline's carry chain.
+            u_valid, u_op, u_key = Signal(name="u_valid"), Signal(Op, name="u_op"), Signal(c.key_width, name="u_key")
             t_valid, t_op, t_key = Signal(name="t_valid"), Signal(Op, name="t_op"), Signal(c.key_width, name="t_key")
-            s_time = Signal(c.time_width)
+            s_time, u_time = Signal(c.time_width, name="s_time"), Signal(c.time_width, name="u_time")
             with m.If(~s_valid):
                 m.d.sync += s_time.eq(self.cmd.payload.time)
-            t_take = Signal()                               # T takes the next command (from S, else cmd) now
-            m.d.comb += t_take.eq(~t_valid | take)
-            m.d.sync += [t_valid.eq(~t_take | incoming), s_valid.eq(~t_take & incoming)]
+            t_take = Signal()                               # T takes the command in U now
+            u_take = Signal()                               # U takes the next command (from S, else cmd) now
+            m.d.comb += [t_take.eq(~t_valid | take), u_take.eq(~u_valid | t_take)]
+            m.d.sync += [u_valid.eq(~u_take | incoming), s_valid.eq(~u_take & incoming),
+                         t_valid.eq(~t_take | u_valid)]
+            with m.If(u_take):
+                m.d.sync += [u_op.eq(incoming_op), u_key.eq(incoming_key),
+                             u_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))]
             with m.If(t_take):
-                m.d.sync += [t_op.eq(incoming_op), t_key.eq(incoming_key)]
-            m.d.comb += [buffer.stage.eq(t_take), buffer.stage_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))]
+                m.d.sync += [t_op.eq(u_op), t_key.eq(u_key)]
+            m.d.comb += [buffer.stage.eq(t_take), buffer.stage_time.eq(u_time)]
             entering, enter_op, enter_key = t_valid, t_op, t_key
-            # S is full next cycle iff T does not take and a command comes.
-            s_full_if_held = a_valid & t_valid & incoming
+            # S is full next cycle iff U does not take and a command comes.
+            s_full_if_held = a_valid & t_valid & u_valid & incoming
         else:
             m.d.sync += s_valid.eq(~take & incoming)
             entering, enter_op, enter_key = incoming, incoming_op, incoming_key
