@@ -71,12 +71,12 @@ class ParallelScan(wiring.Component):
     """A pipeline, one command per stage, a new one every clock; its answer is Algorithm 1's: "k consecutive
     matches among segments 0..k+l-1", decided from all k+l+1 match bits at once.
 
-    Stages: accept → (U and T, with a span: the time registered, then compared) → A: key register, the
-    circular buffer decides → hash (``latency``; its last stage R reads all segments) → the block RAMs' output registers (``READ_LATENCY - 1``
-    stages) → M: each block as it is now (read data and the writes the read missed) → W: write the blocks back,
-    pick the key's bits → D: match bits → E: k consecutive matches → F: answer. A response comes
-    :func:`response_latency` cycles after its command was accepted (when it does not wait in A) and waits in a :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for
-    ``rsp.ready``.
+    Stages: accept → (U and T, with a span: the time registered, then compared) → A: key register, the circular
+    buffer decides → hash (``latency``; its last stage R reads all segments) → the block RAMs' output registers
+    (``READ_LATENCY - 1`` stages) → M: each block as it is now (read data and the writes the read missed) → W: write
+    the blocks back, pick the key's bits → D: match bits → E: k consecutive matches → F: answer. A response comes
+    :func:`response_latency` cycles after its command was accepted (when it does not wait in A) and waits in a
+    :class:`~apbbf.hdl.core.response.ResponseQueue` of :func:`queue_depth` for ``rsp.ready``.
 
     Parameters
     ----------
@@ -179,11 +179,11 @@ class ParallelScan(wiring.Component):
         # (Named explicitly: Amaranth does not name the signals of a tuple assignment.)
         # A time-bounded window stages every command twice more, in U and T between S and A: U registers its
         # time, and the buffer compares that with the deadlines as the command moves to T, a cycle or more
-        # before it enters, so that no carry chain sits in the
-        # decision (see CircularBuffer). It also takes ``cmd.valid`` out of the decision: whether a command
-        # enters A next is T's valid flag. Its next-state flags are registers and a LUT or two, high where the
-        # exact ones are and, rarely, where they are not (a shift right after a shift): such a command goes a
-        # cycle later, from the exact flags registered at its entry.
+        # before it enters, so that no carry chain sits in the decision (see CircularBuffer). It also takes
+        # ``cmd.valid`` out of the decision: whether a command enters A next is T's valid flag. Its next-state
+        # flags are registers and a LUT or two, high where the exact ones are and, rarely, where they are not (a
+        # shift right after a shift): such a command goes a cycle later, from the exact flags registered at its
+        # entry.
         a_valid, a_op, a_key = Signal(name="a_valid"), Signal(Op, name="a_op"), Signal(c.key_width, name="a_key")
         s_valid, s_op, s_key = Signal(name="s_valid"), Signal(Op, name="s_op"), Signal(c.key_width, name="s_key")
         ready, advance = Signal(name="ready"), Signal(name="advance")
