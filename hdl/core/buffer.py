@@ -394,6 +394,11 @@ class CircularBuffer(wiring.Component):
                                                                _popcount(counted_stale)))
         return m
 
+    def _invariant(self, m, name: str, value, exact) -> None:
+        """A hook for simulation: ``value``, kept in registers, equals in every cycle what ``exact()`` builds
+        from the state (the reduction it stands for). The design builds nothing here; a test's subclass
+        asserts the two equal."""
+
     def _elaborate_positions(self, m, inserting, *, base_one, live, dirty, cleaned, started, stale_now,
                              registered):
         """The per-segment flags at the positions two and three below base (``q1``, ``q2``), kept in registers.
@@ -448,12 +453,20 @@ class CircularBuffer(wiring.Component):
         staged3 = at(registered["staged_expired"], 3)
         # Four below base the command writes when it writes every segment, or when it is logical k-1 there
         # (P = k + 4) and the insert does not shift: a constant of P and k, not a pick of the writes.
-        offset4 = (P - 5) % P                                       # q4's position, logical from base
-        in_targets = Mux(shift, offset4 == P - 1 or offset4 <= k - 2, offset4 <= k - 1)
-        writes4 = inserting & (~started | restart | in_targets)
+        def in_targets(r):
+            """The command's targets hold q_r (logical P-1-r from base), a constant of P and k either way of
+            ``shift``."""
+            offset = (P - 1 - r) % P
+            return Mux(shift, offset == P - 1 or offset <= k - 2, offset <= k - 1)
+
+        writes4 = inserting & (~started | restart | in_targets(4))
+
+        def pick(r):
+            return Cat(*[Cat(*[d[b] & positions[r][j] for j, d in enumerate(registered["deadline"])]).any()
+                         for b in range(w)])
+
         deadline4 = Signal(w)
-        m.d.comb += deadline4.eq(Cat(*[Cat(*[d[b] & positions[4][j] for j, d in enumerate(registered["deadline"])]
-                                           ).any() for b in range(w)]))
+        m.d.comb += deadline4.eq(pick(4))
         arc = _run(P, 0, k)
         for r in (1, 2):
             fresh_shifted = fresh(2) if r == 1 else fresh3
@@ -492,6 +505,15 @@ class CircularBuffer(wiring.Component):
             dirty1.eq(Mux(shifting, Mux(restart, 0, kept2 | retired2), dirty1 & ~cleaned1)),
             cleaned1.eq(Mux(shifting, at(self.cleaned_next, 2), at(self.cleaned_next, 1))),
         ]
+        for r in (1, 2, 3):
+            self._invariant(m, f"deadline_q{r}", deadline_at[r], lambda r=r: pick(r))
+        for r in (1, 2):
+            self._invariant(m, f"live_q{r}", live_at[r], lambda r=r: at(live, r))
+            self._invariant(m, f"stale_q{r}", stale_at[r], lambda r=r: at(registered["stale"], r))
+            self._invariant(m, f"expired_q{r}", expired_at[r], lambda r=r: at(registered["expired"], r))
+            self._invariant(m, f"staged_expired_q{r}", staged_at[r], lambda r=r: at(registered["staged_expired"], r))
+        self._invariant(m, "dirty_q1", dirty1, lambda: at(dirty, 1))
+        self._invariant(m, "cleaned_q1", cleaned1, lambda: at(cleaned, 1))
         return {"live1": live_at[1], "stale1": stale_at[1], "expired1": expired_at[1], "staged1": staged_at[1],
                 "staged2": staged_at[2], "dirty1": dirty1, "cleaned1": cleaned1, "fresh1": fresh(1),
                 "fresh2": fresh(2), "arc2": Const(bit_at(arc, 2))}
