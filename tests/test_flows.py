@@ -19,7 +19,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.flows import args as flow_args
-from apbbf.flows.bench import BENCH, build_sim, run_mix, sim_platform
+from apbbf.flows.bench import BENCH, build_sim, markdown, run_mix, sim_platform
 from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, target_platform
 from apbbf.hdl.core.devices import block_ram
 from apbbf.model import Config
@@ -94,6 +94,22 @@ def test_fmax_from_report():
         "clk": {"achieved_mhz": 101.23, "constraint_mhz": 100.0, "met": True},
         "other": {"achieved_mhz": 50.0, "constraint_mhz": None, "met": None}}
     assert critical_path("no report here") == {}
+
+
+def test_bench_table_names_seeds_not_routed():
+    """A seed stopped at the time limit is named beside the median of the others in ``make bench``'s table; a
+    case none of whose seeds routed shows no figure."""
+    config = {"k": 3, "l": 8, "block_bits": 64, "block_hashes": 4, "segment_blocks": 512, "key_width": 64}
+    results = {"seeds": [1, 2, 3], "bram": {},
+               "devices": {"a": {"config": config, "device": "X", "scans": ["parallel"]},
+                           "b": {"config": config, "device": "X", "scans": ["parallel"]}},
+               "fmax": {"a": {"parallel": {"fmax_mhz": 142.0, "fmax_min_mhz": 141.4, "fmax_max_mhz": 142.6,
+                                           "timed_out": [2], "bram_used": "28/208"}},
+                        "b": {"parallel": {"fmax_mhz": None, "timed_out": [1, 2, 3]}}},
+               "ops_per_cycle": {}, "mops": {}}
+    rows = [line for line in markdown(results).splitlines() if line.startswith(("| a ", "| b "))]
+    assert "| 142.0 (141.4–142.6); seed 2 not routed in 15 min |" in rows[0]
+    assert "| ?; seeds 1, 2, 3 not routed in 15 min |" in rows[1]
 
 
 def test_block_ram_place_and_route():

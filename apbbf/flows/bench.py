@@ -24,7 +24,8 @@ of the ECP5 Config (:class:`~apbbf.hdl.core.lanes.Lanes`, a slot per lane) on EC
    modelled.
 2. **Post-route Fmax** of the core with registered ports (:func:`apbbf.flows.pnr.core_pnr`; a lanes case:
    :func:`apbbf.flows.lanes.lanes_pnr`, its placer and router): the median of the nextpnr seeds
-   :data:`apbbf.flows.pnr.SEEDS`, with their spread.
+   :data:`apbbf.flows.pnr.SEEDS`, with their spread. Each run may take :data:`apbbf.flows.pnr.PNR_TIMEOUT_S`; a
+   seed not routed by then is named in the table, and the median is of the others.
 3. **Block RAM Fmax**: one block RAM primitive of the device, configured as the segments use it
    (:class:`~apbbf.sim.designs.BlockRAMProbe`), with the device table's data-sheet rating beside it.
 
@@ -49,7 +50,7 @@ import numpy as np
 from ..model.config import Config
 from ..sim.corebench import TESTBENCH, build_sim, run_file
 from ..sim.lanesbench import build_lanes_sim
-from .pnr import SEEDS, TARGETS, bram_pnr, core_pnr, target_platform
+from .pnr import PNR_TIMEOUT_S, SEEDS, TARGETS, bram_pnr, core_pnr, target_platform
 
 __all__ = ["LINE_RATES", "Bench", "BENCH", "SCANS", "MIXES", "sim_platform", "make_stream", "TESTBENCH",
            "build_sim", "run_mix", "pnr_job", "plot", "markdown", "summary", "run", "device_label"]
@@ -238,10 +239,10 @@ def pnr_job(kind: str, case: str, scan: str | None, config, work_root, reuse: bo
     if kind == "core" and BENCH[case].lanes > 1:
         from .lanes import lanes_pnr
         return lanes_pnr(config, BENCH[case].lanes, BENCH[case].family, Path(work_root) / "pnr" / f"{case}-{scan}",
-                         reuse=reuse, seeds=seeds)
+                         reuse=reuse, seeds=seeds, timeout_s=PNR_TIMEOUT_S)
     if kind == "core":
         return core_pnr(config, BENCH[case].family, Path(work_root) / "pnr" / f"{case}-{scan}", scan=scan,
-                        reuse=reuse, seeds=seeds)
+                        reuse=reuse, seeds=seeds, timeout_s=PNR_TIMEOUT_S)
     return bram_pnr(case, Path(work_root) / "pnr" / f"{case}-bram", reuse=reuse, seeds=seeds)
 
 
@@ -249,12 +250,17 @@ def pnr_job(kind: str, case: str, scan: str | None, config, work_root, reuse: bo
 # report
 
 def _fmax_text(result: dict) -> str:
-    """``median (min–max)`` of a P&R result, or ``?``."""
+    """``median (min–max)`` of a P&R result, or ``?``; the seeds stopped at :data:`PNR_TIMEOUT_S` named after it
+    (the median is then of the others)."""
     f = result.get("fmax_mhz")
+    stopped = result.get("timed_out") or []
+    late = (f"; seed{'s' if len(stopped) > 1 else ''} {', '.join(map(str, stopped))} not routed in "
+            f"{PNR_TIMEOUT_S // 60} min" if stopped else "")
     if f is None:
-        return "?"
+        return "?" + late
     low, high = result.get("fmax_min_mhz"), result.get("fmax_max_mhz")
-    return f"{f:.1f} ({low:.1f}–{high:.1f})" if low is not None and high is not None and high > low else f"{f:.1f}"
+    text = f"{f:.1f} ({low:.1f}–{high:.1f})" if low is not None and high is not None and high > low else f"{f:.1f}"
+    return text + late
 
 
 def plot(results: dict, path) -> None:

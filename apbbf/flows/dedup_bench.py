@@ -30,7 +30,7 @@ from ..model.config import Config
 from ..model.packet import KeySpec
 from .. import toolchain
 from .bench import LINE_RATES
-from .pnr import JOBS, SEEDS, rtlil_text, run_pnr_cached, target_platform
+from .pnr import JOBS, PNR_TIMEOUT_S, SEEDS, rtlil_text, run_pnr_cached, target_platform
 
 __all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
            "synth_parts", "synth_cost", "run", "markdown", "readme_block", "plot"]
@@ -48,8 +48,6 @@ TARGET_MHZ = 200
 #: clears; the electrostatic placer spreads cells by density, and router2 then converges.
 PLACER = "static"
 ROUTER = "router2"
-#: Seconds one nextpnr run may take before it counts as not routed.
-PNR_TIMEOUT_S = 15 * 60
 
 
 def _dedup(width: int):

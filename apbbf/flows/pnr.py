@@ -24,11 +24,13 @@ from pathlib import Path
 
 from .. import toolchain
 
-__all__ = ["Target", "TARGETS", "SEEDS", "JOBS", "target_platform", "rtlil_text", "run_pnr", "run_pnr_cached",
-           "core_pnr", "bram_pnr"]
+__all__ = ["Target", "TARGETS", "SEEDS", "JOBS", "PNR_TIMEOUT_S", "target_platform", "rtlil_text", "run_pnr",
+           "run_pnr_cached", "core_pnr", "bram_pnr"]
 
 #: nextpnr placer seeds of every Fmax figure (``--seed``): the figure is their median.
 SEEDS = (1, 2, 3)
+#: Seconds one nextpnr run of a benchmark may take before it counts as not routed (its seed then has no Fmax).
+PNR_TIMEOUT_S = 15 * 60
 #: nextpnr runs at once by default (the seeds of one design are independent runs; this machine has 2 cores).
 JOBS = 2
 
@@ -253,7 +255,8 @@ def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seed
     return result
 
 
-def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = False, seeds=SEEDS) -> dict:
+def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = False, seeds=SEEDS,
+             timeout_s: float | None = None) -> dict:
     """Post-route Fmax of the bare core (:class:`~apbbf.sim.designs.RegisteredCore`) on ``family``'s target
     device (:data:`TARGETS`).
 
@@ -267,6 +270,8 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
         Return a kept result of the same design (:func:`run_pnr_cached`).
     seeds : iterable of int
         nextpnr seeds (:func:`run_pnr`).
+    timeout_s : float, optional
+        Seconds one nextpnr run may take (:func:`run_pnr`); a seed stopped there has no Fmax.
 
     Raises
     ------
@@ -283,7 +288,7 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
     platform = target_platform(family)
     check_memory(config, platform.device)
     return run_pnr_cached(RegisteredCore(config, scan), platform, work, freq_mhz=TARGETS[family].core_mhz,
-                          reuse=reuse, seeds=seeds)
+                          reuse=reuse, seeds=seeds, timeout_s=timeout_s)
 
 
 def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
