@@ -416,11 +416,11 @@ class CheckedBuffer(CircularBuffer):
 
 @pytest.mark.parametrize("name,rate", [("k2l3-pool2", 0.1), ("k3l4-B256", 4.0), ("apbf-key100", 1.0)])
 def test_position_registers_equal_their_picks(monkeypatch, name, rate):
-    """The registers the parallel scan's buffer keeps at the positions one to four below base (the deadlines,
-    live, stale, expired and staged flags, dirty and cleaned), each updated from its neighbours on a shift and
-    the deadline four below base read a cycle early, equal in every cycle the reductions over every segment
-    they stand for. The answers alone can miss such an error: with the deadline four below base read from before
-    a shift, every other test of this file passed."""
+    """The registers the parallel scan's buffer keeps by position below base (the deadline at every position, a
+    ring that turns with base; live, stale, expired and staged flags one and two below; dirty and cleaned one
+    below), each updated from its neighbours on a shift, equal in every cycle the picks by the one-hot base of
+    the per-segment values they stand for. The answers alone can miss such an error: with the deadline four
+    below base taken from before a shift, every other test of this file passed."""
     monkeypatch.setattr(core_apbbf, "CircularBuffer", CheckedBuffer)
     monkeypatch.setattr(harness, "_BENCHES", collections.OrderedDict())     # not a design built without checks
     config = CONFIGS[name]

@@ -407,8 +407,8 @@ class CircularBuffer(wiring.Component):
         position below base once it shifts) read the live, stale and expired segments at these positions. Picked
         from the P-bit vectors by the one-hot base, each is a reduction over every segment in front of the
         decision; kept here as registers, each bit's next value is a multiplexer of the registers at its position
-        and the one below it (a shift moves every position by one), and only the farthest (three and four below
-        base) are reductions, of registers, into registers. Needs ``P >= k + 4``: the command writes these
+        and the one below it (a shift moves every position by one), and only the farthest (three below base)
+        are reductions, of registers, into registers; the deadlines are kept at every position (a ring). Needs ``P >= k + 4``: the command writes these
         positions only when it writes every segment (its targets are logical 0..k-1 from base or from below),
         and the positions are distinct.
 
@@ -417,7 +417,7 @@ class CircularBuffer(wiring.Component):
         """
         c = self._config
         k, P = c.k, c.physical_segments
-        positions = [base_one.rotate_right(r + 1) for r in range(5)]        # q0 (below base) .. q4
+        positions = [base_one.rotate_right(r + 1) for r in range(P)]        # q0 (below base) .. q(P-1) (base)
 
         def at(vector, r):
             return (vector & positions[r]).any()
@@ -441,7 +441,7 @@ class CircularBuffer(wiring.Component):
         stale_at = {r: register("stale", r) for r in (1, 2)}
         expired_at = {r: register("expired", r) for r in (1, 2)}
         staged_at = {r: register("staged_expired", r) for r in (1, 2)}
-        deadline_at = {r: register("deadline", r, shape=w) for r in (1, 2, 3)}
+        deadline_at = {r: register("deadline", r, shape=w) for r in range(P)}
         dirty1, cleaned1 = register("dirty", 1), register("cleaned", 1)
 
         def fresh(r):
@@ -451,22 +451,17 @@ class CircularBuffer(wiring.Component):
         fresh3 = at(live & ~stale_now, 3)
         expired3 = at(registered["expired"], 3)
         staged3 = at(registered["staged_expired"], 3)
-        # Four below base the command writes when it writes every segment, or when it is logical k-1 there
-        # (P = k + 4) and the insert does not shift: a constant of P and k, not a pick of the writes.
-        def in_targets(r):
-            """The command's targets hold q_r (logical P-1-r from base), a constant of P and k either way of
-            ``shift``."""
+        def writes_at(r):
+            """The command writes q_r (logical P-1-r from base): when it writes every segment, or when q_r is
+            among its targets (logical 0..k-1, or P-1 and 0..k-2 if it shifts), a constant of P and k either way
+            of ``shift``."""
             offset = (P - 1 - r) % P
-            return Mux(shift, offset == P - 1 or offset <= k - 2, offset <= k - 1)
-
-        writes4 = inserting & (~started | restart | in_targets(4))
+            return inserting & (~started | restart | Mux(shift, offset == P - 1 or offset <= k - 2, offset <= k - 1))
 
         def pick(r):
             return Cat(*[Cat(*[d[b] & positions[r][j] for j, d in enumerate(registered["deadline"])]).any()
                          for b in range(w)])
 
-        deadline4 = Signal(w)
-        m.d.comb += deadline4.eq(pick(4))
         arc = _run(P, 0, k)
         for r in (1, 2):
             fresh_shifted = fresh(2) if r == 1 else fresh3
@@ -491,12 +486,15 @@ class CircularBuffer(wiring.Component):
                 decide & writes_all, Mux(self.stage, staged_reached(next_deadline), staged_expired_next),
                 Mux(shifting, Mux(self.stage, staged_reached(deadline_at[r + 1]), staged_shifted[r]),
                     Mux(self.stage, staged_reached(deadline_at[r]), staged_at[r]))))
-        for r in (1, 2, 3):
-            shifted_in = deadline_at[r + 1] if r < 3 else Mux(writes4, next_deadline, deadline4)
-            if r < 3:
-                shifted_in = Mux(writes_all, next_deadline, shifted_in)
-            m.d.sync += deadline_at[r].eq(Mux(shifting, shifted_in,
-                                              Mux(decide & writes_all, next_deadline, deadline_at[r])))
+        # The deadlines by position, a ring of registers that turns with base: on a shift each takes the one
+        # above it (the same segment, one position further from base), or the deadline the command writes there.
+        # A deadline at a position is then a register, not a pick of every segment's by the one-hot base (the
+        # deadline four below base, picked so, into q3, was the core's most congested spot: base's bits, each
+        # to 32 LUTs of the pick, and the pick's 416 inputs). Each bit's next value reads its two neighbours.
+        for r in range(P):
+            above = (r + 1) % P
+            m.d.sync += deadline_at[r].eq(Mux(shifting, Mux(writes_at(above), next_deadline, deadline_at[above]),
+                                              Mux(decide & writes_at(r), next_deadline, deadline_at[r])))
         # Dirty at q1: after a shift, what was at q2, plus what the shift retires there (stale: the overflow
         # retires the oldest at q1 only); cleaned at q1: the segments' next cleaned flags, at the next q1.
         kept2 = at(dirty & ~cleaned, 2)
@@ -505,7 +503,7 @@ class CircularBuffer(wiring.Component):
             dirty1.eq(Mux(shifting, Mux(restart, 0, kept2 | retired2), dirty1 & ~cleaned1)),
             cleaned1.eq(Mux(shifting, at(self.cleaned_next, 2), at(self.cleaned_next, 1))),
         ]
-        for r in (1, 2, 3):
+        for r in range(P):
             self._invariant(m, f"deadline_q{r}", deadline_at[r], lambda r=r: pick(r))
         for r in (1, 2):
             self._invariant(m, f"live_q{r}", live_at[r], lambda r=r: at(live, r))
