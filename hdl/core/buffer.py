@@ -408,9 +408,9 @@ class CircularBuffer(wiring.Component):
         from the P-bit vectors by the one-hot base, each is a reduction over every segment in front of the
         decision; kept here as registers, each bit's next value is a multiplexer of the registers at its position
         and the one below it (a shift moves every position by one), and only the farthest (three below base)
-        are reductions, of registers, into registers; the deadlines are kept at every position (a ring). Needs ``P >= k + 4``: the command writes these
-        positions only when it writes every segment (its targets are logical 0..k-1 from base or from below),
-        and the positions are distinct.
+        are reductions, of registers, into registers; the deadlines are kept at every position (a ring). Needs
+        ``P >= k + 4``: the command writes q1..q3 only when it writes every segment (its targets are logical
+        0..k-1 from base or from below), and the positions are distinct.
 
         Returns a dict of the registers' values now (``live1``, ``stale1``, ``expired1``, ``staged1``,
         ``dirty1``, ``cleaned1``, the same at 2 where kept, ``fresh1``, ``fresh2``, ``arc2``).
