@@ -335,7 +335,7 @@ def test_bad_input_is_refused(packets, tmp_path, capsys):
         ([eth, "--seed", "-1"], ["--seed must be"]),
         ([eth, "--max-frame", "10"], ["max_frame"]),
         # a datapath the printed export command could not build: the gateware's least max_frame for l3l4
-        ([eth, "--max-frame", "272", "--data-width", "64"], ["max_frame must be more than 272 bytes",
+        ([eth, "--max-frame", "280", "--data-width", "64"], ["max_frame must be more than 280 bytes",
                                                              "apbbf export --dedup could not build"]),
     ]
     for args, words in cases:

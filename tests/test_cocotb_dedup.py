@@ -190,13 +190,13 @@ def _edge_sizes(max_frame: int, data_width: int) -> tuple:
 #: The mark run reads and writes pcapng (under the README's file names: the format is read from the file), with
 #: errored frames: the design's mark and errored flags against apbbf dedup's comments and the capture's flags.
 README_RUNS = {
-    "readme-w64-quick": dict(added=["--data-width", "64", "--max-frame", "280"], frames=24, seed=20,
+    "readme-w64-quick": dict(added=["--data-width", "64", "--max-frame", "288"], frames=24, seed=20,
                              traffic=dict(jumbo=0.3, sizes=((60, 6), (120, 2)), rate=4e3, duplicates=0.5),
                              tests="replay/idle=None/backpressure=None", false_positives=0),
-    "readme-w64-fp": dict(added=["--data-width", "64", "--max-frame", "280", "--fp", "0.3"], frames=200, seed=3,
+    "readme-w64-fp": dict(added=["--data-width", "64", "--max-frame", "288", "--fp", "0.3"], frames=200, seed=3,
                           traffic=dict(jumbo=0.05, sizes=((60, 6), (120, 2)), rate=4e4, duplicates=0.3),
                           tests="replay/idle=pause30x3/backpressure=pause40x3", false_positives=3),
-    "readme-w64-mark": dict(added=["--data-width", "64", "--max-frame", "280", "--action", "mark"], frames=60,
+    "readme-w64-mark": dict(added=["--data-width", "64", "--max-frame", "288", "--action", "mark"], frames=60,
                             seed=24,
                             traffic=dict(jumbo=0.1, sizes=((60, 6), (120, 2)), rate=1e4, duplicates=0.4),
                             format="pcapng", errored=0.1, tests="replay/idle=None/backpressure=None",

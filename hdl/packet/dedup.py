@@ -262,11 +262,14 @@ class PacketDedup(wiring.Component):
         # The extractor sees every accepted beat, a cycle later: its input is a register, loaded every cycle (only
         # its valid flag depends on the accept), so that the packet buffer's level, which decides ``i.ready``,
         # reaches one flip-flop and not the enables of the extractor's wide input. Per frame, (time, errored,
-        # released) waits for its key.
+        # released) waits for its key, in a FIFO whose output is a register: its key comes at least three cycles
+        # after the frame's last beat is accepted (one into the extractor, two through it), and the buffered
+        # FIFO's output is readable two cycles after a write; read straight from its LUT RAM, it was a long
+        # route in front of the key queue's and decision queue's writes.
         m.d.sync += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
                      extractor.i.payload.keep.eq(beat.keep), extractor.i.payload.last.eq(beat.last)]
         info_layout = data.StructLayout({"time": c.time_width, "errored": 1, "released": 1})
-        m.submodules.info = info = fifo.SyncFIFO(width=info_layout.size, depth=self._latency + 4)
+        m.submodules.info = info = fifo.SyncFIFOBuffered(width=info_layout.size, depth=self._latency + 4)
         info_in = data.View(info_layout, info.w_data)
         info_out = data.View(info_layout, info.r_data)
         m.d.comb += [info.w_en.eq(accept & beat.last), info_in.time.eq(stamp), info_in.errored.eq(beat.user.error),

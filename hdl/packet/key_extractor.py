@@ -31,6 +31,10 @@ _PREFIX = 62
 #: Bits of the byte positions in a frame: frames of up to 65535 bytes, ranges reaching 22 + 2 * 65535.
 _POS = 18
 _INF = (1 << _POS) - 1
+#: What the copies of a slot's state for its padding matrices (F0s) hold XORed: distinct constants, so that no
+#: two copies have the same input (Yosys merges registers that do), undone in the partial sums' LUTs.
+_COPY_FLIPS = (0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA, 0x3333_3333_3333_3333,
+               0xCCCC_CCCC_CCCC_CCCC, 0x0F0F_0F0F_0F0F_0F0F, 0xF0F0_F0F0_F0F0_F0F0)
 #: The output's ``kind`` code (2 bits) indexes this: 0 other, 1 IPv4, 2 IPv6 (FrameClass values 0, 4, 6).
 KINDS = _KINDS = (FrameClass.OTHER, FrameClass.IPV4, FrameClass.IPV6)
 
@@ -187,9 +191,9 @@ class KeyExtractor(wiring.Component):
         # of the beat that decided its frame's class (info FIFO readable 6 cycles later, info register 7); with
         # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
         # a_x + 6 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
-        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, PD, PX, P3, F0a, F0; two
-        # stages per bit of q + 1 and per Horner stage of slots 1..; the output register.
-        return self._head_beats + 6 + 8 + 2 * self._q_bits + 2 * sum(self._horner) + 1
+        # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, PD, PX, P3, F0s, F0a, F0;
+        # two stages per bit of q + 1 and per Horner stage of slots 1..; the output register.
+        return self._head_beats + 6 + 9 + 2 * self._q_bits + 2 * sum(self._horner) + 1
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
@@ -619,17 +623,22 @@ class KeyExtractor(wiring.Component):
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
         # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
-        # Two stages: F0a registers partial sums of 8 bits for every shift the slot can have, F0b picks one.
+        # Three stages: F0s copies the state, one register per shift the slot can have, F0a registers partial
+        # sums of 8 bits of each copy, F0 picks one. The copies are there for the placer: the state register
+        # feeds its own loop's 64 rows, and the padding's rows read about half its bits each, for every shift;
+        # from one register those nets spanned the slot's whole logic (the extractor's critical path). Each copy
+        # holds the state XORed with a constant of its own, which its partial sums undo for free (a constant in
+        # their LUTs): otherwise Yosys would merge copies with the same input into one.
         R = BLOCK_BYTES // B
-        valid, n_out, kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
+        valid, n_out, kind = Signal(name="f0s_valid"), Signal(_POS, name="f0s_n"), Signal(2, name="f0s_kind")
         m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
         lanes_f = []                        # per slot: x (the value), q, len, blocks (ceil(len / 64))
         for s, p3 in enumerate(slot):
             f_state = Mux(p3["started"], p3["state"], model.init if s == 0 else 0)
             q1 = Signal(self._q_bits + 1, name=f"q1_{s}")
             m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
-            f = dict(q=Signal(self._q_bits, name=f"f0a_q_{s}"), len=Signal(_POS, name=f"f0a_len_{s}"),
-                     blocks=Signal(_POS - 6, name=f"f0a_blocks_{s}"), shift=Signal(range(B), name=f"f0a_shift_{s}"))
+            f = dict(q=Signal(self._q_bits, name=f"f0s_q_{s}"), len=Signal(_POS, name=f"f0s_len_{s}"),
+                     blocks=Signal(_POS - 6, name=f"f0s_blocks_{s}"), shift=Signal(range(B), name=f"f0s_shift_{s}"))
             m.d.sync += [f["q"].eq(q1), f["blocks"].eq((p3["len"] + BLOCK_BYTES - 1) >> 6),
                          f["shift"].eq(Mux(p3["started"], p3["shift"], 0))]
             # the trailer holds the lengths by range, not by slot: range s of the frame's class is in slot
@@ -638,14 +647,30 @@ class KeyExtractor(wiring.Component):
                 for k, first in enumerate(self._first):
                     with m.Case(k):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
+            copies = {}
+            for index, shift in enumerate(sorted(set(self._shifts[s]) | {0})):
+                flip = _COPY_FLIPS[index % len(_COPY_FLIPS)]
+                copy = Signal(64, name=f"f0s_state_{s}_{shift}")
+                m.d.sync += copy.eq(f_state ^ flip)
+                copies[shift] = (copy, flip)
+            f["copies"] = copies
+            lanes_f.append(f)
+        nxt_valid, nxt_n, nxt_kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
+        m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
+        valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+        for s, f in enumerate(lanes_f):
+            nxt = {name: Signal.like(f[name], name=f"f0a_{name}_{s}") for name in ("q", "len", "blocks", "shift")}
+            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks", "shift")]
             candidates = {}
-            for shift in sorted(set(self._shifts[s]) | {0}):
+            for shift, (copy, flip) in f["copies"].items():
                 groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64, 8)
                 partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
-                m.d.sync += partial.eq(Cat(*[(f_state & group).xor() for group in groups]))
+                # each group's parity of the copy, with the flip's parity over the group undone
+                m.d.sync += partial.eq(Cat(*[(copy & group).xor() ^ (bin(flip & group).count("1") & 1)
+                                             for group in groups]))
                 candidates[shift] = (partial, sums)
-            f["candidates"] = candidates
-            lanes_f.append(f)
+            nxt["candidates"] = candidates
+            lanes_f[s] = nxt
         nxt_valid, nxt_n, nxt_kind = Signal(name="f0_valid"), Signal(_POS, name="f0_n"), Signal(2, name="f0_kind")
         m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
         valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
