@@ -183,3 +183,35 @@ def test_matrix_estimate():
         matrix_estimate(SPECS["l3l4"])
     with pytest.raises(TypeError, match="extractor"):
         RegisteredKeyExtractor(SPECS["l3l4"])
+
+
+@pytest.mark.slow                                   # Yosys on the whole extractor: a minute or two
+def test_the_padding_copies_survive_optimization():
+    """The copies of slot 0's state that the padding matrices read (one per shift its segment can start at) are
+    still distinct registers after Yosys's ``opt_merge`` (which merges registers of the same input, as synthesis
+    does): merged, they would be the one net of high fan-out the copies are there to split."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    from amaranth.back import rtlil
+
+    from apbbf.toolchain import find_yosys, tool_environ
+    dut = KeyExtractor(KeySpec.l3l4(), 64)
+    shifts = sorted(set(dut._shifts[0]) | {0})
+    assert len(shifts) >= 3, shifts                 # l3l4 at 64 bits: 0 and the IP header's 14, 18, 22 mod 8
+    work = Path(__file__).resolve().parent.parent / "build" / "test_extractor_copies"  # YoWASP: a path in the repo
+    work.mkdir(parents=True, exist_ok=True)
+    ports = [dut.i.valid, dut.i.payload.as_value(), dut.o.valid, dut.o.payload.as_value()]   # ready is a constant
+    (work / "extractor.il").write_text(rtlil.convert(dut, name="top", ports=ports))
+    script = ("read_rtlil extractor.il; hierarchy -top top; proc; flatten; opt_clean; opt_merge; opt_clean; "
+              "write_json out.json")
+    subprocess.run([find_yosys(), "-q", "-p", script], cwd=work, check=True, timeout=300, env=tool_environ())
+    cells = json.loads((work / "out.json").read_text())["modules"]["top"]["cells"]
+    netnames = json.loads((work / "out.json").read_text())["modules"]["top"]["netnames"]
+    q_nets = {tuple(cell["connections"]["Q"]) for cell in cells.values() if "Q" in cell["connections"]}
+    q_bits = {bit for q in q_nets for bit in q}
+    for shift in shifts:
+        bits = netnames[f"f0s_state_0_{shift}"]["bits"]
+        assert len(bits) == 64 and all(bit in q_bits for bit in bits), shift
+    assert len({tuple(netnames[f"f0s_state_0_{shift}"]["bits"]) for shift in shifts}) == len(shifts)
