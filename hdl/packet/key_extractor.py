@@ -624,7 +624,7 @@ class KeyExtractor(wiring.Component):
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
         # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
         # Three stages: F0s copies the state, one register per shift the slot can have, F0a registers partial
-        # sums of 8 bits of each copy, F0 picks one. The copies are there for the placer: the state register
+        # sums of 8 bits of each copy (and the shift one-hot), F0 picks one (an AND-OR, not a multiplexer chain). The copies are there for the placer: the state register
         # feeds its own loop's 64 rows, and the padding's rows read about half its bits each, for every shift;
         # from one register those nets spanned the slot's whole logic (the extractor's critical path). Each copy
         # holds the state XORed with a constant of its own, which its partial sums undo for free (a constant in
@@ -659,8 +659,11 @@ class KeyExtractor(wiring.Component):
         m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
         valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
         for s, f in enumerate(lanes_f):
-            nxt = {name: Signal.like(f[name], name=f"f0a_{name}_{s}") for name in ("q", "len", "blocks", "shift")}
-            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks", "shift")]
+            nxt = {name: Signal.like(f[name], name=f"f0a_{name}_{s}") for name in ("q", "len", "blocks")}
+            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
+            # the shift one-hot over the candidates, so that F0's pick is an AND-OR beside the XORs
+            nxt["pick"] = Signal(len(f["copies"]), name=f"f0a_pick_{s}")
+            m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["copies"]]))
             candidates = {}
             for shift, (copy, flip) in f["copies"].items():
                 groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64, 8)
@@ -678,10 +681,10 @@ class KeyExtractor(wiring.Component):
             nxt = {name: Signal.like(f[name], name=f"f0_{name}_{s}") for name in ("q", "len", "blocks")}
             m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
             nxt["x"] = Signal(64, name=f"f0_x_{s}")
-            with m.Switch(f["shift"]):
-                for shift, (partial, sums) in f["candidates"].items():
-                    with m.Case(shift):
-                        m.d.sync += nxt["x"].eq(apply_rows(sums, partial))
+            x = 0
+            for index, (partial, sums) in enumerate(f["candidates"].values()):
+                x = x | Mux(f["pick"][index], apply_rows(sums, partial), 0)
+            m.d.sync += nxt["x"].eq(x)
             lanes_f[s] = nxt
 
         def delay(name, signals):
