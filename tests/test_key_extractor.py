@@ -185,6 +185,18 @@ def test_matrix_estimate():
         RegisteredKeyExtractor(SPECS["l3l4"])
 
 
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_the_padding_copies_have_distinct_flips(width):
+    """Each copy of a slot's state for its padding holds it XORed with a constant of its own (equal inputs, Yosys
+    would merge two copies). A recipe whose every variant (IPv4 and IPv6 at 0, 1 and 2 tags, other) starts its
+    range at a shift of its own gives a slot the most copies there can be: one constant each, all distinct."""
+    from apbbf.hdl.packet.key_extractor import _COPY_FLIPS
+    assert len(set(_COPY_FLIPS)) == len(_COPY_FLIPS)
+    spec = KeySpec(ipv4=(Range("l3", 0, 20),), ipv6=(Range("l3", 1, 20),), other=(Range("frame", 5, 20),))
+    shifts = set(KeyExtractor(spec, width)._shifts[0]) | {0}
+    assert len(shifts) == (6 if width == 64 else 8) <= len(_COPY_FLIPS), sorted(shifts)
+
+
 @pytest.mark.slow                                   # Yosys on the whole extractor: a minute or two
 def test_the_padding_copies_survive_optimization():
     """The copies of slot 0's state that the padding matrices read (one per shift its segment can start at) are

@@ -32,7 +32,8 @@ _PREFIX = 62
 _POS = 18
 _INF = (1 << _POS) - 1
 #: What the copies of a slot's state for its padding matrices (F0s) hold XORed: distinct constants, so that no
-#: two copies have the same input (Yosys merges registers that do), undone in the partial sums' LUTs.
+#: two copies have the same input (Yosys merges registers that do), undone in the partial sums' LUTs. Eight are
+#: enough: a slot's shifts are 0 and one per variant (class and tag count) of the frame, at most 1 + 3 + 3.
 _COPY_FLIPS = (0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA, 0x3333_3333_3333_3333,
                0xCCCC_CCCC_CCCC_CCCC, 0x0F0F_0F0F_0F0F_0F0F, 0xF0F0_F0F0_F0F0_F0F0)
 #: The output's ``kind`` code (2 bits) indexes this: 0 other, 1 IPv4, 2 IPv6 (FrameClass values 0, 4, 6).
@@ -514,13 +515,21 @@ class KeyExtractor(wiring.Component):
             fed = q_lo[s] < q_hi[s]
             p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
                 ("lo", cw), ("fed", 1), ("bytes", cw), ("valid", 1), ("lanes", W))}
-            p1["mask"] = Signal.like(q_mask[s], name=f"p1_mask_{s}")
+            # the bits of the beat the slot keeps: its segment's lanes, and the mask's word. One register, so
+            # that P2's zeroing is one AND per bit (the word's pick by index, W bits wide, was a net of W loads
+            # in front of it: the 512-bit critical path).
+            word = Signal(W, name=f"mask_{s}")
+            with m.Switch(q_mask[s]):
+                for index, value in enumerate(mask_words[s]):
+                    with m.Case(index):
+                        m.d.comb += word.eq(value)
             # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only
             m.d.sync += [
                 p1["valid"].eq(q_take & fed),
-                p1["mask"].eq(q_mask[s]), p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
+                p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
                 p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
-                p1["lanes"].eq(Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0) for lane in range(B)])),
+                p1["lanes"].eq(word & Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0)
+                                            for lane in range(B)])),
             ]
             slot.append(p1)
 
@@ -552,12 +561,7 @@ class KeyExtractor(wiring.Component):
                 with m.Else():
                     m.d.sync += [started.eq(started | p1["fed"]), seg_len.eq(new_len), fed_beats.eq(new_fed),
                                  shift.eq(new_shift)]
-            mask = Signal(W, name=f"mask_{s}")
-            with m.Switch(p1["mask"]):
-                for index, word in enumerate(mask_words[s]):
-                    with m.Case(index):
-                        m.d.comb += mask.eq(word)
-            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & mask & p1["lanes"])]
+            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & p1["lanes"])]
             if s == 0:
                 # the register after the segment's first beat of zeros: A^B applied to the start state
                 p2["start"] = Signal(64, name="p2_start_0")
@@ -621,17 +625,25 @@ class KeyExtractor(wiring.Component):
 
         # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
-        # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the
-        # whole key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer).
-        # Three stages: F0s copies the state, one register per shift the slot can have, F0a registers partial
-        # sums of 8 bits of each copy (and the shift one-hot), F0 picks one (an AND-OR, not a multiplexer chain). The copies are there for the placer: the state register
-        # feeds its own loop's 64 rows, and the padding's rows read about half its bits each, for every shift;
-        # from one register those nets spanned the slot's whole logic (the extractor's critical path). Each copy
-        # holds the state XORed with a constant of its own, which its partial sums undo for free (a constant in
-        # their LUTs): otherwise Yosys would merge copies with the same input into one.
+        # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the whole
+        # key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer). Three stages:
+        # F0s copies the state, one register per shift the slot can have, F0a registers partial sums of 8 bits of each
+        # copy (and the shift one-hot), F0 picks one (an AND-OR, not a multiplexer chain). The copies are there for
+        # the placer: the state register feeds its own loop's 64 rows, and the padding's rows read about half its bits
+        # each, for every shift; from one register those nets spanned the slot's whole logic (the extractor's critical
+        # path). Each copy holds the state XORed with a constant of its own, which its partial sums undo for free (a
+        # constant in their LUTs): otherwise Yosys would merge copies with the same input into one.
         R = BLOCK_BYTES // B
-        valid, n_out, kind = Signal(name="f0s_valid"), Signal(_POS, name="f0s_n"), Signal(2, name="f0s_kind")
-        m.d.sync += [valid.eq(p3_end), n_out.eq(p3_n), kind.eq(p3_kind)]
+
+        def delay(name, signals):
+            """Registered copies of ``signals`` (a dict), named ``<name>_<key>``."""
+            out = {}
+            for key, sig in signals.items():
+                out[key] = Signal.like(sig, name=f"{name}_{key}")
+                m.d.sync += out[key].eq(sig)
+            return out
+
+        common = delay("f0s", {"valid": p3_end, "n": p3_n, "kind": p3_kind})
         lanes_f = []                        # per slot: x (the value), q, len, blocks (ceil(len / 64))
         for s, p3 in enumerate(slot):
             f_state = Mux(p3["started"], p3["state"], model.init if s == 0 else 0)
@@ -649,18 +661,15 @@ class KeyExtractor(wiring.Component):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
             copies = {}
             for index, shift in enumerate(sorted(set(self._shifts[s]) | {0})):
-                flip = _COPY_FLIPS[index % len(_COPY_FLIPS)]
+                flip = _COPY_FLIPS[index]
                 copy = Signal(64, name=f"f0s_state_{s}_{shift}")
                 m.d.sync += copy.eq(f_state ^ flip)
                 copies[shift] = (copy, flip)
             f["copies"] = copies
             lanes_f.append(f)
-        nxt_valid, nxt_n, nxt_kind = Signal(name="f0a_valid"), Signal(_POS, name="f0a_n"), Signal(2, name="f0a_kind")
-        m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
-        valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+        common = delay("f0a", common)
         for s, f in enumerate(lanes_f):
-            nxt = {name: Signal.like(f[name], name=f"f0a_{name}_{s}") for name in ("q", "len", "blocks")}
-            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
+            nxt = delay(f"f0a_{s}", {name: f[name] for name in ("q", "len", "blocks")})
             # the shift one-hot over the candidates, so that F0's pick is an AND-OR beside the XORs
             nxt["pick"] = Signal(len(f["copies"]), name=f"f0a_pick_{s}")
             m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["copies"]]))
@@ -674,26 +683,15 @@ class KeyExtractor(wiring.Component):
                 candidates[shift] = (partial, sums)
             nxt["candidates"] = candidates
             lanes_f[s] = nxt
-        nxt_valid, nxt_n, nxt_kind = Signal(name="f0_valid"), Signal(_POS, name="f0_n"), Signal(2, name="f0_kind")
-        m.d.sync += [nxt_valid.eq(valid), nxt_n.eq(n_out), nxt_kind.eq(kind)]
-        valid, n_out, kind = nxt_valid, nxt_n, nxt_kind
+        common = delay("f0", common)
         for s, f in enumerate(lanes_f):
-            nxt = {name: Signal.like(f[name], name=f"f0_{name}_{s}") for name in ("q", "len", "blocks")}
-            m.d.sync += [nxt[name].eq(f[name]) for name in ("q", "len", "blocks")]
+            nxt = delay(f"f0_{s}", {name: f[name] for name in ("q", "len", "blocks")})
             nxt["x"] = Signal(64, name=f"f0_x_{s}")
             x = 0
             for index, (partial, sums) in enumerate(f["candidates"].values()):
                 x = x | Mux(f["pick"][index], apply_rows(sums, partial), 0)
             m.d.sync += nxt["x"].eq(x)
             lanes_f[s] = nxt
-
-        def delay(name, signals):
-            """Registered copies of ``signals`` (a dict), named ``<name>_<key>``."""
-            out = {}
-            for key, sig in signals.items():
-                out[key] = Signal.like(sig, name=f"{name}_{key}")
-                m.d.sync += out[key].eq(sig)
-            return out
 
         def partial_sums(name, rows, value):
             """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 8 bits: two LUT
@@ -706,7 +704,6 @@ class KeyExtractor(wiring.Component):
 
         # F1..: times A^(B * 2^b) for each bit b of q + 1, in two stages each (partial sums, then their XOR and
         # the choice by q's bit).
-        common = {"valid": valid, "n": n_out, "kind": kind}
         for b in range(self._q_bits):
             common = delay(f"f{b + 1}a", common)
             moved = []
