@@ -130,9 +130,9 @@ class PacketDedup(wiring.Component):
         # The extractor's beats pass a register first (see elaborate): keys come a cycle after its own latency.
         self._latency = self._extractor.latency + 1
         if action == "drop" and limit <= self._latency + 2:
-            # A frame released early puts its decision in the queue at its beat ``limit``: the key of the frame
-            # before it must be out of the extractor by then, or the decisions would leave frame order (and a
-            # release and that key in one cycle would be one write to the decision queue).
+            # A frame released early puts its decision in the queue a cycle after its beat ``limit``: the key of
+            # the frame before it must be out of the extractor by then, or the decisions would leave frame order
+            # (and a release and that key in one cycle would be one write to the decision queue).
             least = (self._latency + 2) * (data_width // 8) - 4 * fcs
             raise ValueError(f"max_frame must be more than {least} bytes with data_width {data_width} and action "
                              f"'drop', not {max_frame}")
@@ -259,15 +259,15 @@ class PacketDedup(wiring.Component):
             with m.If(release):
                 m.d.sync += oversize.eq(1)
 
-        # The extractor sees every accepted beat, a cycle later: its input is a register, loaded every cycle (only
-        # its valid flag depends on the accept), so that the packet buffer's level, which decides ``i.ready``,
-        # reaches one flip-flop and not the enables of the extractor's wide input. Per frame, (time, errored,
-        # released) waits for its key in a FIFO of LUT RAM, and the FIFO's head in a register (loaded as the head
-        # before it is read), so that a key's status starts from flip-flops: read straight from the LUT RAM it was
-        # a long route in front of the key queue's and decision queue's writes. The key comes at least three
-        # cycles after its frame's last beat is accepted (one into the extractor, two through it), and the head is
-        # loaded two cycles after a write. The register holds the head's complement: a register of the read data
-        # itself would be merged by Yosys into the memory's read port, which then maps to a block RAM without its
+        # The extractor sees every accepted beat, a cycle later: its input is a register, loaded every cycle (only its
+        # valid flag depends on the accept), so that the packet buffer's level, which decides ``i.ready``, reaches one
+        # flip-flop and not the enables of the extractor's wide input. Per frame, (time, errored, released) waits for
+        # its key in a FIFO of LUT RAM, and the FIFO's head in a register (loaded as the head before it is read), so
+        # that a key's status starts from flip-flops: read straight from the LUT RAM it was a long route in front of
+        # the key queue's and decision queue's writes. The key comes at least three cycles after its frame's last beat
+        # is accepted (one into the extractor, two through it); the info is written a cycle after that accept, and the
+        # head holds it two cycles after the write. The register holds the head's complement: a register of the read
+        # data itself would be merged by Yosys into the memory's read port, which then maps to a block RAM without its
         # output register (5.8 ns from the clock to the data; so does ``SyncFIFOBuffered``'s).
         m.d.sync += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
                      extractor.i.payload.keep.eq(beat.keep), extractor.i.payload.last.eq(beat.last)]
@@ -277,8 +277,12 @@ class PacketDedup(wiring.Component):
         info_head = Signal(info_layout.size)                # the head, complemented
         info_out = data.View(info_layout, ~info_head)
         info_held = Signal()
-        m.d.comb += [info.w_en.eq(accept & beat.last), info_in.time.eq(stamp), info_in.errored.eq(beat.user.error),
-                     info_in.released.eq(oversize | release)]
+        # The write, a cycle after the last beat, from registers: the accept (``i.ready``, the packet buffer's room)
+        # reaches one flip-flop here, not the FIFO's write enables across the device. The data is loaded every cycle;
+        # a frame is released on a beat before its last (``release`` needs ``~beat.last``), so at its last beat
+        # ``oversize`` alone says whether it was.
+        m.d.sync += [info.w_en.eq(accept & beat.last), info_in.time.eq(stamp), info_in.errored.eq(beat.user.error),
+                     info_in.released.eq(oversize)]
 
         # Keys to the core through a short queue; every frame's status into the decision queue, in order.
         key_layout = data.StructLayout({"key": len(extractor.o.payload.key), "time": c.time_width})
@@ -299,9 +303,13 @@ class PacketDedup(wiring.Component):
         status = Signal(2)
         m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,
                                   Mux(keys.w_rdy & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
-        # A released frame's decision went in when it was released; an errored one's key is not inserted.
-        m.d.comb += [decisions.w.valid.eq((key_arrives & ~info_out.released) | release),
-                     decisions.w.payload.eq(Mux(release, Status.UNCHECKED, status))]
+        # A released frame's decision goes in a cycle after its release (from a register: the accept, which the
+        # release hangs on, stays off the decision queue's write across the device); an errored one's key is not
+        # inserted.
+        release_write = Signal()
+        m.d.sync += release_write.eq(release)
+        m.d.comb += [decisions.w.valid.eq((key_arrives & ~info_out.released) | release_write),
+                     decisions.w.payload.eq(Mux(release_write, Status.UNCHECKED, status))]
         m.d.comb += [core.cmd.valid.eq(keys.r_rdy), core.cmd.payload.op.eq(Op.TEST_AND_INSERT),
                      core.cmd.payload.key.eq(key_out.key), core.cmd.payload.time.eq(key_out.time),
                      keys.r_en.eq(core.cmd.ready),
