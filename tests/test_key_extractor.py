@@ -193,8 +193,14 @@ def test_the_padding_copies_have_distinct_flips(width):
     from apbbf.hdl.packet.key_extractor import _COPY_FLIPS
     assert len(set(_COPY_FLIPS)) == len(_COPY_FLIPS)
     spec = KeySpec(ipv4=(Range("l3", 0, 20),), ipv6=(Range("l3", 1, 20),), other=(Range("frame", 5, 20),))
-    shifts = set(KeyExtractor(spec, width)._shifts[0]) | {0}
+    dut = KeyExtractor(spec, width)
+    shifts = set(dut._shifts[0]) | {0}
     assert len(shifts) == (6 if width == 64 else 8) <= len(_COPY_FLIPS), sorted(shifts)
+    # for any recipe: a slot's shifts are 0 and at most one per variant (class and tag count), and there are seven
+    assert len(dut._variants) == 7 and len(dut._variants) + 1 <= len(_COPY_FLIPS)
+    for spec in (KeySpec.frame(), KeySpec.l3l4(), spec):
+        other = KeyExtractor(spec, width)
+        assert all(len(set(slot) | {0}) <= len(other._variants) + 1 for slot in other._shifts)
 
 
 @pytest.mark.slow                                   # Yosys on the whole extractor: a minute or two
