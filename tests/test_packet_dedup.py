@@ -189,15 +189,21 @@ def test_release_beside_a_key():
     assert run.counters["unchecked"] == 16 and run.counters["duplicates"] >= 20, summary(run)
 
 
-def test_back_to_back_minimum_frames():
-    """At 512 bits, 60-byte frames back to back: one frame per clock in and out, none unchecked."""
+@pytest.mark.parametrize("action", ["mark", "drop"])
+def test_back_to_back_minimum_frames(action):
+    """At 512 bits, 60-byte frames back to back: one frame per clock in and out, none unchecked (with ``drop``,
+    a dropped frame takes its clock too, and the forwarded ones leave in the clocks between)."""
     rng = random.Random(9)
     originals = [pad(bytes(packet(rng, tags=0, v6=False, size=0))) for _ in range(150)]
     items = [(rng.choice(originals[:n + 1]), n // 4, False) for n in range(300)]
-    run = simulate_dedup(make(data_width=512, action="mark"), items, name="dedup-line-rate")
+    run = simulate_dedup(make(data_width=512, action=action), items, name=f"dedup-line-rate-{action}")
     assert run.counters["unchecked"] == 0, summary(run)
     assert run.first_beat == list(range(run.first_beat[0], run.first_beat[0] + len(items)))
-    assert run.taken == list(range(run.taken[0], run.taken[0] + len(items)))
+    if action == "mark":
+        assert run.taken == list(range(run.taken[0], run.taken[0] + len(items)))
+    else:
+        assert run.counters["dropped"] > 50 and len(run.out) == len(items) - run.counters["dropped"], summary(run)
+        assert run.taken[-1] - run.taken[0] < len(items), summary(run)
 
 
 def test_fail_open_when_the_core_falls_behind():

@@ -94,7 +94,8 @@ class PacketDedup(wiring.Component):
     i : In(stream.Signature(in_beat_layout(data_width, time_width)))
     o : Out(stream.Signature(out_beat_layout(data_width)))
     frames, duplicates, dropped, unchecked, errored : Out(32)
-        As :class:`apbbf.model.dedup.Counters`, counted as frames leave (wrap).
+        As :class:`apbbf.model.dedup.Counters`, counted as each frame's decision is taken
+        (before its last beat leaves; wrap).
 
     Raises
     ------
@@ -348,33 +349,32 @@ class PacketDedup(wiring.Component):
                      buffer.w.payload.data.eq(beat.data), buffer.w.payload.keep.eq(beat.keep),
                      buffer.w.payload.last.eq(beat.last)]
         head = buffer.r.payload
-        out_first = Signal(init=1)                          # the head beat is its frame's first
-        decided = Signal()                                  # drop: the head frame's decision is taken
-        keep_frame = Signal()                               # drop: and the frame is forwarded
-        with m.If(buffer.r.ready & buffer.r.valid):
-            m.d.sync += out_first.eq(head.last)
+        # The head frame's decision waits in registers (``current``), taken from the queues as soon as the frame
+        # before it has left: in the cycle its last beat leaves, or any later cycle. So ``buffer.r.ready`` and
+        # ``o.valid`` come from these flip-flops, the buffer's head and ``o.ready``, not through the decision and
+        # answer queues' heads (``known``): those were five LUTs in front of the buffer's read-ahead across the
+        # device. A frame still leaves in the cycle after the one before it: the decision is loaded in the same
+        # cycle that the last beat leaves.
+        current = Signal()                                  # the head frame's decision is in the registers
+        current_keep = Signal()                             # and the frame is forwarded (drop)
+        current_flags = Signal(flags.shape())
+        leaving = buffer.r.valid & buffer.r.ready
+        frame_left = leaving & head.last
+        m.d.comb += take.eq(known & (~current | frame_left))
+        with m.If(take):
+            m.d.sync += [current.eq(1), current_keep.eq(~(duplicate & drop)), current_flags.eq(flags)]
+        with m.Elif(frame_left):
+            m.d.sync += current.eq(0)
         m.d.comb += [self.o.payload.data.eq(head.data), self.o.payload.keep.eq(head.keep),
                      self.o.payload.last.eq(head.last)]
+        with m.If(head.last):
+            m.d.comb += self.o.payload.user.eq(current_flags)
         if drop:
-            deciding = out_first & ~decided & buffer.r.valid & known
-            m.d.comb += take.eq(deciding)
-            with m.If(deciding):
-                m.d.sync += [decided.eq(1), keep_frame.eq(~duplicate)]
-            verdict = Mux(deciding, ~duplicate, keep_frame)
-            ready_beat = buffer.r.valid & (decided | deciding)
-            m.d.comb += [self.o.valid.eq(ready_beat & verdict),
-                         buffer.r.ready.eq(ready_beat & (self.o.ready | ~verdict))]
-            last_flags = Signal(flags.shape())
-            with m.If(deciding):
-                m.d.sync += last_flags.eq(flags)
-            with m.If(head.last):
-                m.d.comb += self.o.payload.user.eq(Mux(deciding, flags, last_flags))
-            with m.If(buffer.r.ready & buffer.r.valid & head.last):
-                m.d.sync += decided.eq(0)
+            # The whole frame waits for its decision, and a dropped frame's beats are read and not passed on.
+            ready_beat = buffer.r.valid & current
+            m.d.comb += [self.o.valid.eq(ready_beat & current_keep),
+                         buffer.r.ready.eq(ready_beat & (self.o.ready | ~current_keep))]
         else:                                               # mark: only the last beat waits
-            ready_beat = buffer.r.valid & (~head.last | known)
-            m.d.comb += [self.o.valid.eq(ready_beat), buffer.r.ready.eq(ready_beat & self.o.ready),
-                         take.eq(buffer.r.valid & head.last & known & self.o.ready)]
-            with m.If(head.last):
-                m.d.comb += self.o.payload.user.eq(flags)
+            ready_beat = buffer.r.valid & (~head.last | current)
+            m.d.comb += [self.o.valid.eq(ready_beat), buffer.r.ready.eq(ready_beat & self.o.ready)]
         return m
