@@ -10,7 +10,6 @@ import pytest
 from amaranth.hdl import Assert
 
 from apbbf.hdl.core import apbbf as core_apbbf
-from apbbf.hdl.core import scan_parallel
 from apbbf.hdl.core.buffer import CircularBuffer
 from apbbf.model import Config, Op
 from apbbf.model.timewindow import TimedAPBBF
@@ -413,29 +412,6 @@ class CheckedBuffer(CircularBuffer):
 
     def _invariant(self, m, name, value, exact):
         m.d.sync += Assert(value == exact(), name)
-
-
-class CheckedScan(scan_parallel.ParallelScan):
-    """The parallel scan with its registered reductions asserted in every cycle."""
-
-    def _invariant(self, m, name, value, exact):
-        m.d.sync += Assert(value == exact(), name)
-
-
-@pytest.mark.parametrize("pace", [1, 2])
-def test_scan_registers_equal_their_reductions(monkeypatch, pace):
-    """``ahead`` (a command is in the stages that write: the restart's clear waits for them) is a register of
-    next cycle's flags; it equals, in every cycle, the OR of the stages' valid flags. Restarts come right behind
-    commands every clock and after idle gaps. Without ``advance`` in it (the command entering the first stage),
-    every other test of this file passed."""
-    monkeypatch.setattr(core_apbbf, "SCANS", {**core_apbbf.SCANS, "parallel": CheckedScan})
-    monkeypatch.setattr(harness, "_BENCHES", collections.OrderedDict())     # not a design built without checks
-    config = CONFIGS["k3l4-B256"]
-    commands = timed_commands(config, 20 * config.generation, seed=450, gaps=0.05)
-    model = overflows(config, commands)
-    assert model.restarts >= 2
-    simulate(config, commands, seed=450, cmd_gap=0.1, rsp_stall=0.1, scan="parallel", pace=pace,
-             name=f"timed-scan-reductions-{pace}")
 
 
 @pytest.mark.parametrize("name,rate", [("k2l3-pool2", 0.1), ("k3l4-B256", 4.0), ("apbf-key100", 1.0)])
