@@ -10,12 +10,11 @@ import pytest
 from amaranth.hdl import Assert
 
 from apbbf.hdl.core import apbbf as core_apbbf
-from apbbf.hdl.core import scan_parallel
 from apbbf.hdl.core.buffer import CircularBuffer
 from apbbf.model import Config, Op
 from apbbf.model.timewindow import TimedAPBBF
 from apbbf.sim import harness
-from apbbf.sim.harness import RESET, expected, false_positive_bound, random_commands, simulate, timed_commands
+from apbbf.sim.harness import RESET, expected, false_positive_bound, simulate, timed_commands
 
 CONFIGS = {
     # A pool of two extra segments; 12-bit times (the streams wrap several times).
@@ -413,35 +412,6 @@ class CheckedBuffer(CircularBuffer):
 
     def _invariant(self, m, name, value, exact):
         m.d.sync += Assert(value == exact(), name)
-
-
-class CheckedScan(scan_parallel.ParallelScan):
-    """The parallel scan with its registers asserted, in every cycle, equal to the logic they stand for."""
-
-    def _invariant(self, m, name, value, exact):
-        m.d.sync += Assert(value == exact(), name)
-
-
-@pytest.mark.parametrize("timed", [True, False], ids=["timed", "untimed"])
-@pytest.mark.parametrize("pace", [1, 2])
-def test_scan_takes_equal_their_logic(monkeypatch, pace, timed):
-    """A's, T's and U's takes (``~a_valid | advance``, ``~t_valid | take``, ``~u_valid | t_take``) are registers
-    set a cycle ahead from ``advance``'s next value; they equal the logic in every cycle: commands every clock and
-    after idle gaps, backpressure on the responses, restarts, and a reset mid-stream. With A's take left set when
-    nothing enters, this fails."""
-    monkeypatch.setattr(core_apbbf, "SCANS", {**core_apbbf.SCANS, "parallel": CheckedScan})
-    monkeypatch.setattr(harness, "_BENCHES", collections.OrderedDict())     # not a design built without checks
-    config = CONFIGS["k3l4-B256"]
-    if timed:
-        commands = timed_commands(config, 20 * config.generation, seed=450, gaps=0.05)
-        assert overflows(config, commands[:len(commands) // 2]).restarts >= 1
-    else:
-        config = Config(3, 4, block_bits=256, block_hashes=4, segment_blocks=1)
-        commands = random_commands(config, 20 * config.generation, seed=450)
-    half = len(commands) // 2
-    commands = commands[:half] + [RESET] + commands[half:]
-    simulate(config, commands, seed=450, cmd_gap=0.1, rsp_stall=0.1, scan="parallel", pace=pace,
-             name=f"scan-takes-{pace}-{'timed' if timed else 'untimed'}")
 
 
 @pytest.mark.parametrize("name,rate", [("k2l3-pool2", 0.1), ("k3l4-B256", 4.0), ("apbf-key100", 1.0)])

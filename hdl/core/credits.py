@@ -16,14 +16,10 @@ def credit_flag(m, name: str, take, give, total: int, *, init: int | None = None
     count = Signal(range(total + 1), init=init, name=f"{name}_count")
     flag = Signal(init=init > 0, name=f"{name}_flag")
     flag_next = Signal(name=f"{name}_next")
-    # ``take`` and ``give`` only pick among the count's next values (its increment and decrement are carry chains
-    # from the count alone): a net that reaches the count from far away ends at a multiplexer, not a carry input.
-    m.d.sync += flag.eq(flag_next)
+    m.d.sync += [count.eq(count - take + give), flag.eq(flag_next)]
     m.d.comb += flag_next.eq(flag)
     with m.If(take & ~give):
-        m.d.sync += count.eq(count - 1)
         m.d.comb += flag_next.eq(count != 1)
     with m.Elif(give & ~take):
-        m.d.sync += count.eq(count + 1)
         m.d.comb += flag_next.eq(1)
     return flag_next

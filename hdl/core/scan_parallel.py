@@ -127,10 +127,6 @@ class ParallelScan(wiring.Component):
         """:func:`queue_depth` of the Config."""
         return queue_depth(self._config)
 
-    def _invariant(self, m, name: str, value, exact) -> None:
-        """A hook for simulation: ``value``, kept in a register, equals in every cycle what ``exact()`` builds
-        (the logic it stands for). The design builds nothing here; a test's subclass asserts the two equal."""
-
     def elaborate(self, platform):
         # One LUT level or two per stage. The read in R misses the writes W makes in the cycles from R to the
         # command's own M (the read's address edge and the READ_LATENCY cycles after it), so M ORs the blocks
@@ -193,11 +189,8 @@ class ParallelScan(wiring.Component):
         ready, advance = Signal(name="ready"), Signal(name="advance")
         holding = Signal(init=1)                            # ~advance, for the next values of the two alone
         accept = Signal()
-        # A takes the next command now: ``~a_valid | advance``, kept in a register (below), since it enables A's
-        # and the buffer's entry registers, and with a span T's, U's and every staged compare, across the device.
-        take = Signal(init=1, name="take")
-        m.d.comb += [accept.eq(self.cmd.valid & ready), self.cmd.ready.eq(ready)]
-        self._invariant(m, "take", take, lambda: ~a_valid | advance)
+        take = Signal()                                     # A takes the next command now
+        m.d.comb += [accept.eq(self.cmd.valid & ready), take.eq(~a_valid | advance), self.cmd.ready.eq(ready)]
         # Only the valid flags depend on cmd.valid: S captures the payload whenever it is free, and the stage
         # after it (and the buffer: ``enter``, ``stage``) loads whenever it may take a command, a don't-care when
         # none comes.
@@ -214,11 +207,9 @@ class ParallelScan(wiring.Component):
             s_time, u_time = Signal(c.time_width, name="s_time"), Signal(c.time_width, name="u_time")
             with m.If(~s_valid):
                 m.d.sync += s_time.eq(self.cmd.payload.time)
-            # T takes the command in U now (``~t_valid | take``); U takes the next command, from S, else cmd
-            # (``~u_valid | t_take``): registers too.
-            t_take, u_take = Signal(init=1, name="t_take"), Signal(init=1, name="u_take")
-            self._invariant(m, "t_take", t_take, lambda: ~t_valid | take)
-            self._invariant(m, "u_take", u_take, lambda: ~u_valid | t_take)
+            t_take = Signal()                               # T takes the command in U now
+            u_take = Signal()                               # U takes the next command (from S, else cmd) now
+            m.d.comb += [t_take.eq(~t_valid | take), u_take.eq(~u_valid | t_take)]
             m.d.sync += [u_valid.eq(~u_take | incoming), s_valid.eq(~u_take & incoming),
                          t_valid.eq(~t_take | u_valid)]
             with m.If(u_take):
@@ -269,15 +260,6 @@ class ParallelScan(wiring.Component):
                      (~buffer.restart_next_held | cleared | segments.clear))
         advance_next = Signal()
         m.d.comb += advance_next.eq(Mux(holding, holds, goes) & segments_ok)
-        # The takes of next cycle, from ``advance_next`` and this cycle's takes: A is empty next cycle iff it
-        # takes now and nothing enters; T iff it takes now and U is empty; U iff it takes now and none comes.
-        take_next = Signal()
-        m.d.comb += take_next.eq(advance_next | (take & ~entering))
-        m.d.sync += take.eq(take_next)
-        if c.timed:
-            t_take_next = Signal()
-            m.d.comb += t_take_next.eq(take_next | (t_take & ~u_valid))
-            m.d.sync += [t_take.eq(t_take_next), u_take.eq(t_take_next | (u_take & ~incoming))]
         m.d.sync += [
             advance.eq(advance_next), holding.eq(~advance_next),
             ready.eq(Mux(holding, ~s_full_if_held, 1) & segments_ok),
