@@ -20,7 +20,9 @@ def test_every_board_is_tested():
     assert set(BOARDS) == set(EXPECTED)
 
 
-@pytest.mark.parametrize("board", list(BOARDS))
+#: ``make test`` elaborates the iCEBreaker's top (every board shares the top's code), ``make test-slow`` every board's.
+@pytest.mark.parametrize("board", [board if board == "icebreaker" else pytest.param(board, marks=pytest.mark.slow)
+                                   for board in BOARDS])
 def test_board_top_elaborates_for_its_platform(board):
     """Amaranth's build plan for the board (RTLIL and pin constraints): the top requests only pins its platform
     has, with the default config; the segments are inferred memories on iCE40 and DP16KD instances with their

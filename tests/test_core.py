@@ -36,6 +36,13 @@ def scan(request):
     return request.param
 
 
+def scan_cases(names, quick):
+    """``(name, scan)`` for both scans, each named ``scan-name``: those in ``quick`` run in ``make test``, the
+    others in ``make test-slow`` only."""
+    return [pytest.param(name, scan, id=f"{scan}-{name}", marks=[] if (name, scan) in quick else [pytest.mark.slow])
+            for scan in ("fsm", "parallel") for name in names]
+
+
 def stream_length(config):
     """Commands for 2(k+l) generations plus one, with two ops in three inserting."""
     return (2 * config.segments + 1) * config.generation * 3 // 2
@@ -65,7 +72,12 @@ def assert_no_false_negatives(config, commands, hits):
             inserts += 1
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+#: ``make test``: every config on the parallel scan but the widest two (each config's hash and block layout is the
+#: same on both scans), and the longest config on the FSM scan, whose commands take several cycles.
+STREAM_QUICK = {("apbf-b1", "parallel"), ("k2l3", "parallel"), ("k3l8", "parallel"), ("k3l8", "fsm")}
+
+
+@pytest.mark.parametrize("name,scan", scan_cases(CONFIGS, STREAM_QUICK))
 def test_random_stream_cycles(name, scan):
     """All three ops over 2(k+l) generations, no stalls: answers equal the model and every command takes
     exactly the cycles the cycle model predicts."""
@@ -84,7 +96,12 @@ def test_random_stream_cycles(name, scan):
     assert sum(run.hits.values()) > 0, f"seed {seed}: a stream with duplicates never hit"
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+#: ``make test``: backpressure on both scans, and the widest configs on the parallel scan.
+STALLS_QUICK = {("k2l3", "fsm"), ("apbf-b1", "fsm"), ("k2l3", "parallel"), ("k3l8", "parallel"),
+                ("wide-B256", "parallel"), ("key128", "parallel"), ("apbf-b1", "parallel")}
+
+
+@pytest.mark.parametrize("name,scan", scan_cases(CONFIGS, STALLS_QUICK))
 def test_random_stream_backpressure(name, scan):
     """The same kind of stream with idle gaps on cmd and backpressure on rsp."""
     config = CONFIGS[name]
@@ -94,6 +111,7 @@ def test_random_stream_backpressure(name, scan):
     assert_no_false_negatives(config, commands, run.hits)
 
 
+@pytest.mark.parametrize("scan", ["parallel", pytest.param("fsm", marks=pytest.mark.slow)])
 def test_tiny_config_stalls_only_at_the_boundary(scan):
     """A generation shorter than the clearing: the core waits at the boundary, as the cycle model says."""
     config = TINY
@@ -111,7 +129,8 @@ def test_tiny_config_stalls_only_at_the_boundary(scan):
     assert gaps.max() > 0, "the tiny config was expected to stall for the clearing"
 
 
-@pytest.mark.parametrize("name", ["k2l3", "k3l8"])
+@pytest.mark.parametrize("name,scan", scan_cases(["k2l3", "k3l8"], {("k2l3", "fsm"), ("k2l3", "parallel"),
+                                                                     ("k3l8", "parallel")}))
 def test_window_edges(name, scan):
     """Distinct inserts, then queries of: the key of the insert that triggered a shift, the oldest key still
     in the window, and keys that have just expired (all l+k generations old)."""

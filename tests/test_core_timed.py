@@ -61,11 +61,10 @@ def overflows(config, commands):
 
 
 #: The (config, rate, scan) cases of test_random_streams in ``make test``: each config and each rate on the
-#: parallel scan, and one config at the fastest rate on the FSM scan (its other two configs run on it in
-#: test_idle_gaps_restart here; the FSM scan takes several cycles a command, so its cases cost the most); the other
-#: thirteen of the full product run in ``make test-slow``.
-RANDOM_QUICK = {("k2l3-pool2", 4.0, "parallel"), ("k3l4-B256", 1.0, "parallel"), ("k3l4-B256", 4.0, "fsm"),
-                ("apbf-key100", 0.1, "parallel"), ("apbf-key100", 1.0, "parallel")}
+#: parallel scan (the FSM scan runs the time window in test_idle_gaps_restart and the directed tests here; it takes
+#: several cycles a command, so its cases cost the most); the other fifteen of the full product run in
+#: ``make test-slow``.
+RANDOM_QUICK = {("k2l3-pool2", 4.0, "parallel"), ("k3l4-B256", 1.0, "parallel"), ("apbf-key100", 0.1, "parallel")}
 
 
 @pytest.mark.parametrize("name,rate,scan", [
@@ -92,9 +91,9 @@ def test_random_streams(name, rate, scan):
     assert sum(run.hits.values()) > 0
 
 
-#: The (config, scan) cases of test_idle_gaps_restart in ``make test``: every config, and both scans; the other
-#: three run in ``make test-slow``.
-GAPS_QUICK = {("k2l3-pool2", "fsm"), ("k3l4-B256", "parallel"), ("apbf-key100", "fsm")}
+#: The (config, scan) cases of test_idle_gaps_restart in ``make test``: both scans, one config each; the other four
+#: run in ``make test-slow``.
+GAPS_QUICK = {("k2l3-pool2", "fsm"), ("k3l4-B256", "parallel")}
 
 
 @pytest.mark.parametrize("name,scan", [
@@ -414,7 +413,8 @@ class CheckedBuffer(CircularBuffer):
         m.d.sync += Assert(value == exact(), name)
 
 
-@pytest.mark.parametrize("name,rate", [("k2l3-pool2", 0.1), ("k3l4-B256", 4.0), ("apbf-key100", 1.0)])
+@pytest.mark.parametrize("name,rate", [("k2l3-pool2", 0.1), pytest.param("k3l4-B256", 4.0, marks=pytest.mark.slow),
+                                       pytest.param("apbf-key100", 1.0, marks=pytest.mark.slow)])
 def test_position_registers_equal_their_picks(monkeypatch, name, rate):
     """The registers the parallel scan's buffer keeps by position below base (the deadline at every position, a
     ring that turns with base; live, stale, expired and staged flags one and two below; dirty and cleaned one

@@ -483,7 +483,13 @@ def _write(case, path, records):
     return True
 
 
-@pytest.mark.parametrize("case", CASES)
+#: ``make test`` reads a pcap in microseconds (scapy's) and a big-endian pcapng in nanoseconds (dpkt's); the other
+#: writers and formats run in ``make test-slow``.
+CLI_QUICK = {"pcap-us", "pcapng-ns-big-endian"}
+
+
+@pytest.mark.parametrize("case", [case if case in CLI_QUICK else pytest.param(case, marks=pytest.mark.slow)
+                                  for case in CASES])
 def test_cli_drop(case, records, tmp_path, capsys):
     """The counts against the exact answer; the output has exactly the kept frames' records, timestamps and
     precision (headers byte for byte)."""
@@ -519,6 +525,7 @@ def test_cli_drop(case, records, tmp_path, capsys):
         assert [t for t, *_ in back] == [records[i][0] for i in kept]
 
 
+@pytest.mark.slow
 def test_cli_mark_and_count(records, tmp_path, capsys):
     """mark: every frame out, the duplicates with a comment (pcapng, both byte orders); count: the input as is."""
     for little in (True, False):
@@ -543,6 +550,7 @@ def test_cli_mark_and_count(records, tmp_path, capsys):
     assert (tmp_path / "all").read_bytes() == source.read_bytes()
 
 
+@pytest.mark.slow
 def test_cli_fcs(records, tmp_path, capsys):
     """A 4-byte FCS declared by the capture (pcapng if_fcslen, pcap link-type FCS bits) is not keyed: under the
     frame key, copies whose FCS bytes differ are still duplicates; --fcs 0 keys it, and finds fewer."""

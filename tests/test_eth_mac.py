@@ -74,9 +74,9 @@ def test_loopback_elaborates(board, platform, delayed):
         assert "DELAYG" not in cells
 
 
-@pytest.mark.parametrize("board, platform", [
-    ("colorlight-5a75b", Colorlight_5A75B_R70Platform),
-    pytest.param("versa-ecp5", VersaECP5Platform, marks=pytest.mark.slow),     # the de-duplicator takes ~10 s
+@pytest.mark.parametrize("board, platform", [                    # the de-duplicator takes ~10 s: make test-slow
+    pytest.param("colorlight-5a75b", Colorlight_5A75B_R70Platform, marks=pytest.mark.slow),
+    pytest.param("versa-ecp5", VersaECP5Platform, marks=pytest.mark.slow),
 ])
 def test_appliance_elaborates(board, platform):
     """The appliance top (two MACs, the de-duplicator between port 0's receive side and port 1's transmit side)

@@ -219,6 +219,7 @@ def test_core_on_simulated_ecp5(config, scan):
         assert result["accept_rate"] == result["model_accept_rate"] < 1.0, result
 
 
+@pytest.mark.slow
 def test_lanes_on_simulated_ecp5_take_more_than_a_command_per_clock():
     """The benchmark's lanes case on its testbench: two lanes, each of DP16KD instances simulated by the DP16KD
     model, answer every command of the stream as the lanes model, at more than one command per clock (every slot of

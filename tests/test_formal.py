@@ -1,6 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The bounded proofs of ``make formal`` (apbbf.sim.formal), shallow enough for ``make test``: the flow runs and
-passes on the parallel scan, and it finds the counterexample when the design is broken."""
+passes on the parallel scan, and (in ``make test-slow``) it finds the counterexample when the design is broken."""
+
+import pytest
 
 from apbbf.model import Config
 from apbbf.sim import formal
@@ -20,6 +22,7 @@ def test_shallow_proof_passes():
     assert result["status"]["bmc"].startswith("PASS"), result["log"]
 
 
+@pytest.mark.slow
 def test_broken_forwarding_is_found(monkeypatch):
     """The same check on a core whose oldest write is not forwarded (the module's source with that one source
     dropped, executed as a mutant): BMC finds a key reported absent that the window must hold."""

@@ -197,6 +197,7 @@ def test_malformed_frames_get_error_replies_and_lose_nothing():
     assert device.query([7, 8, 9]) == expected
 
 
+@pytest.mark.slow
 def test_time_window_on_the_board():
     """A Config with a span: the board top stamps each command with its microsecond counter (here one tick per
     cycle: clock_hz = 1 MHz), INFO reports the span and the tick, keys are present within the span and gone

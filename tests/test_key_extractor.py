@@ -30,8 +30,9 @@ WIDTHS = (64, 512)
 #: of the full product run in ``make test-slow``.
 MIXED_QUICK = {("frame", False, 0.0), ("frame", True, 0.3), ("l3l4", False, 0.3), ("l3l4", True, 0.0),
                ("user", False, 0.0), ("user", True, 0.3)}
-#: At 512 bits ``make test`` runs three of them: each spec, with and without FCS and gaps.
-MIXED_QUICK_512 = {("frame", True, 0.3), ("l3l4", True, 0.0), ("user", False, 0.0)}
+#: At 512 bits ``make test`` runs one of them (the bench's recipe, with the FCS); the 512-bit extractor's other
+#: specs, gaps and lengths run in ``make test-slow``, and beside the de-duplicator in ``make test``.
+MIXED_QUICK_512 = {("l3l4", True, 0.0)}
 
 
 @pytest.mark.parametrize("width,spec,fcs,gap", [
@@ -53,8 +54,8 @@ USER3 = KeySpec((Range("l3", 40, 16, b"\xff\x00\xff"),), (Range("frame", 0, 30),
 
 @pytest.mark.parametrize("width,spec", [
     pytest.param(width, spec, id=f"W{width}-{spec}",
-                 # user2 at 512 bits in make test-slow (user3 covers 512 bits in make test)
-                 marks=[pytest.mark.slow] if (width, spec) == (512, "user2") else [])
+                 # make test: user3 at 64, 128 and 256 bits, user2 at 64 (512 bits in test_mixed)
+                 marks=[pytest.mark.slow] if width == 512 or (width > 64 and spec == "user2") else [])
     for width in (64, 128, 256, 512) for spec in ("user2", "user3")])
 def test_widths(width, spec):
     """Every beat width, user ranges (offsets that shift the segment, masks, ranges past the header), FCS."""
@@ -62,8 +63,10 @@ def test_widths(width, spec):
     run(frames, SPECS.get(spec, USER3), width, fcs=True, gap=0.2, seed=width, name=f"widths_{width}_{spec}")
 
 
-@pytest.mark.parametrize("fcs", [False, True], ids=["nofcs", "fcs"])
-@pytest.mark.parametrize("spec", ["frame", "l3l4"])
+@pytest.mark.parametrize("spec,fcs", [pytest.param("frame", False, id="frame-nofcs", marks=pytest.mark.slow),
+                                      pytest.param("frame", True, id="frame-fcs"),
+                                      pytest.param("l3l4", False, id="l3l4-nofcs"),
+                                      pytest.param("l3l4", True, id="l3l4-fcs")])
 def test_minimum_frames_one_key_per_clock(spec, fcs):
     """W=512, every beat a whole 60..64-byte frame (FCS included), back to back: one key per clock."""
     rng = random.Random(5)
@@ -80,7 +83,7 @@ def test_minimum_frames_one_key_per_clock(spec, fcs):
     assert all(b - a == 1 for a, b in zip(cycles, cycles[1:])), f"keys not on consecutive cycles: {cycles}"
 
 
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("width", [64, pytest.param(512, marks=pytest.mark.slow)], ids=lambda w: f"W{w}")
 def test_every_length(width):
     """Every length 1..150 (runts, every keep pattern, the classification boundaries), IPv4 and IPv6 frames
     cut there, back to back; the l3l4 key."""
@@ -91,7 +94,7 @@ def test_every_length(width):
     run(frames, SPECS["l3l4"], width, name=f"every_length_{width}")
 
 
-@pytest.mark.parametrize("width", WIDTHS, ids=lambda w: f"W{w}")
+@pytest.mark.parametrize("width", [64, pytest.param(512, marks=pytest.mark.slow)], ids=lambda w: f"W{w}")
 def test_jumbo(width):
     """A 9000-byte IPv4 frame and a 9003-byte raw one (FCS on), among short frames."""
     rng = random.Random(9)

@@ -21,7 +21,8 @@ def test_random_recipes(width, trial):
     """Random recipes (seeded) against frame_key, FCS on and off, with idle gaps (a jumbo frame at 256 and 512
     bits; test_random_recipes_long has more). ``make test`` runs a recipe at 64 bits (without FCS, with gaps) and
     one at 512 (with FCS, back to back), ``make test-slow`` every width and a second recipe at 512 bits;
-    test_directed_recipes runs every recipe at 64 bits in ``make test``, at 512 bits too in ``make test-slow``."""
+    test_directed_recipes runs the brokers' recipes at 64 bits in ``make test``, every recipe at both widths in
+    ``make test-slow``."""
     seed = 1000 * width + trial
     rng = random.Random(seed)
     spec = random_spec(rng)
@@ -33,9 +34,9 @@ def test_random_recipes(width, trial):
 
 @pytest.mark.parametrize("width, name", [
     pytest.param(width, name, id=f"W{width}-{name}",
-                 # at 512 bits every recipe in make test-slow only (each about 16 s); make test runs every one
-                 # at 64 bits, and random multi-range recipes at 512 (test_random_recipes)
-                 marks=[pytest.mark.slow] if width == 512 else [])
+                 # make test runs the brokers' recipes at 64 bits, and random multi-range recipes at 64 and 512
+                 # (test_random_recipes); make test-slow every recipe at both widths (each about 16 s at 512)
+                 marks=[pytest.mark.slow] if width == 512 or name in ("packed", "long") else [])
     for width in (64, 512) for name in DIRECTED])
 def test_directed_recipes(width, name):
     """Recipes users ask for and the edges of the grammar, on the edge frames, FCS straddling beats (at 512 bits

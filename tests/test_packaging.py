@@ -66,6 +66,7 @@ def test_sdist_has_the_sources(dist):
         assert path in names, f"{path} missing from the sdist"
 
 
+@pytest.mark.slow
 def test_installed_wheel_works(dist, tmp_path):
     """A fresh environment with the wheel (not editable): ``apbbf analyze``, ``params`` and ``export`` run, with
     Yosys from this environment (``YOSYS``), and the FuseSoC core is found."""

@@ -400,7 +400,7 @@ def _random_spec(rng):
                    _random_recipe(rng, l3=False))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(3, marks=pytest.mark.slow)])
 def test_batch_path_equals_reference_path(seed):
     """frame_keys (numpy) gives frame_key's key, message and class for every frame."""
     rng = random.Random(seed)
@@ -621,6 +621,7 @@ def test_cooked_vlan_tags_are_skipped():
                                                                                                           L3L4)
 
 
+@pytest.mark.slow
 def test_link_layers_in_bulk_equal_per_record():
     """Random and damaged records of every link type, short ones included (header cut, NULL in either byte
     order, PPP with and without address/control and protocol compression): the batch path equals record_key."""

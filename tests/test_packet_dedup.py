@@ -33,8 +33,9 @@ def summary(run):
 #: (data_width, action, spec): each action and each preset at both ends of the widths.
 MODEL_CASES = [(64, "drop", "l3l4"), (512, "mark", "frame"), (64, "count", "frame"), (512, "drop", "l3l4"),
                (64, "mark", "ports")]
-#: Outside ``make test`` (``make test-slow``): the others cover every action, preset and both widths.
-SLOW_CASES = {(512, "drop", "l3l4"), (64, "mark", "ports")}
+#: Outside ``make test`` (``make test-slow``): the others cover every action and preset, and
+#: ``test_back_to_back_minimum_frames`` the 512-bit de-duplicator.
+SLOW_CASES = {(512, "drop", "l3l4"), (64, "mark", "ports"), (512, "mark", "frame")}
 
 
 @pytest.mark.parametrize("width,action,spec", [pytest.param(*case, marks=pytest.mark.slow) if case in SLOW_CASES
@@ -51,6 +52,7 @@ def test_matches_model(width, action, spec):
 
 
 @pytest.mark.parametrize("width", [128, 256])
+@pytest.mark.slow
 def test_every_width(width):
     items = traffic(40, 5)
     run = simulate_dedup(make("ports", data_width=width, action="mark"), items, seed=5, name=f"dedup-w{width}")
@@ -70,7 +72,8 @@ def test_gaps_and_backpressure(gap, stall, action):
     assert run.counters["unchecked"] == 0 and run.counters["duplicates"] > 5, summary(run)
 
 
-@pytest.mark.parametrize("fcs", [False, True])
+#: Without the FCS every other test; ``make test`` runs this one with it.
+@pytest.mark.parametrize("fcs", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_fcs(fcs):
     """With ``fcs`` the last 4 bytes are not keyed: copies with different FCS bytes are duplicates."""
     rng = random.Random(3)
@@ -107,6 +110,7 @@ def test_window_edge():
     assert [flags[0] for _, flags in run.out] == [0, 1, 1, 0]
 
 
+@pytest.mark.slow
 def test_free_running_counter():
     """Times from the design's own counter (``tuser`` times ignored): copies more than ``span`` ticks of
     ``tick_cycles`` cycles after their original are new, nearer ones duplicates."""
@@ -131,7 +135,7 @@ def test_errored_frames_pass_uninserted():
     assert run.counters["errored"] == 2 and run.counters["dropped"] == 1
 
 
-@pytest.mark.parametrize("width", [64, 512])
+@pytest.mark.parametrize("width", [64, pytest.param(512, marks=pytest.mark.slow)])
 def test_every_keep_pattern(width):
     """Frame lengths covering every residue modulo the beat, runts (1 to 13 bytes) among them."""
     rng = random.Random(width)
@@ -145,6 +149,7 @@ def test_every_keep_pattern(width):
     assert run.counters["duplicates"] == len(items) // 2, summary(run)
 
 
+@pytest.mark.slow
 def test_jumbo_frames():
     rng = random.Random(6)
     jumbo = pad(bytes(packet(rng, tags=1, size=8950)))
@@ -163,6 +168,7 @@ def test_oversize_frames_pass_unchecked():
     assert [flags for _, flags in run.out] == [(0, 0, 0), (0, 1, 0), (0, 1, 0)]
 
 
+@pytest.mark.slow
 def test_release_beside_a_key():
     """With ``drop`` at the smallest ``max_frame`` allowed (64-bit beats), each short frame follows a long one (so
     its key comes out at the extractor's worst latency) and is followed back to back by an oversize frame, whose
@@ -189,7 +195,7 @@ def test_release_beside_a_key():
     assert run.counters["unchecked"] == 16 and run.counters["duplicates"] >= 20, summary(run)
 
 
-@pytest.mark.parametrize("action", ["mark", "drop"])
+@pytest.mark.parametrize("action", [pytest.param("mark", marks=pytest.mark.slow), "drop"])
 def test_back_to_back_minimum_frames(action):
     """At 512 bits, 60-byte frames back to back: one frame per clock in and out, none unchecked (with ``drop``,
     a dropped frame takes its clock too, and the forwarded ones leave in the clocks between)."""
@@ -206,6 +212,7 @@ def test_back_to_back_minimum_frames(action):
         assert run.taken[-1] - run.taken[0] < len(items), summary(run)
 
 
+@pytest.mark.slow
 def test_fail_open_when_the_core_falls_behind():
     """With the FSM scan the core takes a key every few cycles: back-to-back minimum frames overflow the key
     queue, and the frames that found it full pass unchecked, flagged and counted; the link never stalls."""
@@ -217,6 +224,7 @@ def test_fail_open_when_the_core_falls_behind():
     assert run.first_beat == list(range(run.first_beat[0], run.first_beat[0] + len(items)))
 
 
+@pytest.mark.slow
 def test_reset_mid_frame():
     items = traffic(40, 12)
     items = items[:20] + [RESET] + items[20:]
@@ -305,6 +313,7 @@ def test_reset_cuts_a_frame_and_its_tail_is_a_new_frame():
     assert counters == model.counters.as_dict() == dict(frames=3, duplicates=1, dropped=1, unchecked=0, errored=0)
 
 
+@pytest.mark.slow
 def test_detects_a_wrong_answer():
     """The scoring can fail: a DUT built with a span of 300 ticks that claims (to the harness's model) a span of
     20 answers "duplicate" for copies 20 to 300 ticks apart that the model calls new. Twenty frames: the first

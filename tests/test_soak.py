@@ -38,6 +38,7 @@ def test_soak_catches_a_flipped_answer():
     assert "command 12345: " in str(result.first)
 
 
+@pytest.mark.slow
 def test_timed_soak_passes():
     config = Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=4, key_width=32, span=500, time_width=16,
                     extra_segments=1)
@@ -74,6 +75,7 @@ def test_soak_names_a_bad_parameter(name, value, says):
         soak(SMALL, BUILD / "unused", **kwargs)
 
 
+@pytest.mark.slow
 def test_lanes_soak_passes_at_more_than_one_command_per_clock():
     # Two lanes, a slot each: beats with one, two or no valid slot (the testbench leaves a slot empty with the
     # pause's probability), every answer and each lane's counters scored against the lanes model.
@@ -86,6 +88,7 @@ def test_lanes_soak_passes_at_more_than_one_command_per_clock():
     assert result.as_dict()["lanes"] == 2
 
 
+@pytest.mark.slow
 def test_lanes_soak_catches_a_flipped_answer():
     result = soak(SMALL, BUILD / "count-parallel-lanes2", commands=20_000, chunk=6000, scan="parallel", lanes=2,
                   seed=3, log=lambda _: None, _flip=7_001)

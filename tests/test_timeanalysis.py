@@ -70,6 +70,7 @@ def test_solver_meets_its_targets():
     assert overflows == 0
 
 
+@pytest.mark.slow
 def test_solver_floor_costs_memory():
     """Without ``floor`` the solver sizes the pool for the burst alone: here (the README's capture sizing) fewer
     than l - 1 extra segments and less memory; with it, at least l - 1, at a higher memory."""

@@ -47,7 +47,10 @@ def _export(kind: str) -> tuple[str, str]:
     return generate_verilog(Config(**SMALL, **span), scan=kind.split("-")[1]), "apbbf_axis"
 
 
-@pytest.mark.parametrize("kind", ["core-fsm", "core-parallel", "timed-parallel",
+#: ``make test`` lints the parallel core and the de-duplicator (which holds the time-bounded parallel core); the FSM
+#: scan, the time-bounded core alone and the lanes in ``make test-slow``.
+@pytest.mark.parametrize("kind", [pytest.param("core-fsm", marks=pytest.mark.slow), "core-parallel",
+                                  pytest.param("timed-parallel", marks=pytest.mark.slow),
                                   pytest.param("lanes", marks=pytest.mark.slow), "dedup"])
 def test_export_lints_clean(tmp_path, kind):
     text, top = _export(kind)
