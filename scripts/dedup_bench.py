@@ -9,7 +9,7 @@ import sys
 
 
 def main(argv=None) -> int:
-    from apbbf.flows.dedup_bench import JOBS, PLACER, PNR_TIMEOUT_S, ROUTER, WIDTHS
+    from apbbf.flows.dedup_bench import JOBS, PLACER, PNR_TIMEOUT_S, ROUTERS, WIDTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
@@ -19,8 +19,9 @@ def main(argv=None) -> int:
                         help=f"data widths, comma-separated (default {','.join(map(str, WIDTHS))})")
     parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
                         help=f"nextpnr's placer (default {PLACER})")
-    parser.add_argument("--router", default=ROUTER, choices=("router1", "router2"),
-                        help=f"nextpnr's router (default {ROUTER})")
+    parser.add_argument("--router", default=None, choices=("router1", "router2"),
+                        help="nextpnr's router for every width (default: " + ", ".join(
+                            f"{router} at {width} bits" for width, router in ROUTERS.items()) + ")")
     parser.add_argument("--timeout", type=float, default=PNR_TIMEOUT_S,
                         help=f"seconds one nextpnr run may take (default {PNR_TIMEOUT_S})")
     parser.add_argument("--no-readme", action="store_true",

@@ -1,6 +1,10 @@
 """The de-duplicator benchmark's bookkeeping (:mod:`apbbf.flows.dedup_bench`), without running the tools: the parts'
 cells from a hierarchical Yosys ``stat``, and the README's tables from a report."""
 
+import random
+
+import pytest
+
 from apbbf.flows.dedup_bench import PARTS, markdown, module_cells, part_cells
 
 STAT = """
@@ -121,3 +125,27 @@ def test_pnr_seeds_in_parallel(tmp_path):
                          timeout_s=0.01, pool=pool)
     assert result["timed_out"] == [1, 2] and result["seeds"] == {"1": None, "2": None}
     assert set(result["seed_seconds"]) == {"1", "2"}
+
+
+@pytest.mark.parametrize("width", [1, 4, 5, 145, 580])
+def test_the_wrappers_fold_is_the_parity(width):
+    """The timing wrappers fold the outputs into one register bit, four bits per stage: that bit is the parity of
+    the value some stages earlier (a fold that dropped a bit would let synthesis remove logic it feeds)."""
+    from amaranth import Module, Signal
+    from amaranth.sim import Simulator
+    from apbbf.sim.designs import RegisteredDedup
+    m, value = Module(), Signal(width)
+    folded = RegisteredDedup._fold(m, value)
+    rng = random.Random(width)
+    values = [rng.getrandbits(width) for _ in range(10)]
+    sim = Simulator(m)
+    sim.add_clock(1e-6)
+
+    async def bench(ctx):
+        for v in values:
+            ctx.set(value, v)
+            await ctx.tick().repeat(5)              # at most five stages (four bits into one each)
+            assert ctx.get(folded) == bin(v).count("1") % 2, f"{v:#x}"
+
+    sim.add_testbench(bench)
+    sim.run()

@@ -32,7 +32,7 @@ from .. import toolchain
 from .bench import LINE_RATES
 from .pnr import JOBS, PNR_TIMEOUT_S, SEEDS, rtlil_text, run_pnr_cached, target_platform
 
-__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
+__all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTERS", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
            "synth_parts", "synth_cost", "run", "markdown", "readme_block", "plot"]
 
 #: The ``data_width`` values measured.
@@ -42,11 +42,16 @@ CONFIG = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=1024, ke
                 time_width=32)
 #: nextpnr's ``--freq`` target (above what the design reaches, so that the placer works for speed).
 TARGET_MHZ = 200
-#: nextpnr's placer and router for the de-duplicator. With the default analytic placer (``heap``) the design is
-#: packed at full density into one corner of the device, and the key extractor's CRC matrices (dense 64 x 64
-#: GF(2) maps, every output bit an XOR of about half the inputs) are a hot spot neither router1 nor router2
-#: clears; the electrostatic placer spreads cells by density, and router2 then converges.
+#: nextpnr's placer for the de-duplicator. With the default analytic placer (``heap``) the design is packed at full
+#: density into one corner of the device, and the key extractor's CRC matrices (dense 64 x 64 GF(2) maps, every
+#: output bit an XOR of about half the inputs) are a hot spot neither router1 nor router2 clears; the
+#: electrostatic placer spreads cells by density, and both routers then converge.
 PLACER = "static"
+#: nextpnr's router per ``data_width``. router1 weighs timing more: on the electrostatic placement, seed 1, it gave
+#: 136.4 MHz at 64 bits (router2 119.6) in 8 minutes, and 109.4 at 512 (router2 103.6), but at 512 bits it routed
+#: for 12 of its 19 minutes, beyond the bench's limit per run; router2 takes about 10.
+ROUTERS = {64: "router1", 512: "router2"}
+#: The router of a width not in :data:`ROUTERS`.
 ROUTER = "router2"
 
 
@@ -143,7 +148,7 @@ def synth_cost(design, platform, work: Path, ports) -> dict:
 
 
 def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, placer: str = PLACER,
-        router: str = ROUTER, timeout_s: float = PNR_TIMEOUT_S, jobs: int = JOBS, log=print) -> dict:
+        router: str | None = None, timeout_s: float = PNR_TIMEOUT_S, jobs: int = JOBS, log=print) -> dict:
     """Measure every width; write ``dedup_bench.json`` and ``dedup_bench.png`` in ``out_dir``.
 
     Parameters
@@ -157,8 +162,8 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
         ``data_width`` values (default :data:`WIDTHS`).
     placer : {"heap", "static", "sa"}
         nextpnr's placer.
-    router : {"router1", "router2"}
-        nextpnr's router.
+    router : {"router1", "router2"}, optional
+        nextpnr's router for every width (default: :data:`ROUTERS`, else :data:`ROUTER`).
     timeout_s : float
         Seconds one nextpnr run may take (a run stopped there has no Fmax).
     jobs : int
@@ -174,7 +179,8 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
     start = time.monotonic()
     seeds = tuple(seeds)
     results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
-               "seeds": list(seeds), "placer": placer, "router": router, "jobs": jobs,
+               "seeds": list(seeds), "placer": placer,
+               "routers": {str(width): router or ROUTERS.get(width, ROUTER) for width in widths}, "jobs": jobs,
                "line_rates_mpps": LINE_RATES, "widths": {}}
     # The simulations, the parts' synthesis and the elaboration run here, one width after the other; each
     # width's synthesis and place and route then run in the background, its nextpnr seeds sharing one pool of
@@ -190,12 +196,13 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
             entry["extractor_latency"] = dedup.extractor_latency
             log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
             entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
+            width_router = router or ROUTERS.get(width, ROUTER)
             log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, "
-                f"{router}, {jobs} runs at once")
+                f"{width_router}, {jobs} runs at once")
             text = rtlil_text(RegisteredDedup(dedup), platform)
             pending[width] = (entry, designs.submit(
                 run_pnr_cached, text, platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ, reuse=quick,
-                seeds=seeds, nextpnr_args=("--placer", placer, "--router", router), timeout_s=timeout_s,
+                seeds=seeds, nextpnr_args=("--placer", placer, "--router", width_router), timeout_s=timeout_s,
                 pool=pool))
         for width, (entry, future) in pending.items():
             pnr = future.result()
