@@ -256,7 +256,7 @@ def run_pnr_cached(design, platform, work, *, freq_mhz: float, reuse: bool, seed
 
 
 def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = False, seeds=SEEDS,
-             timeout_s: float | None = None) -> dict:
+             timeout_s: float | None = None, nextpnr_args=()) -> dict:
     """Post-route Fmax of the bare core (:class:`~apbbf.sim.designs.RegisteredCore`) on ``family``'s target
     device (:data:`TARGETS`).
 
@@ -272,6 +272,8 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
         nextpnr seeds (:func:`run_pnr`).
     timeout_s : float, optional
         Seconds one nextpnr run may take (:func:`run_pnr`); a seed stopped there has no Fmax.
+    nextpnr_args : iterable of str
+        More nextpnr arguments (a placer, a router).
 
     Raises
     ------
@@ -288,7 +290,7 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
     platform = target_platform(family)
     check_memory(config, platform.device)
     return run_pnr_cached(RegisteredCore(config, scan), platform, work, freq_mhz=TARGETS[family].core_mhz,
-                          reuse=reuse, seeds=seeds, timeout_s=timeout_s)
+                          reuse=reuse, seeds=seeds, timeout_s=timeout_s, nextpnr_args=nextpnr_args)
 
 
 def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
