@@ -10,7 +10,8 @@ os.environ.setdefault("APBBF_VERILATOR_OPT", "-O0")
 #: the other worker idles. Collected first, they overlap and the short files fill in after them.
 LONGEST_FILES = ("test_cocotb.py", "test_packet_dedup.py", "test_core_timed.py", "test_core.py",
                  "test_key_extractor_recipes.py", "test_dedup.py", "test_key_extractor.py", "test_cocotb_dedup.py",
-                 "test_lanes.py", "test_verilog_lint.py", "test_eth_cocotb.py", "test_capture.py")
+                 "test_appliance_cocotb.py", "test_eth_cocotb.py", "test_lanes.py", "test_verilog_lint.py",
+                 "test_capture.py")
 
 
 def pytest_collection_modifyitems(items):

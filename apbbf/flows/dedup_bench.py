@@ -178,9 +178,10 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     seeds = tuple(seeds)
+    routers = {width: router or ROUTERS.get(width, ROUTER) for width in widths}
     results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
                "seeds": list(seeds), "placer": placer,
-               "routers": {str(width): router or ROUTERS.get(width, ROUTER) for width in widths}, "jobs": jobs,
+               "routers": {str(width): name for width, name in routers.items()}, "jobs": jobs,
                "line_rates_mpps": LINE_RATES, "widths": {}}
     # The simulations, the parts' synthesis and the elaboration run here, one width after the other; each
     # width's synthesis and place and route then run in the background, its nextpnr seeds sharing one pool of
@@ -196,13 +197,12 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
             entry["extractor_latency"] = dedup.extractor_latency
             log(f"data_width {width}: the parts' cost (hierarchical synthesis)")
             entry["parts"] = synth_parts(_dedup(width), platform, work_dir / f"parts-{width}")
-            width_router = router or ROUTERS.get(width, ROUTER)
             log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, "
-                f"{width_router}, {jobs} runs at once")
+                f"{routers[width]}, {jobs} runs at once")
             text = rtlil_text(RegisteredDedup(dedup), platform)
             pending[width] = (entry, designs.submit(
                 run_pnr_cached, text, platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ, reuse=quick,
-                seeds=seeds, nextpnr_args=("--placer", placer, "--router", width_router), timeout_s=timeout_s,
+                seeds=seeds, nextpnr_args=("--placer", placer, "--router", routers[width]), timeout_s=timeout_s,
                 pool=pool))
         for width, (entry, future) in pending.items():
             pnr = future.result()
