@@ -57,14 +57,18 @@ def rng_for(stall, seed=0):
     return random.Random(seed) if stall else None
 
 
-def run_simulation(dut, *testbenches, background=(), period: float | None = 1e-8, vcd: str | None = None):
+def run_simulation(dut, *testbenches, background=(), period: float | None = 1e-8, vcd: str | None = None,
+                   platform=None):
     """Simulate ``dut`` with a ``sync`` clock of ``period`` seconds (None: no clock, a combinational design), the
     ``testbenches`` and the ``background`` testbenches, to the end of the testbenches; with ``vcd`` (a name), the
-    waveform is written to ``build/vcd/<vcd>.vcd`` (:func:`apbbf.sim.harness.run_with_vcd`)."""
+    waveform is written to ``build/vcd/<vcd>.vcd`` (:func:`apbbf.sim.harness.run_with_vcd`). ``dut`` is
+    elaborated for ``platform`` (a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5` builds its block RAMs as on
+    ECP5)."""
+    from amaranth.hdl import Fragment
     from amaranth.sim import Simulator
 
     from apbbf.sim.harness import run_with_vcd
-    sim = Simulator(dut)
+    sim = Simulator(dut if platform is None else Fragment.get(dut, platform))
     if period is not None:
         sim.add_clock(period)
     for bench in background:

@@ -7,12 +7,15 @@ import random
 import pytest
 from amaranth.lib import data
 
+from apbbf.hdl.core.ecp5_ram import SimulatedECP5
 from apbbf.hdl.packet.banked_queue import STAGE_DEPTH, BankedQueue
 from .streams import check_rules, get, put, rng_for, run_simulation
 
 #: A 20-bit entry in three banks (6, 7 and 7 bits: the fields straddle the banks' edges).
 ENTRY = data.StructLayout({"data": 16, "keep": 3, "last": 1})
 SEED = 20261126
+#: The banks' block RAMs: inferred (``lib.memory``), and the DP16KD with their output register, as on ECP5.
+PLATFORMS = pytest.mark.parametrize("platform", [None, SimulatedECP5()], ids=["inferred", "ecp5"])
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -39,7 +42,8 @@ def test_bank_widths(width, bank_width, widths):
 
 @pytest.mark.parametrize("w_stall, r_stall", [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.4, 0.4)],
                          ids=["full-rate", "idle", "backpressure", "both"])
-def test_entries_in_order(w_stall, r_stall):
+@PLATFORMS
+def test_entries_in_order(w_stall, r_stall, platform):
     print(f"seed {SEED}")
     dut = BankedQueue(ENTRY, 6, bank_width=6)
     assert len(dut.bank_widths) == 3
@@ -63,12 +67,13 @@ def test_entries_in_order(w_stall, r_stall):
 
     # The producer in the background: a queue that repeats entries ends the run rather than hangs it.
     run_simulation(dut, consumer, watchdog, background=[producer, check_rules(dut.r, "r", errors)],
-                   vcd="banked_queue_in_order")
+                   vcd="banked_queue_in_order", platform=platform)
     assert errors == []
     assert [hex(e) for e in got] == [hex(e) for e in entries]
 
 
-def test_one_entry_per_clock_and_capacity():
+@PLATFORMS
+def test_one_entry_per_clock_and_capacity(platform):
     dut = BankedQueue(ENTRY, 6, bank_width=6)
     rng = random.Random(SEED)
     entries = [rng.getrandbits(ENTRY.size) for _ in range(40)]
@@ -104,5 +109,24 @@ def test_one_entry_per_clock_and_capacity():
                 if entry is not None:
                     ctx.set(dut.w.payload, ENTRY.from_bits(entry))
 
-    run_simulation(dut, bench, vcd="banked_queue_rate")
+    run_simulation(dut, bench, vcd="banked_queue_rate", platform=platform)
     assert taken == entries[:len(taken)]
+
+
+@pytest.mark.parametrize("platform, block_ram", [
+    (None, "InferredBlockRAM"),
+    (SimulatedECP5(), "ECP5BlockRAM"),
+    ("ulx3s", "ECP5BlockRAM"),
+])
+def test_banks_are_the_platforms_block_rams(platform, block_ram):
+    # On ECP5 each bank is DP16KD with the output register (no inferred memory, so no read-write bypass of Yosys
+    # in front of it), elsewhere a lib.memory with a register behind it: the same two clocks either way.
+    from amaranth.hdl import Fragment
+    if platform == "ulx3s":
+        from amaranth_boards.ulx3s import ULX3S_85F_Platform
+        platform = ULX3S_85F_Platform()
+    fragment = Fragment.get(BankedQueue(ENTRY, 6, bank_width=6), platform)
+    banks = {name: [type(origin).__name__ for origin in sub.origins] for sub, name, _ in fragment.subfragments
+             if name.startswith("bank")}
+    assert sorted(banks) == ["bank0", "bank1", "bank2"]
+    assert all(block_ram in origins for origins in banks.values()), banks

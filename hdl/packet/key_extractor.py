@@ -354,26 +354,31 @@ class KeyExtractor(wiring.Component):
                         payload.eq(be16(b_header, p + 4)),
                     ]
         c_go, c_kind, c_tags, c_total, c_payload = Signal(), Signal(2), Signal(2), Signal(16), Signal(16)
+        # The bound's operands, picked here: the IP field and 14 + 4 tags (IPv4) or 54 + 4 tags (otherwise).
+        c_field, c_offset = Signal(16), Signal(range(54 + 4 * 2 + 1))
         m.d.sync += [
             c_go.eq(b_go),
             c_kind.eq(Mux(ipv4, 1, Mux(ipv6, 2, 0))),
             c_tags.eq(Mux(ipv4 | ipv6, tags, 0)),
             c_total.eq(total),
             c_payload.eq(payload),
+            c_field.eq(Mux(ipv4, total, payload)),
+            c_offset.eq(Mux(ipv4, 14, 54) + 4 * Mux(ipv4 | ipv6, tags, 0)),
         ]
 
         # C2: the end of the IP packet (the l3 ranges' limit), `bound` = 14 + 4 tags + (IPv4: total length; else:
         # 40 + payload length), and per slot whether it cuts the slot's range short (`bound < end`, as a compare
-        # of the IP field with a constant, beside the adder, not after it).
+        # of the IP field with a constant, beside the adder, not after it). The adder's operands are registers and
+        # its sum is one, with no multiplexer between: the bound is used only by a variant with l3 ranges, whose
+        # kind and tags picked the operands.
         d_go, d_variant, d_bound = Signal(), Signal(4), Signal(_POS)
         d_clip = Signal(S)
-        m.d.sync += [d_go.eq(c_go), d_variant.eq(Cat(c_tags, c_kind))]
+        m.d.sync += [d_go.eq(c_go), d_variant.eq(Cat(c_tags, c_kind)), d_bound.eq(c_field + c_offset)]
         with m.Switch(Cat(c_tags, c_kind)):
             for (k, t), ranges in self._variants.items():
                 with m.Case(t | k << 2):
                     v4 = _KINDS[k] == FrameClass.IPV4
                     field, offset = (c_total, 14 + 4 * t) if v4 else (c_payload, 54 + 4 * t)
-                    m.d.sync += d_bound.eq(field + offset)
                     for s, (r, start, end) in enumerate(ranges):
                         if r is not None and r.base == "l3":
                             m.d.sync += d_clip[s].eq(field < end - offset if end - offset > 0 else 0)
