@@ -14,8 +14,10 @@ def test_a_stale_block_is_found(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "README.md").write_text("intro\n")
     fresh = docgen.restart_block()
+    stale = fresh.replace("| fsm |", "| fsm, stale |")
+    assert stale != fresh
     page = tmp_path / "docs" / "core.md"
-    page.write_text(f"a\n<!-- generated: restart-cycles -->\n{fresh.replace('66', '65')}\n"
+    page.write_text(f"a\n<!-- generated: restart-cycles -->\n{stale}\n"
                     "<!-- end: restart-cycles -->\nb\n")
     assert docgen.stale(tmp_path) == {"docs/core.md": ["restart-cycles"]}
     assert docgen.main(["--check", "--root", str(tmp_path)]) == 1

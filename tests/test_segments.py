@@ -105,8 +105,9 @@ def test_retired_segments_are_cleared_in_passes():
 
 
 def test_clear_every_memory():
-    """``clear`` clears every memory with ``ready`` low for segment_blocks cycles, cancels a pass under way
-    and names every segment in ``cleaned`` at the end."""
+    """``clear`` clears every memory, from the cycle after it (``ready`` low from then for segment_blocks + 1
+    cycles: the cycle it is taken in and the pass), cancels a pass under way and names every segment in
+    ``cleaned`` at the end."""
     dut = Segments(CONFIG)
     rng = random.Random(3)
     P, S = CONFIG.physical_segments, CONFIG.segment_blocks
@@ -127,7 +128,7 @@ def test_clear_every_memory():
         while not ctx.get(dut.access.ready):
             await ctx.tick()
             low += 1
-        assert low == S and ctx.get(dut.access.cleaned) == (1 << P) - 1
+        assert low == S + 1 and ctx.get(dut.access.cleaned) == (1 << P) - 1
         await _check(ctx, dut, contents, zero=range(P))
 
     run_simulation(dut, bench)

@@ -15,9 +15,9 @@ __all__ = ["FSMScan", "restart_cycles"]
 def restart_cycles(config: Config) -> tuple[int, int]:
     """The fewest and most cycles by which an insert that restarts a time-bounded window delays the commands
     behind it, against an ordinary insert (:func:`apbbf.sim.cycles.command_cycles`), with ``rsp.ready`` high:
-    the clearing of every memory, ``segment_blocks + 2`` cycles, whatever was in flight (one command at a
-    time)."""
-    cycles = config.segment_blocks + 2
+    the clearing of every memory (from the cycle after the segments take the clear), ``segment_blocks + 3``
+    cycles, whatever was in flight (one command at a time)."""
+    cycles = config.segment_blocks + 3
     return cycles, cycles
 
 

@@ -161,8 +161,8 @@ class Segments(wiring.Component):
         registers) and held until the next read's data arrives. ``write_addr[j]``,
         ``write_data[j]``, ``write_en[j]``: one write per memory per cycle. ``ready``: low while every memory
         is cleared (after reset, and after ``clear``). ``retire[j]``: physical segment j is retired in this
-        cycle; clear it in the background. ``clear``: clear every memory (``segment_blocks`` cycles, ``ready``
-        low), as after reset. ``cleaned[j]``: physical segment j is clear (its last block was written in the
+        cycle; clear it in the background. ``clear``: clear every memory, as after reset: the clearing starts
+        the cycle after (``segment_blocks`` cycles), and ``ready`` is low from that cycle to its end. ``cleaned[j]``: physical segment j is clear (its last block was written in the
         cycle before; a register, so that the circular buffer's decision takes it without the clearing's logic
         in front); ``cleaned_next``: what ``cleaned`` reads next cycle.
     parity_errors : Out(32)
@@ -255,7 +255,14 @@ class Segments(wiring.Component):
         count = Signal(range(S))
         last = Signal(init=S == 1)
         restart_count = Signal()
-        m.d.comb += access.ready.eq(~clear_all)
+        # ``clear`` is taken a cycle late, from a register: it is the scan's logic (the parallel scan's restart
+        # with the pipeline empty), and behind it were ``zeroing``'s flip-flops by every memory, the critical path
+        # of the time-bounded core. ``ready`` is a register too: low while clearing every memory or about to
+        # (``blocked`` is clear_all | clear, a cycle ahead).
+        clear = Signal()
+        blocked = Signal(init=1)
+        m.d.sync += clear.eq(access.clear)
+        m.d.comb += access.ready.eq(~blocked)
         # Parity: a word whose parity fails becomes all ones before any scan logic (forwarding included) sees
         # it, because a failed part must read as "present": ones can only add false positives, a lost one would
         # be a false negative. The check sits after the block RAM's last register, where the data arrives, so
@@ -301,7 +308,7 @@ class Segments(wiring.Component):
             if S > 1:
                 m.d.sync += last.eq(count == S - 2)
         m.d.comb += [clear_all_next.eq(clear_all), clearing_next.eq(clearing)]
-        with m.If(access.clear):
+        with m.If(clear):
             m.d.comb += [clear_all_next.eq(1), clearing_next.eq(0), restart_count.eq(1)]
             m.d.sync += pending.eq(0)
         with m.Elif(clear_all):
@@ -317,7 +324,8 @@ class Segments(wiring.Component):
             m.d.sync += pending.eq(pending | access.retire)
         with m.If(restart_count):
             m.d.sync += [count.eq(0), last.eq(S == 1)]
-        m.d.sync += [clear_all.eq(clear_all_next), clearing.eq(clearing_next), idle.eq(clearing_next == 0),
+        m.d.sync += [clear_all.eq(clear_all_next), blocked.eq(clear_all_next | access.clear),
+                     clearing.eq(clearing_next), idle.eq(clearing_next == 0),
                      zeroing.eq(Mux(clear_all_next, (1 << P) - 1, clearing_next)),
                      keeping.eq(~Mux(clear_all_next, (1 << P) - 1, clearing_next))]
         return m
