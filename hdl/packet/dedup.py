@@ -94,8 +94,8 @@ class PacketDedup(wiring.Component):
     i : In(stream.Signature(in_beat_layout(data_width, time_width)))
     o : Out(stream.Signature(out_beat_layout(data_width)))
     frames, duplicates, dropped, unchecked, errored : Out(32)
-        As :class:`apbbf.model.dedup.Counters`, counted as each frame's decision is taken
-        (before its last beat leaves; wrap).
+        As :class:`apbbf.model.dedup.Counters`, counted the cycle after each frame's decision is taken
+        (with ``drop`` and ``mark``, by the clock edge at which its last beat leaves; wrap).
 
     Raises
     ------
@@ -323,13 +323,19 @@ class PacketDedup(wiring.Component):
         duplicate = (decision == Status.CHECKED) & answers.r.payload
         take = Signal()                                     # the head frame's decision is taken now
         m.d.comb += [decisions.r.ready.eq(take), answers.r.ready.eq(take & (decision == Status.CHECKED))]
-        with m.If(take):
+        # The counters count a decision the cycle after it is taken, from registers: the decision comes from the
+        # queues' heads through a few LUTs, and behind it were the counters' 32-bit carry chains.
+        counted, counted_duplicate, counted_unchecked, counted_errored = Signal(), Signal(), Signal(), Signal()
+        m.d.sync += [counted.eq(take), counted_duplicate.eq(duplicate),
+                     counted_unchecked.eq(decision == Status.UNCHECKED),
+                     counted_errored.eq(decision == Status.ERRORED)]
+        with m.If(counted):
             m.d.sync += [
                 self.frames.eq(self.frames + 1),
-                self.duplicates.eq(self.duplicates + duplicate),
-                self.dropped.eq(self.dropped + (duplicate & drop)),
-                self.unchecked.eq(self.unchecked + (decision == Status.UNCHECKED)),
-                self.errored.eq(self.errored + (decision == Status.ERRORED)),
+                self.duplicates.eq(self.duplicates + counted_duplicate),
+                self.dropped.eq(self.dropped + (counted_duplicate & drop)),
+                self.unchecked.eq(self.unchecked + counted_unchecked),
+                self.errored.eq(self.errored + counted_errored),
             ]
 
         if self._action == Action.COUNT:
