@@ -130,3 +130,16 @@ def test_banks_are_the_platforms_block_rams(platform, block_ram):
              if name.startswith("bank")}
     assert sorted(banks) == ["bank0", "bank1", "bank2"]
     assert all(block_ram in origins for origins in banks.values()), banks
+
+
+def test_a_beat_takes_as_many_block_rams_as_inferred():
+    # A 512-bit beat (577 bits: data, keep, last) of 2048 entries on ECP5: eight banks of 72 or 73 bits, each in
+    # DP16KD of 2048 x 9 (the ninth bits carry entry bits), 65 in all, as Yosys maps the inferred memory; the data
+    # bits alone (2048 x 8) would take 73.
+    from amaranth.hdl import Fragment, Instance
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+
+    def blocks(fragment):
+        return sum(1 if isinstance(sub, Instance) and sub.type == "DP16KD" else blocks(sub)
+                   for sub, _, _ in getattr(fragment, "subfragments", ()))
+    assert blocks(Fragment.get(BankedQueue(577, 2048), ULX3S_85F_Platform())) == 65

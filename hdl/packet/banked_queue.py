@@ -1,12 +1,14 @@
 """A first-in first-out queue of wide entries in block RAM, split by bit slice into banks with their own pointers,
 and read ahead through a small flip-flop queue per bank."""
 
-from amaranth import Module, Mux, Shape, Signal, Value
+from amaranth import Cat, Module, Mux, Shape, Signal, Value
 from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
 from ..core.credits import credit_flag
+from ..core.devices import parity_bits
+from ..core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
 from ..core.segments import block_ram_for
 
 __all__ = ["STAGE_DEPTH", "BankedQueue"]
@@ -16,6 +18,19 @@ __all__ = ["STAGE_DEPTH", "BankedQueue"]
 #: RAM, the queue's write and its output register, the credit's count): five credits keep one entry per clock
 #: flowing, and the queue has one entry more, as a ``SyncFIFOBuffered`` needs.
 STAGE_DEPTH = 6
+
+
+def _bank_ram(platform, depth: int, width: int):
+    """One bank's block RAM for ``platform``, with the bits written and read: on ECP5 an
+    :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM` whose ``width`` bits are its data and its parity bits (the
+    DP16KD's ninth bits: 2048 x 9 per block, as Yosys maps an inferred memory, where the data alone would tile
+    2048 x 8), elsewhere :func:`~apbbf.hdl.core.segments.block_ram_for`'s."""
+    if not is_ecp5(platform):
+        ram = block_ram_for(platform, depth, width)
+        return ram, ram.write_data, ram.read_data
+    data = next(bits for bits in range(1, width + 1) if bits + parity_bits(bits) >= width)
+    ram = ECP5BlockRAM(depth, data, model=isinstance(platform, SimulatedECP5), parity=True)
+    return ram, Cat(ram.write_data, ram.write_parity), Cat(ram.read_data, ram.read_parity)[:width]
 
 
 class BankedQueue(wiring.Component):
@@ -103,7 +118,8 @@ class BankedQueue(wiring.Component):
         m.d.comb += [write.eq(self.w.valid & room), self.w.ready.eq(room), self.r.payload.eq(r_bits)]
         low = 0
         for index, width in enumerate(self.bank_widths):
-            m.submodules[f"bank{index}"] = storage = block_ram_for(platform, depth, width)
+            storage, stored, loaded = _bank_ram(platform, depth, width)
+            m.submodules[f"bank{index}"] = storage
             produce = Signal(range(depth), name=f"bank{index}_produce")
             consume = Signal(range(depth), name=f"bank{index}_consume")
             nonempty = Signal(name=f"bank{index}_nonempty")
@@ -115,9 +131,9 @@ class BankedQueue(wiring.Component):
             # The block RAM reads ``consume`` on every clock; its data is two clocks later (read, output
             # register), when ``latched`` says whether it was a fetch.
             m.d.comb += [fetch.eq(nonempty & credit),
-                         storage.write_addr.eq(produce), storage.write_data.eq(w_bits[low:low + width]),
+                         storage.write_addr.eq(produce), stored.eq(w_bits[low:low + width]),
                          storage.write_en.eq(write), storage.read_addr.eq(consume), storage.read_en.eq(1),
-                         stage.w_data.eq(storage.read_data), stage.w_en.eq(latched)]
+                         stage.w_data.eq(loaded), stage.w_en.eq(latched)]
             m.d.sync += [fetched.eq(fetch), latched.eq(fetched)]
             with m.If(write):
                 m.d.sync += produce.eq(Mux(produce == depth - 1, 0, produce + 1))
