@@ -60,8 +60,8 @@ def restart_cycles(config: Config) -> tuple[int, int]:
     behind it, against an ordinary insert, with ``rsp.ready`` high: the insert waits in A for the commands ahead
     of it to leave the stages that write (hash ``latency``, the rest of the read ``READ_LATENCY - 1``, M, W),
     then every memory is cleared (``segment_blocks`` cycles, from the cycle after the segments take the clear).
-    The fewest when nothing was in flight (``segment_blocks + 3``), the most behind a command every clock. (The commands right behind it are taken
-    into U, T and the skid register; the delay shows on the one after them.)"""
+    The fewest when nothing was in flight (``segment_blocks + 3``), the most behind a command every clock. (The
+    commands right behind it are taken into U, T and the skid register; the delay shows on the one after them.)"""
     in_flight = hash_latency(config) + READ_LATENCY - 1 + 2
     fewest = config.segment_blocks + 3
     return fewest, fewest + in_flight

@@ -162,9 +162,10 @@ class Segments(wiring.Component):
         ``write_data[j]``, ``write_en[j]``: one write per memory per cycle. ``ready``: low while every memory
         is cleared (after reset, and after ``clear``). ``retire[j]``: physical segment j is retired in this
         cycle; clear it in the background. ``clear``: clear every memory, as after reset: the clearing starts
-        the cycle after (``segment_blocks`` cycles), and ``ready`` is low from that cycle to its end. ``cleaned[j]``: physical segment j is clear (its last block was written in the
-        cycle before; a register, so that the circular buffer's decision takes it without the clearing's logic
-        in front); ``cleaned_next``: what ``cleaned`` reads next cycle.
+        the cycle after (``segment_blocks`` cycles), and ``ready`` is low from that cycle to its end.
+        ``cleaned[j]``: physical segment j is clear (its last block was written in the cycle before; a register,
+        so that the circular buffer's decision takes it without the clearing's logic in front); ``cleaned_next``:
+        what ``cleaned`` reads next cycle.
     parity_errors : Out(32)
         With ``parity`` only: words read whose parity failed, since reset (wraps). It counts per memory read
         port per read: a read (``read_en``) reads every memory, and each memory whose word fails counts one, in

@@ -37,9 +37,9 @@ class BankedQueue(wiring.Component):
     """A queue of ``depth`` entries of ``shape`` in block RAM (and :data:`STAGE_DEPTH` more, in its read stage),
     written and read as streams, one entry per clock each way.
 
-    The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own block RAM (the
-    segments' :func:`~apbbf.hdl.core.segments.block_ram_for` the platform: on ECP5, DP16KD with their output
-    register) with its own pointers and flags, read ahead into its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of
+    The entry's bits are split into banks of about ``bank_width`` bits. Each bank is its own block RAM (on ECP5,
+    DP16KD with their output register, as the segments'; elsewhere an inferred memory with a register behind it)
+    with its own pointers and flags, read ahead into its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of
     :data:`STAGE_DEPTH` entries (LUT RAM and flip-flops) and a skid register (one entry), so that ``r.ready``
     reaches one flip-flop per bank. The banks see the same writes and reads, so they hold the same entries at every
     clock; ``w.ready`` and ``r.valid`` are bank 0's.
@@ -97,9 +97,9 @@ class BankedQueue(wiring.Component):
         # stage. So the block RAM's read port has no enable (``lib.fifo.SyncFIFOBuffered``'s was its level's
         # compare, fanned out to the bank's block RAMs and output register: the critical path at 512 bits).
         #
-        # That register is the block RAM's own output register where it has one: the banks are the segments'
-        # memories (``block_ram_for``), on ECP5 DP16KD instances with OUTREG, so the read is 0.96 ns out of the
-        # block's register, not 5.8 ns out of its array. An inferred memory would also carry Yosys's read-write
+        # That register is the block RAM's own output register where it has one (``_bank_ram``): on ECP5 DP16KD
+        # instances with OUTREG, as the segments', so the read is 0.96 ns out of the block's register, not 5.8 ns
+        # out of its array. An inferred memory would also carry Yosys's read-write
         # collision bypass (the registered write data, an address compare and a multiplexer) in front of that
         # register: the queue never reads an entry in the clock it is written (a read waits for the registered
         # count that the write raises), so nothing needs it.
