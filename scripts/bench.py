@@ -41,13 +41,16 @@ def main(argv=None) -> int:
                         help=f"cases to measure, or families (default {','.join(BENCH)})")
     add_seeds(parser)
     parser.add_argument("--no-pnr", action="store_true", help="only the simulations (no Fmax, no Mops/s)")
+    parser.add_argument("--only", action="store_true",
+                        help="write the report with this run's cases only (default: keep the other cases of an "
+                             "earlier build/reports/bench.json, each with the commit it was measured on)")
     parser.add_argument("--no-readme", action="store_true",
                         help="leave the README's bench block as it is (default: rewrite it from this report)")
     args = parser.parse_args(argv)
     results = run(cases=args.cases, commands=args.commands or (20_000 if args.quick else 100_000),
                   seed=args.seed, jobs=args.jobs, reuse=args.quick, pnr=not args.no_pnr, seeds=args.seeds,
                   work_root=BUILD / "bench", out_dir=REPORTS,
-                  log=lambda line: print(line, flush=True))
+                  log=lambda line: print(line, flush=True), keep_others=not args.only)
     print(summary(results))
     out = REPORTS
     print(f"wrote {out / 'bench.json'}" + ("" if args.no_pnr else f" and {out / 'bench.png'}") +
@@ -55,7 +58,9 @@ def main(argv=None) -> int:
     if not args.no_readme and not args.no_pnr:
         from apbbf.docgen import machine_stamp, write_report_block
         cases = ", ".join(args.cases)
-        if write_report_block("bench", f"{results['markdown']}\n\nWritten by `make bench` (cases {cases}; "
+        kept = [case for case in results["devices"] if case not in args.cases]
+        others = f"; {', '.join(kept)} kept from the earlier report" if kept else ""
+        if write_report_block("bench", f"{results['markdown']}\n\nWritten by `make bench` (cases {cases}{others}; "
                                        f"`build/reports/bench.json`), {machine_stamp()}."):
             print("README.md: the bench block rewritten from this report")
     return 0

@@ -19,7 +19,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.flows import args as flow_args
-from apbbf.flows.bench import BENCH, build_sim, markdown, run_mix, sim_platform
+from apbbf.flows.bench import BENCH, build_sim, markdown, merge, run_mix, sim_platform
 from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, target_platform
 from apbbf.hdl.core.devices import block_ram
 from apbbf.model import Config
@@ -110,6 +110,29 @@ def test_bench_table_names_seeds_not_routed():
     rows = [line for line in markdown(results).splitlines() if line.startswith(("| a ", "| b "))]
     assert "| 142.0 (141.4–142.6); seed 2 not routed in 15 min |" in rows[0]
     assert "| ?; seeds 1, 2, 3 not routed in 15 min |" in rows[1]
+
+
+def test_bench_run_of_some_cases_keeps_the_others():
+    """``make bench --cases`` rewrites its cases' rows and keeps the earlier report's other rows, in the bench's
+    order, each named with the commit it was measured on; a row measured again replaces the old one."""
+    ecp5, timed = list(BENCH)[:2]
+
+    def report(cases, commit, mhz):
+        config = {"k": 3, "l": 8, "block_bits": 64, "block_hashes": 4, "segment_blocks": 512, "key_width": 64}
+        return {"seeds": [1, 2, 3], "bram": {"ecp5": {"fmax_mhz": 280.0}},
+                "devices": {c: {"config": config, "device": "X", "scans": ["parallel"],
+                                "measured": {"commit": commit, "date": "2026-11-28"}} for c in cases},
+                "fmax": {c: {"parallel": {"fmax_mhz": mhz}} for c in cases},
+                "ops_per_cycle": {}, "mops": {}, "targets": {c: {"fmax_mhz": mhz} for c in cases}}
+
+    merged = merge(report([timed], "bbbbbbb", 151.6), report([ecp5, timed], "aaaaaaa", 120.0))
+    assert list(merged["devices"]) == [ecp5, timed]
+    assert merged["fmax"][timed]["parallel"]["fmax_mhz"] == 151.6 and merged["targets"][timed]["fmax_mhz"] == 151.6
+    assert merged["fmax"][ecp5]["parallel"]["fmax_mhz"] == 120.0
+    rows = [line for line in merged["markdown"].splitlines() if line.startswith("| ")]
+    assert any(f"| {timed} " in row and "| 151.6 |" in row for row in rows)
+    assert f"{ecp5} on aaaaaaa (2026-11-28); {timed} on bbbbbbb (2026-11-28)" in merged["markdown"]
+    assert "Rows measured on" not in merge(report([ecp5], "a", 1.0), report([], "a", 1.0))["markdown"]
 
 
 def test_block_ram_place_and_route():

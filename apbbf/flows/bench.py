@@ -360,7 +360,16 @@ def markdown(results: dict) -> str:
         lines.append(f"| {family} {'/'.join(b.get('bram_cells', {})) or '?'} | {shape.get('depth', '?')} x "
                      f"{shape.get('width', '?')}, {b.get('configuration', '')} | {_fmax_text(b)} | "
                      f"{rated or 'not recorded'} |")
-    return "\n".join(lines) + "\n\nLine rates: 100 GbE 148.8, 40 GbE 59.52, 10 GbE 14.88 Mpps."
+    runs = {}
+    for case, dev in results["devices"].items():
+        measured = dev.get("measured") or {}
+        run_key = (measured.get("commit") or "an unrecorded commit", measured.get("date") or "an unrecorded date")
+        runs.setdefault(run_key, []).append(case)
+    text = "\n".join(lines) + "\n\nLine rates: 100 GbE 148.8, 40 GbE 59.52, 10 GbE 14.88 Mpps."
+    if len(runs) > 1:
+        text += " Rows measured on: " + "; ".join(f"{', '.join(cases)} on {commit} ({date})"
+                                                 for (commit, date), cases in runs.items()) + "."
+    return text
 
 
 def summary(results: dict) -> str:
@@ -399,8 +408,39 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
+def merge(results: dict, earlier: dict) -> dict:
+    """``results`` with the cases and block RAM families of an ``earlier`` report that it did not measure, kept as
+    they were (each case's ``measured`` says when), in :data:`BENCH`'s order; its tables rewritten."""
+    merged = {**results}
+    for part in ("ops_per_cycle", "fmax", "mops", "targets", "bram"):
+        merged[part] = {**earlier.get(part, {}), **results.get(part, {})}
+    devices = {**earlier.get("devices", {}), **results["devices"]}
+    order = list(BENCH)
+    merged["devices"] = {case: devices[case]
+                         for case in sorted(devices, key=lambda c: order.index(c) if c in order else len(order))}
+    merged["markdown"] = markdown(merged)
+    return merged
+
+
+def _measured() -> dict:
+    """What a case's figures were measured on: the date and the git commit of the working tree (with ``+`` when it
+    has changes), or None outside a git checkout."""
+    import datetime
+    commit = None
+    try:
+        root = Path(__file__).resolve().parents[2]
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        commit = head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {"date": datetime.date.today().isoformat(), "commit": commit}
+
+
 def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int = 2, reuse: bool = False,
-        pnr: bool = True, seeds=SEEDS, work_root, out_dir, log=print) -> dict:
+        pnr: bool = True, seeds=SEEDS, work_root, out_dir, log=print, keep_others: bool = True) -> dict:
     """Run the benchmark and write ``<out_dir>/bench.json`` (and ``bench.png`` with ``pnr``).
 
     Parameters
@@ -425,6 +465,9 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
         Where ``bench.json`` and ``bench.png`` go.
     log : callable
         Called with progress lines.
+    keep_others : bool
+        Keep the cases of an earlier ``bench.json`` in ``out_dir`` that this run does not measure
+        (:func:`merge`), so that a run of a few cases updates their rows only.
 
     Returns
     -------
@@ -459,6 +502,7 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
     out_dir.mkdir(parents=True, exist_ok=True)
     work_root.mkdir(parents=True, exist_ok=True)
 
+    measured = _measured()
     # place and route in worker processes, started first: they take longest
     futures = {}
     pool = None
@@ -480,7 +524,8 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
                "devices": {case: {"device": device_label(BENCH[case].family), "family": BENCH[case].family,
                                   "config": asdict(BENCH[case].config), "target_mhz": BENCH[case].target_mhz,
                                   "goal_mhz": BENCH[case].goal_mhz, "scans": list(BENCH[case].scans),
-                                  "lanes": BENCH[case].lanes, "target_mops": BENCH[case].target_mops}
+                                  "lanes": BENCH[case].lanes, "target_mops": BENCH[case].target_mops,
+                                  "measured": measured}
                            for case in cases},
                "ops_per_cycle": {}, "fmax": {}, "bram": {}, "mops": {},
                # which core was measured (hdl/ may change between runs; the P&R cache key is the design's RTLIL)
@@ -565,6 +610,12 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
             targets[case]["critical_path"] = f.get("critical_path")
     results["targets"] = targets
     results["markdown"] = markdown(results)
+    earlier = out_dir / "bench.json"
+    if keep_others and pnr and earlier.exists():
+        try:
+            results = merge(results, json.loads(earlier.read_text()))
+        except (ValueError, KeyError, TypeError) as error:
+            note(f"{earlier}: not merged ({type(error).__name__}: {error}); written with this run's cases only")
     results["runtime_seconds"] = round(time.monotonic() - t0, 1)
     (out_dir / "bench.json").write_text(json.dumps(results, indent=2) + "\n")
     if pnr:
