@@ -46,7 +46,7 @@ class DedupRun:
     first_accept: list = field(default_factory=list)   #: cycles before the edge that took each first beat
     taken: list = field(default_factory=list)          #: cycle of each output frame's last beat
     counters: dict = field(default_factory=dict)
-    resets: list = field(default_factory=list)        #: cycle of each reset pulse
+    resets: list = field(default_factory=list)        #: cycle of the first edge in each reset (as ``taken``)
     cycles: int = 0
 
 
@@ -83,7 +83,9 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
                     for _ in range(2):
                         await ctx.tick()
                     ctx.set(dut_reset, 1)
-                    run.resets.append(cycle + 2)
+                    # The edge that samples the reset is the third from here; a frame whose last beat left at
+                    # the second is out before the reset.
+                    run.resets.append(cycle + 3)
                     await ctx.tick()
                     ctx.set(dut_reset, 0)
                     for _ in range(settle):
