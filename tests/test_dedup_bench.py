@@ -80,8 +80,12 @@ def test_markdown():
         "512": {"sim": sim, "pnr": routed, "mpps": 101.5, "line_rate": {"100 GbE": False, "40 GbE": True,
                                                                           "10 GbE": True},
                 "parts": {"core": cells}},
-        "64": {"sim": sim, "pnr": unrouted, "parts": {"core": cells}}}}
+        "64": {"sim": sim, "pnr": unrouted, "parts": {"core": cells}},
+        "128": {"sim": sim, "pnr": {**routed, "timed_out": [3]}, "mpps": 101.5, "parts": {"core": cells}},
+        "256": {"sim": sim, "pnr": {**unrouted, "timed_out": [1, 2, 3]}, "parts": {"core": cells}}}}
     text = markdown(results)
+    assert "| 128 | 1.000, 1.000 | 101.5 (99.0–104.2); seed 3 not routed in 15 min |" in text
+    assert "| 256 | 1.000, 1.000 | ?; seeds 1, 2, 3 not routed in 15 min |" in text
     assert "| 512 | 1.000, 1.000 | 101.5 (99.0–104.2) | 101.5 | no / yes / yes | 1,000 | 900 | 59/208 | 9.9 ns" in text
     assert "| 64 | 1.000, 1.000 | did not route |" in text
     assert "| 512 | core | 1,000 | 900 | 5 | 2 | 59 |" in text

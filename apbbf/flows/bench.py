@@ -53,7 +53,8 @@ from ..sim.lanesbench import build_lanes_sim
 from .pnr import PNR_TIMEOUT_S, SEEDS, TARGETS, bram_pnr, core_pnr, target_platform
 
 __all__ = ["LINE_RATES", "Bench", "BENCH", "SCANS", "MIXES", "sim_platform", "make_stream", "TESTBENCH",
-           "build_sim", "run_mix", "pnr_job", "plot", "markdown", "summary", "run", "device_label"]
+           "build_sim", "run_mix", "pnr_job", "plot", "markdown", "fmax_text", "merge", "measured_on", "summary", "run",
+           "device_label"]
 
 #: Line rates for minimum-size Ethernet frames, Mpps
 LINE_RATES = {"100 GbE": 148.8, "40 GbE": 59.52, "10 GbE": 14.88}
@@ -258,7 +259,7 @@ def pnr_job(kind: str, case: str, scan: str | None, config, work_root, reuse: bo
 # ---------------------------------------------------------------------------------------------------------
 # report
 
-def _fmax_text(result: dict) -> str:
+def fmax_text(result: dict) -> str:
     """``median (min–max)`` of a P&R result, or ``?``; the seeds stopped at :data:`PNR_TIMEOUT_S` named after it
     (the median is then of the others)."""
     f = result.get("fmax_mhz")
@@ -350,7 +351,7 @@ def markdown(results: dict) -> str:
                     worst = mops if worst is None else min(worst, mops)
             verdict = "?" if worst is None else (f"meets (min {worst:.0f})" if worst >= 148.8
                                                  else f"{worst / 148.8:.0%} (min {worst:.1f})")
-            lines.append(f"| {case} | {dev['device']} | {label} | {scan} | {_fmax_text(f)} | " + " | ".join(cells)
+            lines.append(f"| {case} | {dev['device']} | {label} | {scan} | {fmax_text(f)} | " + " | ".join(cells)
                          + f" | {f.get('bram_used', '?')} | {verdict} |")
     lines += ["", "| block RAM alone | configuration | nextpnr Fmax MHz, median (range) | data sheet |",
               "|---|---|---:|---|"]
@@ -358,7 +359,7 @@ def markdown(results: dict) -> str:
         shape = b.get("bram_shape", {})
         rated = b.get("rated")
         lines.append(f"| {family} {'/'.join(b.get('bram_cells', {})) or '?'} | {shape.get('depth', '?')} x "
-                     f"{shape.get('width', '?')}, {b.get('configuration', '')} | {_fmax_text(b)} | "
+                     f"{shape.get('width', '?')}, {b.get('configuration', '')} | {fmax_text(b)} | "
                      f"{rated or 'not recorded'} |")
     runs = {}
     for case, dev in results["devices"].items():
@@ -422,7 +423,7 @@ def merge(results: dict, earlier: dict) -> dict:
     return merged
 
 
-def _measured() -> dict:
+def measured_on() -> dict:
     """What a case's figures were measured on: the date and the git commit of the working tree (with ``+`` when it
     has changes), or None outside a git checkout."""
     import datetime
@@ -502,7 +503,7 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
     out_dir.mkdir(parents=True, exist_ok=True)
     work_root.mkdir(parents=True, exist_ok=True)
 
-    measured = _measured()
+    measured = measured_on()
     # place and route in worker processes, started first: they take longest
     futures = {}
     pool = None

@@ -29,7 +29,7 @@ from pathlib import Path
 from ..model.config import Config
 from ..model.packet import KeySpec
 from .. import toolchain
-from .bench import LINE_RATES
+from .bench import LINE_RATES, fmax_text, measured_on
 from .pnr import JOBS, PNR_TIMEOUT_S, SEEDS, rtlil_text, run_pnr_cached, target_platform
 
 __all__ = ["WIDTHS", "CONFIG", "PLACER", "ROUTERS", "ROUTER", "PARTS", "frames_per_clock", "module_cells", "part_cells",
@@ -182,7 +182,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
     results = {"config": dataclasses.asdict(CONFIG), "key": "l3l4", "action": "drop", "max_frame": 1518,
                "seeds": list(seeds), "placer": placer,
                "routers": {str(width): name for width, name in routers.items()}, "jobs": jobs,
-               "line_rates_mpps": LINE_RATES, "widths": {}}
+               "line_rates_mpps": LINE_RATES, "widths": {}, "measured": measured_on()}
     # The simulations, the parts' synthesis and the elaboration run here, one width after the other; each
     # width's synthesis and place and route then run in the background, its nextpnr seeds sharing one pool of
     # `jobs` runs with the other widths' (the runs are independent processes).
@@ -224,9 +224,10 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
 
 
 def _range(p: dict) -> str:
-    if not p.get("fmax_mhz"):
-        return "not routed within the time limit" if p.get("timed_out") else "did not route"
-    return f"{p['fmax_mhz']:.1f} ({p['fmax_min_mhz']:.1f}–{p['fmax_max_mhz']:.1f})"
+    """The median and range of the seeds, with the seeds stopped at the time limit named (as ``make bench``)."""
+    if not p.get("fmax_mhz") and not p.get("timed_out"):
+        return "did not route"
+    return fmax_text(p)
 
 
 def markdown(results: dict) -> str:
@@ -275,8 +276,10 @@ def readme_block(results: dict, stamp: str) -> str:
                      f"{e.get('mpps', '–')} | {p['cells']['luts']:,} / {p['cells']['ffs']:,} / {p['bram_used']} | "
                      f"{path} |")
     rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
+    commit = (results.get("measured") or {}).get("commit")
     lines += ["", f"Line rates (minimum-size frames, Mpps): {rates}. Written by `make dedup-bench` "
-              f"(`build/reports/dedup_bench.json`), {stamp}; every part's cost is in `docs/measurements.md`."]
+              f"(`build/reports/dedup_bench.json`){f' on {commit}' if commit else ''}, {stamp}; every part's cost "
+              "is in `docs/measurements.md`."]
     return "\n".join(lines)
 
 
