@@ -15,11 +15,12 @@ constant (matrices, start states) is derived (:mod:`apbbf.hdl.packet.crc_maps`) 
 from itertools import product
 
 from amaranth import Cat, Module, Mux, Signal, signed
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
 from .crc_maps import apply_rows, crc_model, step_matrix, trailer_matrix, zeros_matrix
+from .ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
 __all__ = ["KeyExtractor", "KINDS", "beat_layout", "key_layout"]
@@ -59,10 +60,10 @@ def _blocks_bound(r, start: int) -> int:
     return -(-most // BLOCK_BYTES)
 
 
-def _partial_sums(rows, inputs: int, size: int = 16):
+def _partial_sums(rows, inputs: int, size: int = 8):
     """``rows`` (a matrix as :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives it, on ``inputs`` bits) split for
-    two registered stages: the masks of partial sums of at most ``size`` input bits, and per row the mask of the
-    partial sums whose XOR is that row's output."""
+    two registered stages: the masks of partial sums of at most ``size`` input bits (8: two LUT4 levels), and per
+    row the mask of the partial sums whose XOR is that row's output."""
     groups, sums = [], []
     for row in rows:
         bits = [j for j in range(inputs) if row >> j & 1]
@@ -259,7 +260,9 @@ class KeyExtractor(wiring.Component):
             m.d.comb += [own.eq(count), prev.eq(B)]
 
         beat_entry = data.StructLayout({"data": W, "own": cw, "prev": cw, "last": 1})
-        m.submodules.beats = beats = fifo.SyncFIFO(width=beat_entry.size, depth=self._depth)
+        # The beat queue never fills (its depth covers the classifier's latency): its write is not gated by its
+        # level, so the write enable of its LUT RAM (133 cells at 512 bits) is the input's valid flip-flop.
+        m.submodules.beats = beats = UngatedFIFO(width=beat_entry.size, depth=self._depth)
         self._beats = beats
         m.d.comb += [
             beats.w_data.eq(Cat(self.i.payload.data, own, prev, self.i.payload.last)),
@@ -386,7 +389,7 @@ class KeyExtractor(wiring.Component):
         # C3 (the info FIFO's write): each slot's segment start and end limit.
         info_entry = data.StructLayout({"kind": 2, "variant": 4, "start": data.ArrayLayout(_POS, S),
                                         "end": data.ArrayLayout(_POS, S)})
-        m.submodules.infos = infos = fifo.SyncFIFO(width=info_entry.size, depth=self._depth + 2)
+        m.submodules.infos = infos = UngatedFIFO(width=info_entry.size, depth=self._depth + 2)
         self._infos = infos
         w_info = Signal(info_entry)
         m.d.comb += [infos.w_data.eq(w_info), infos.w_en.eq(d_go)]
@@ -577,7 +580,8 @@ class KeyExtractor(wiring.Component):
             slot[s] = p2
 
         # P2: the beat's part of each slot's CRC step (the step matrix's data columns), as registered XORs of at
-        # most 16 bits each, so that the loop below is only the state's own columns and a few partial sums.
+        # most 8 bits each (two LUT levels; of 16 bits, Yosys shared sub-XORs between the rows and made five, the
+        # 512-bit de-duplicator's path), so that the loop below is only the state's own columns and partial sums.
         step = step_matrix(B)
         state_rows = [row & ((1 << 64) - 1) for row in step]
         groups, sums = _partial_sums([row >> 64 for row in step], 8 * B)
@@ -680,7 +684,7 @@ class KeyExtractor(wiring.Component):
             m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["copies"]]))
             candidates = {}
             for shift, (copy, flip) in f["copies"].items():
-                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64, 8)
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
                 partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
                 # each group's parity of the copy, with the flip's parity over the group undone
                 m.d.sync += partial.eq(Cat(*[(copy & group).xor() ^ (bin(flip & group).count("1") & 1)
@@ -702,7 +706,7 @@ class KeyExtractor(wiring.Component):
             """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 8 bits: two LUT
             levels, whatever Yosys shares between rows) now, and a function giving the rows' outputs from them (one
             small XOR per row) in the next stage."""
-            groups, sums = _partial_sums(rows, len(value), 8)
+            groups, sums = _partial_sums(rows, len(value))
             partial = Signal(len(groups), name=name)
             m.d.sync += partial.eq(Cat(*[(value & group).xor() for group in groups]))
             return lambda: apply_rows(sums, partial)

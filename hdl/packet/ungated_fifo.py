@@ -1,0 +1,83 @@
+"""A first-in first-out queue in LUT RAM whose write is not gated by its level: for a writer that never fills it."""
+
+from amaranth import Module, Mux, Signal
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.config import check_integer
+
+__all__ = ["UngatedFIFO"]
+
+
+class UngatedFIFO(wiring.Component):
+    """A queue of ``depth`` entries of ``width`` bits with the ports of :class:`amaranth.lib.fifo.SyncFIFO` (the
+    head read straight from the memory), for a writer that never writes it full: ``w_en`` is the memory's write
+    enable as it is, not ANDed with ``w_rdy``.
+
+    ``lib.fifo.SyncFIFO`` gates every write with its room (its level's compare), and that gate is the write enable
+    of every LUT RAM cell of the queue: a 530-bit beat takes 133 of them, spread over the device. Where the writer
+    is sized so that the queue never fills (the key extractor's queues: depths that cover the classifier's
+    latency, and tests that check ``w_rdy`` on every write), the write enable is the writer's own flip-flop.
+
+    Parameters
+    ----------
+    width : int
+        Bits per entry, 1..4096.
+    depth : int
+        Entries, 2..65536.
+
+    Attributes
+    ----------
+    w_data, w_en : In
+        The entry to write, and the write: it must find ``w_rdy`` high (a write into a full queue overwrites the
+        oldest entry).
+    w_rdy : Out(1)
+        The queue has room (``level != depth``).
+    r_data : Out(width)
+        The oldest entry, while ``r_rdy``.
+    r_en : In(1)
+        Take the oldest entry (ignored while ``r_rdy`` is low).
+    r_rdy : Out(1)
+        The queue holds an entry.
+    level : Out(range(depth + 1))
+        Entries held.
+
+    Raises
+    ------
+    TypeError
+        If ``width`` or ``depth`` is not an integer.
+    ValueError
+        If ``width`` or ``depth`` is out of range.
+    """
+
+    def __init__(self, *, width: int, depth: int):
+        self._width = check_integer("width", width, range(1, 4097))
+        self._depth = check_integer("depth", depth, range(2, 65537))
+        super().__init__({"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_data": Out(width),
+                          "r_en": In(1), "r_rdy": Out(1), "level": Out(range(depth + 1))})
+
+    @property
+    def width(self) -> int:
+        return self._width
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self._depth
+        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=depth, init=[])
+        write, read_port = storage.write_port(), storage.read_port(domain="comb")
+        produce, consume = Signal(range(depth)), Signal(range(depth))
+        read = Signal()
+        m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data), write.en.eq(self.w_en),
+                     read_port.addr.eq(consume), self.r_data.eq(read_port.data),
+                     read.eq(self.r_en & self.r_rdy),
+                     self.w_rdy.eq(self.level != depth), self.r_rdy.eq(self.level != 0)]
+        with m.If(self.w_en):
+            m.d.sync += produce.eq(Mux(produce == depth - 1, 0, produce + 1))
+        with m.If(read):
+            m.d.sync += consume.eq(Mux(consume == depth - 1, 0, consume + 1))
+        m.d.sync += self.level.eq(self.level + self.w_en - read)
+        return m

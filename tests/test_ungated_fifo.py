@@ -1,0 +1,93 @@
+# amaranth: UnusedElaboratable=no
+"""UngatedFIFO against a reference queue (Python's deque): random writes and reads that never overfill it, the
+head, the level and both flags checked on every clock; a write into a full queue overwrites, as documented; and the
+write enable is ``w_en`` itself."""
+
+import random
+import re
+from collections import deque
+
+import pytest
+from amaranth.back import rtlil
+
+from apbbf.hdl.packet.ungated_fifo import UngatedFIFO
+
+from .streams import run_simulation
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"width": 0, "depth": 4}, ValueError, "width"),
+    ({"width": 8, "depth": 1}, ValueError, "depth"),
+    ({"width": 8, "depth": 70000}, ValueError, "depth"),
+    ({"width": 8.0, "depth": 4}, TypeError, "width"),
+    ({"width": 8, "depth": "4"}, TypeError, "depth"),
+])
+def test_init_wrong(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        UngatedFIFO(**kwargs)
+
+
+@pytest.mark.parametrize("depth", [2, 5, 8])
+@pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.5, 0.95), (0.95, 0.3)], ids=["even", "drains",
+                                                                                               "fills"])
+def test_matches_a_queue(depth, write_rate, read_rate):
+    """Seed 7 + depth: a write whenever the queue has room and the draw says so, a read whenever the draw says so;
+    every clock the head, ``level``, ``w_rdy`` and ``r_rdy`` are the reference queue's."""
+    seed = 7 + depth
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    dut = UngatedFIFO(width=12, depth=depth)
+    reference = deque()
+    counts = {"writes": 0, "reads": 0, "full": 0}
+
+    async def bench(ctx):
+        for cycle in range(600):
+            assert ctx.get(dut.level) == len(reference), cycle
+            assert ctx.get(dut.w_rdy) == (len(reference) < depth), cycle
+            assert ctx.get(dut.r_rdy) == (len(reference) > 0), cycle
+            if reference:
+                assert ctx.get(dut.r_data) == reference[0], cycle
+            counts["full"] += len(reference) == depth
+            write = len(reference) < depth and rng.random() < write_rate
+            read = rng.random() < read_rate
+            value = rng.getrandbits(12)
+            ctx.set(dut.w_en, write)
+            ctx.set(dut.w_data, value)
+            ctx.set(dut.r_en, read)
+            await ctx.tick()
+            if read and reference:
+                reference.popleft()
+                counts["reads"] += 1
+            if write:
+                reference.append(value)
+                counts["writes"] += 1
+
+    run_simulation(dut, bench, vcd=f"ungated_fifo_{depth}_{write_rate}_{read_rate}")
+    assert counts["writes"] > 150 and counts["reads"] > 150, counts
+    if write_rate > read_rate:
+        assert counts["full"] > 20, counts          # the edge where w_rdy is low is exercised
+
+
+def test_a_write_into_a_full_queue_overwrites_the_oldest():
+    """What the docstring says the writer must avoid: the oldest entry is lost, and the level wraps."""
+    dut = UngatedFIFO(width=8, depth=2)
+
+    async def bench(ctx):
+        for value in (1, 2, 3):
+            ctx.set(dut.w_en, 1)
+            ctx.set(dut.w_data, value)
+            await ctx.tick()
+        ctx.set(dut.w_en, 0)
+        await ctx.tick()
+        assert ctx.get(dut.r_data) == 3 and ctx.get(dut.level) == 3 % 4
+
+    run_simulation(dut, bench)
+
+
+def test_the_write_enable_is_w_en():
+    """The memory's write port is enabled by ``w_en`` alone: no cell between it and the level."""
+    text = rtlil.convert(UngatedFIFO(width=8, depth=4))
+    writes = [block for block in text.split("\n  cell ")[1:] if block.startswith("$memwr")]
+    enables = [line for block in writes for line in block.splitlines() if "connect \\EN" in line]
+    assert len(writes) == 1 and len(enables) == 1, writes
+    assert re.fullmatch(r"\s*connect \\EN \{( \\w_en \[0\]){8} \}", enables[0]), enables[0]
