@@ -21,32 +21,40 @@ from .streams import run_simulation
     ({"width": 8, "depth": 70000}, ValueError, "depth"),
     ({"width": 8.0, "depth": 4}, TypeError, "width"),
     ({"width": 8, "depth": "4"}, TypeError, "depth"),
+    ({"width": 8, "depth": 4, "taken": 1}, TypeError, "taken"),
 ])
 def test_init_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
         UngatedFIFO(**kwargs)
 
 
+@pytest.mark.parametrize("taken", [False, True], ids=["head", "taken"])
 @pytest.mark.parametrize("depth", [2, 5, 8])
 @pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.5, 0.95), (0.95, 0.3)], ids=["even", "drains",
                                                                                                "fills"])
-def test_matches_a_queue(depth, write_rate, read_rate):
+def test_matches_a_queue(depth, write_rate, read_rate, taken):
     """Seed 7 + depth: a write whenever the queue has room and the draw says so, a read whenever the draw says so;
-    every clock the head, ``level``, ``w_rdy`` and ``r_rdy`` are the reference queue's."""
+    every clock the head, ``level``, ``w_rdy`` and ``r_rdy`` are the reference queue's, and with ``taken`` the
+    entry the last read took is at ``r_taken`` (through full queues: the memory's extra entry keeps it)."""
     seed = 7 + depth
     print(f"seed {seed}")
     rng = random.Random(seed)
-    dut = UngatedFIFO(width=12, depth=depth)
+    dut = UngatedFIFO(width=12, depth=depth, taken=taken)
     reference = deque()
-    counts = {"writes": 0, "reads": 0, "full": 0}
+    last_taken = None
+    counts = {"writes": 0, "reads": 0, "full": 0, "full_taken": 0}
 
     async def bench(ctx):
+        nonlocal last_taken
         for cycle in range(600):
             assert ctx.get(dut.level) == len(reference), cycle
             assert ctx.get(dut.w_rdy) == (len(reference) < depth), cycle
             assert ctx.get(dut.r_rdy) == (len(reference) > 0), cycle
             if reference:
                 assert ctx.get(dut.r_data) == reference[0], cycle
+            if last_taken is not None:
+                assert ctx.get(dut.r_taken) == last_taken, cycle
+                counts["full_taken"] += len(reference) == depth
             counts["full"] += len(reference) == depth
             write = len(reference) < depth and rng.random() < write_rate
             read = rng.random() < read_rate
@@ -56,7 +64,8 @@ def test_matches_a_queue(depth, write_rate, read_rate):
             ctx.set(dut.r_en, read)
             await ctx.tick()
             if read and reference:
-                reference.popleft()
+                popped = reference.popleft()
+                last_taken = popped if taken else None
                 counts["reads"] += 1
             if write:
                 reference.append(value)
@@ -66,6 +75,8 @@ def test_matches_a_queue(depth, write_rate, read_rate):
     assert counts["writes"] > 150 and counts["reads"] > 150, counts
     if write_rate > read_rate:
         assert counts["full"] > 20, counts          # the edge where w_rdy is low is exercised
+        if taken:
+            assert counts["full_taken"] > 20, counts    # ... with a taken entry held beside a full queue
 
 
 def test_a_write_into_a_full_queue_overwrites_the_oldest():

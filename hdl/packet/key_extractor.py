@@ -237,8 +237,8 @@ class KeyExtractor(wiring.Component):
         return m
 
     def _elaborate_input(self, m):
-        """The beat FIFO's write side: each beat with its byte counts. Returns the input beat's byte count, the
-        FIFO and its entry's layout."""
+        """The beat FIFOs' write side: each beat with its byte counts. Returns the input beat's byte count, the
+        FIFOs (counts and flags, data) and the counts' entry layout."""
         W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
@@ -259,17 +259,23 @@ class KeyExtractor(wiring.Component):
         else:
             m.d.comb += [own.eq(count), prev.eq(B)]
 
-        beat_entry = data.StructLayout({"data": W, "own": cw, "prev": cw, "last": 1})
-        # The beat queue never fills (its depth covers the classifier's latency): its write is not gated by its
-        # level, so the write enable of its LUT RAM (133 cells at 512 bits) is the input's valid flip-flop.
+        beat_entry = data.StructLayout({"own": cw, "prev": cw, "last": 1})
+        # The beat queues never fill (their depth covers the classifier's latency): their write is not gated by
+        # their level, so the write enable of their LUT RAM (133 cells at 512 bits) is the input's valid flip-flop.
+        # A beat's data has a queue of its own, read where the beat taken last lies (`r_taken`): the read side
+        # holds its counts and flags in a register, and its data in the queue, not in W flip-flops whose enable
+        # would be the read.
         m.submodules.beats = beats = UngatedFIFO(width=beat_entry.size, depth=self._depth)
+        m.submodules.beat_data = beat_data = UngatedFIFO(width=W, depth=self._depth, taken=True)
         self._beats = beats
         m.d.comb += [
-            beats.w_data.eq(Cat(self.i.payload.data, own, prev, self.i.payload.last)),
+            beats.w_data.eq(Cat(own, prev, self.i.payload.last)),
             beats.w_en.eq(self.i.valid),
+            beat_data.w_data.eq(self.i.payload.data),
+            beat_data.w_en.eq(self.i.valid),
         ]
 
-        return count, beats, beat_entry
+        return count, (beats, beat_data), beat_entry
 
     def _elaborate_classifier(self, m, count):
         """The classifier on the write side (K, C1, C2) and the info FIFO's write (C3): each frame's class and
@@ -412,7 +418,9 @@ class KeyExtractor(wiring.Component):
         W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
-        # Read side: the beat register `cur`, with the FIFO's head as a one-beat lookahead.
+        # Read side: the beat register `cur` (its data is the data queue's taken entry), with the FIFO's head as a
+        # one-beat lookahead.
+        beats, beat_data = beats
         cur = Signal(beat_entry)
         cur_valid = Signal()
         head = Signal(beat_entry)
@@ -428,7 +436,7 @@ class KeyExtractor(wiring.Component):
         m.d.comb += take.eq(ready)
         load = beats.r_rdy & (~cur_valid | take)
         info_load = infos.r_rdy & (~info_valid | (take & cur.last))
-        m.d.comb += [beats.r_en.eq(load), infos.r_en.eq(info_load)]
+        m.d.comb += [beats.r_en.eq(load), beat_data.r_en.eq(load), infos.r_en.eq(info_load)]
         with m.If(load):
             m.d.sync += [cur.eq(head), cur_valid.eq(1)]
         with m.Elif(take):
@@ -450,7 +458,7 @@ class KeyExtractor(wiring.Component):
         q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
         # The beat's data is loaded every cycle, not only when a beat is taken: the stages after Q read it only
         # with a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
-        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last), q_data.eq(cur.data)]
+        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last), q_data.eq(beat_data.r_taken)]
         with m.If(take):
             m.d.sync += [q_count.eq(valid_bytes), q_kind.eq(info.kind)]
             m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))

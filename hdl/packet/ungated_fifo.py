@@ -19,12 +19,19 @@ class UngatedFIFO(wiring.Component):
     is sized so that the queue never fills (the key extractor's queues: depths that cover the classifier's
     latency, and tests that check ``w_rdy`` on every write), the write enable is the writer's own flip-flop.
 
+    With ``taken``, the entry the last read took stays readable at ``r_taken`` until the next read, from the
+    memory (one more entry, so that no write reaches it), not from a register: a reader that holds the head in a
+    register of ``width`` flip-flops would hang their enable on the read. ``r_taken`` is the memory's read at a
+    register of a few bits (the taken entry's address), loaded with the read.
+
     Parameters
     ----------
     width : int
         Bits per entry, 1..4096.
     depth : int
         Entries, 2..65536.
+    taken : bool
+        Add the port ``r_taken`` (default ``False``).
 
     Attributes
     ----------
@@ -40,21 +47,29 @@ class UngatedFIFO(wiring.Component):
     r_rdy : Out(1)
         The queue holds an entry.
     level : Out(range(depth + 1))
-        Entries held.
+        Entries held (the taken entry is not one of them).
+    r_taken : Out(width)
+        With ``taken``: the entry the last read took, until the next read (undefined before the first).
 
     Raises
     ------
     TypeError
-        If ``width`` or ``depth`` is not an integer.
+        If ``width`` or ``depth`` is not an integer, or ``taken`` not a bool.
     ValueError
         If ``width`` or ``depth`` is out of range.
     """
 
-    def __init__(self, *, width: int, depth: int):
+    def __init__(self, *, width: int, depth: int, taken: bool = False):
         self._width = check_integer("width", width, range(1, 4097))
         self._depth = check_integer("depth", depth, range(2, 65537))
-        super().__init__({"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_data": Out(width),
-                          "r_en": In(1), "r_rdy": Out(1), "level": Out(range(depth + 1))})
+        if not isinstance(taken, bool):
+            raise TypeError(f"taken must be a bool, not {taken!r}")
+        self._taken = taken
+        members = {"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_data": Out(width),
+                   "r_en": In(1), "r_rdy": Out(1), "level": Out(range(depth + 1))}
+        if taken:
+            members["r_taken"] = Out(width)
+        super().__init__(members)
 
     @property
     def width(self) -> int:
@@ -64,20 +79,33 @@ class UngatedFIFO(wiring.Component):
     def depth(self) -> int:
         return self._depth
 
+    @property
+    def taken(self) -> bool:
+        return self._taken
+
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
-        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=depth, init=[])
+        # The taken entry keeps its place in the memory until the next read: at most `depth` entries held and it,
+        # so a memory of depth + 1 entries is never written where it lies.
+        entries = depth + self._taken
+        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=entries, init=[])
         write, read_port = storage.write_port(), storage.read_port(domain="comb")
-        produce, consume = Signal(range(depth)), Signal(range(depth))
+        produce, consume = Signal(range(entries)), Signal(range(entries))
         read = Signal()
         m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data), write.en.eq(self.w_en),
                      read_port.addr.eq(consume), self.r_data.eq(read_port.data),
                      read.eq(self.r_en & self.r_rdy),
                      self.w_rdy.eq(self.level != depth), self.r_rdy.eq(self.level != 0)]
         with m.If(self.w_en):
-            m.d.sync += produce.eq(Mux(produce == depth - 1, 0, produce + 1))
+            m.d.sync += produce.eq(Mux(produce == entries - 1, 0, produce + 1))
         with m.If(read):
-            m.d.sync += consume.eq(Mux(consume == depth - 1, 0, consume + 1))
+            m.d.sync += consume.eq(Mux(consume == entries - 1, 0, consume + 1))
         m.d.sync += self.level.eq(self.level + self.w_en - read)
+        if self._taken:
+            taken_port = storage.read_port(domain="comb")
+            taken_at = Signal(range(entries), init=entries - 1)
+            m.d.comb += [taken_port.addr.eq(taken_at), self.r_taken.eq(taken_port.data)]
+            with m.If(read):
+                m.d.sync += taken_at.eq(consume)
         return m
