@@ -243,10 +243,12 @@ class PacketDedup(wiring.Component):
                 m.d.sync += [prescaler.eq(0), now.eq(now + 1)]
             with m.Else():
                 m.d.sync += prescaler.eq(prescaler + 1)
+        # The frame's time is loaded every cycle, with the time source's while no frame is under way (``first``):
+        # as the enable of its flip-flops, ``accept`` (the packet buffer's room) was a long net from the buffer's
+        # block RAM (the 64-bit path of a seed, 7.87 ns).
         frame_time = Signal(c.time_width)
         stamp = Mux(first, beat.user.time if self._timestamps == "tuser" else now, frame_time)
-        with m.If(accept & first):
-            m.d.sync += frame_time.eq(stamp)
+        m.d.sync += frame_time.eq(stamp)
 
         limit = self._limit
         drop = self._action == Action.DROP
