@@ -285,8 +285,7 @@ class KeyExtractor(wiring.Component):
 
         # Classifier (write side): capture the header, decide at 62 bytes (66 with FCS) or the frame's end. A beat
         # that is not its frame's last is whole (B bytes), so the decision needs no count; the frame's bytes up to
-        # the deciding beat's end are summed as it is registered (then K's compares and subtraction start from a
-        # register: after that adder they were a 64-bit seed's path, 6.5 ns), and K keeps the header for C1.
+        # the deciding beat's end are summed as it is registered, so that K's compares start from a register.
         header = Signal(8 * _HEADER)
         received = Signal(7)                # bytes of the frame before this beat, saturated at 127
         beat_index = Signal(range(-(-_HEADER // B) + 1))
@@ -307,21 +306,6 @@ class KeyExtractor(wiring.Component):
             with m.If(self.i.payload.last):
                 m.d.sync += [received.eq(0), beat_index.eq(0), decided.eq(0)]
 
-        # K: min(n, 127), the frame's length without FCS, and the header, for C1.
-        n_head = Signal(7)
-        k_go = Signal()
-        k_header = Signal(8 * _HEADER)
-        after = k_after
-        m.d.sync += k_go.eq(go)
-        with m.If(go):
-            m.d.sync += k_header.eq(header)
-            if fcs:
-                m.d.sync += n_head.eq(Mux(k_last, Mux(after > 131, 127, Mux(after > 4, after - 4, 0)), 127))
-            else:
-                m.d.sync += n_head.eq(Mux(k_last & (after < 127), after, 127))
-
-        # C1: the class from the header (module documentation, "Classification"): every check for each tag count
-        # in parallel (constant offsets: no adders), registered; C1b: the tag count picks.
         def byte(header, i):
             return header[8 * i:8 * i + 8]
 
@@ -331,22 +315,40 @@ class KeyExtractor(wiring.Component):
         def tpid(value):
             return (value == TPIDS[0]) | (value == TPIDS[1])
 
-        n = n_head
-        tag1 = (n >= 14) & tpid(be16(k_header, 12))
-        bad1 = tag1 & (n < 18)
-        tag2 = tag1 & ~bad1 & tpid(be16(k_header, 16))
-        bad2 = tag2 & (n < 22)
+        # K: the header for C1, and what C1 reads of the frame's length n (without FCS, as far as the rules need
+        # it) and of its tags, as flags: `n >= c` for each length the rules compare with, and the two TPID
+        # matches. So C1's checks are of flags and header fields, not of compares after n's own logic (five LUT
+        # levels from n's register: the 64-bit path of every seed once the adder before n was registered).
+        # n = min(after - 4 * fcs, 127) clamped at 0 if the deciding beat is the frame's last, else 127 (the frame
+        # goes on past 62 bytes), so `n >= c` (14 <= c <= 127) is `~k_last | (after >= c + 4 * fcs)`.
+        lengths = (14, 18, 22) + tuple(14 + 4 * t + extra for extra in (20, 40) for t in (0, 1, 2))
+        k_go = Signal()
+        k_header = Signal(8 * _HEADER)
+        at_least = {c: Signal(name=f"k_at_least_{c}") for c in lengths}
+        k_tpid = {i: Signal(name=f"k_tpid_{i}") for i in (12, 16)}
+        m.d.sync += k_go.eq(go)
+        with m.If(go):
+            m.d.sync += k_header.eq(header)
+            m.d.sync += [flag.eq(~k_last | (k_after >= c + 4 * fcs)) for c, flag in at_least.items()]
+            m.d.sync += [flag.eq(tpid(be16(header, i))) for i, flag in k_tpid.items()]
+
+        # C1: the class from the header (module documentation, "Classification"): every check for each tag count
+        # in parallel (constant offsets: no adders), registered; C1b: the tag count picks.
+        tag1 = at_least[14] & k_tpid[12]
+        bad1 = tag1 & ~at_least[18]
+        tag2 = tag1 & ~bad1 & k_tpid[16]
+        bad2 = tag2 & ~at_least[22]
         b_go, b_header, b_tag1, b_tag2, b_usable = Signal(), Signal(8 * _HEADER), Signal(), Signal(), Signal()
         b_v4, b_v6 = Signal(3), Signal(3)
         m.d.sync += [b_go.eq(k_go), b_header.eq(k_header), b_tag1.eq(tag1), b_tag2.eq(tag2),
-                     b_usable.eq((n >= 14) & ~bad1 & ~bad2)]
+                     b_usable.eq(at_least[14] & ~bad1 & ~bad2)]
         for t in (0, 1, 2):
             p = 14 + 4 * t
             first, ihl = byte(k_header, p), byte(k_header, p)[:4]
             m.d.sync += [
-                b_v4[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV4) & (n >= p + 20) & (first[4:] == 4) &
+                b_v4[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV4) & at_least[p + 20] & (first[4:] == 4) &
                            (ihl >= 5) & (be16(k_header, p + 2) >= 4 * ihl)),
-                b_v6[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV6) & (n >= p + 40) & (first[4:] == 6)),
+                b_v6[t].eq((be16(k_header, p - 2) == ETHERTYPE_IPV6) & at_least[p + 40] & (first[4:] == 6)),
             ]
         tags = Signal(2)
         m.d.comb += tags.eq(Mux(b_tag2, 2, Mux(b_tag1, 1, 0)))
