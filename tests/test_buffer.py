@@ -92,7 +92,7 @@ CONFIGS = {
 @pytest.mark.parametrize("pipelined", [True, False], ids=["pipelined", "gaps"])
 @pytest.mark.parametrize("name,lookahead", [
     pytest.param(name, lookahead, id=name + ("" if lookahead else "-as-is"))
-    for name in CONFIGS for lookahead in ((True, False) if CONFIGS[name].timed else (True,))])
+    for name in CONFIGS for lookahead in (True, False)])
 def test_buffer_follows_the_model(name, pipelined, lookahead):
     """Every output the model defines, every cycle a command is in the buffer; for a time-bounded window with
     ``lookahead`` (its restart and shift registered at entry) and without (a command decided in its second cycle
@@ -128,7 +128,9 @@ def test_buffer_follows_the_model(name, pipelined, lookahead):
                 got = {field: ctx.get(getattr(dut, field)) for field in want}
                 assert got == want, f"command {entered}: buffer {got}, model {want}"
                 below = (want["base"] - 1) % P
-                wait = want["shift"] and not want["restart"] and below in dirty
+                # Without the lookahead a position stays dirty a cycle longer (its ``left`` reads -1 then): a
+                # command is checked from its second cycle, so the cycle after a shift, which is exact, is not.
+                wait = want["shift"] and not want["restart"] and dirty.get(below, -2) >= (0 if lookahead else -1)
                 assert ctx.get(dut.wait) == wait, f"command {entered}: wait {ctx.get(dut.wait)}, want {wait}"
                 decide = not wait
                 waited += wait
@@ -154,7 +156,7 @@ def test_buffer_follows_the_model(name, pipelined, lookahead):
             await ctx.tick()
             got = {field: ctx.get(getattr(dut, field)) for field in counted}
             assert got == counted, f"before command {index}: counters {got}, model {counted}"
-            dirty = {p: left - 1 for p, left in dirty.items() if left > 0}
+            dirty = {p: left - 1 for p, left in dirty.items() if left > -1}
             if decide:
                 if want["restart"]:
                     dirty = {}

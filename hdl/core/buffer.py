@@ -81,7 +81,8 @@ class CircularBuffer(wiring.Component):
         than its second cycle in the buffer (the parallel scan at ``pace=2``), ``shift`` (and ``targets``,
         ``retire`` and ``wait``, which follow it) is registered from the state as it is and holds from the
         command's second cycle on, and ``restart`` is computed as it is: the logic behind the decision is one
-        command's, not two in a row.
+        command's, not two in a row. Without it too, the position below base counts as dirty (``wait``) until the
+        cycle after the one in which ``cleaned`` says it is clear, unless a shift has just moved it there.
 
     Attributes
     ----------
@@ -92,8 +93,9 @@ class CircularBuffer(wiring.Component):
         The command that entered last is decided in this cycle.
     cleaned_next : In(k+l+1)
         Bit j: physical segment j will have just been cleared in the next cycle (a scrub or the clearing of every
-        memory is done then): the buffer registers it, and from it, a cycle early, whether the position below
-        base is cleaned, so that a waiting shift's release is one flip-flop in the decision.
+        memory is done then): the buffer registers it, and from it, a cycle early (with ``lookahead``; a cycle
+        late without), whether the position below base is cleaned, so that a waiting shift's release is one
+        flip-flop in the decision.
     base : Out(range(k+l+1))
         Physical position of logical segment 0 now.
     fresh : Out(k+l+1)
@@ -259,10 +261,19 @@ class CircularBuffer(wiring.Component):
 
         cleaned = Signal(P)
         m.d.sync += cleaned.eq(self.cleaned_next)
-        # (cleaned & below).any() next cycle: below moves on a shift only.
         below_cleaned = Signal()
-        m.d.sync += below_cleaned.eq(Mux(shifting, (self.cleaned_next & below.rotate_right(1)).any(),
-                                         (self.cleaned_next & below).any()))
+        if self._lookahead:
+            # (cleaned & below).any() next cycle: below moves on a shift only.
+            m.d.sync += below_cleaned.eq(Mux(shifting, (self.cleaned_next & below.rotate_right(1)).any(),
+                                             (self.cleaned_next & below).any()))
+        else:
+            # A command decided in its second cycle at the earliest can wait a cycle longer for its segment:
+            # the position below base counts as dirty until the cycle after the one its clearing ends in. So the
+            # flag is a reduction of registers into a register, with no clearing logic (``cleaned_next``) and no
+            # decision in front. It is about the position below base a cycle ago, which a shift may have moved
+            # since; but a shift is decided only while that position is clean (``wait``), or with a restart, after
+            # which no segment is dirty: so the position it says was cleaned never matters after a shift.
+            m.d.sync += below_cleaned.eq((cleaned & below).any())
         kept = dirty & ~cleaned
         # After a shift in count mode the next below is the oldest, which that shift retires; without one, below
         # stays where it is (one-hot) and stays dirty unless it is cleaned now.
@@ -278,10 +289,14 @@ class CircularBuffer(wiring.Component):
         elif c.timed:
             # (retire & p).any() at p, two below base, without the overflow reduction: the overflow retires the
             # oldest there exactly when p is live and kept (fresh: live and not stale) and the position below
-            # base is not.
+            # base is not. Only the clearing moves ``kept`` while a command waits: the rest, like ``shift``, is
+            # registered from the state as it is and holds from the command's second cycle.
             p = below.rotate_right(1)
-            shifted_below_dirty = ~self.restart & (((kept | retire_stale) & p).any()
-                                                   | ((self.fresh & p).any() & ~(self.fresh & below).any()))
+            retires_p, no_restart = Signal(), Signal()
+            m.d.sync += [no_restart.eq(~self.restart),
+                         retires_p.eq(~self.restart & ((retire_stale & p).any()
+                                                       | ((self.fresh & p).any() & ~(self.fresh & below).any())))]
+            shifted_below_dirty = (no_restart & (kept & p).any()) | retires_p
         else:
             shifted_below_dirty = Const(1)
 

@@ -42,7 +42,7 @@ class BankedQueue(wiring.Component):
     with its own pointers and flags, read ahead into its own :class:`~amaranth.lib.fifo.SyncFIFOBuffered` of
     :data:`STAGE_DEPTH` entries (LUT RAM and flip-flops) and a skid register (one entry), so that ``r.ready``
     reaches one flip-flop per bank. The banks see the same writes and reads, so they hold the same entries at every
-    clock; ``w.ready`` and ``r.valid`` are bank 0's.
+    clock; ``r.valid`` is bank 0's, and ``w.ready`` a copy of the banks' room flags.
 
     Parameters
     ----------
@@ -111,11 +111,13 @@ class BankedQueue(wiring.Component):
         m = Module()
         w_bits, r_bits = Value.cast(self.w.payload), Signal(self._width)
         depth = self._depth                                   # entries in each bank's block RAM
-        # ``w.ready`` is a flip-flop, bank 0's: set while its block RAM holds fewer than ``depth`` entries, counting
-        # the write and the read of this clock, so that a write in the next clock always fits. Every bank keeps
-        # that flag itself (the banks hold the same entries, so their flags are equal) and writes with ``w.valid``
-        # and its own flag: one write from bank 0's flag reached all of a 512-bit beat's 65 DP16KD (a net of
-        # 8.3 ns) and every bank's pointer and counts.
+        # ``w.ready`` is a flip-flop: set while the block RAMs hold fewer than ``depth`` entries, counting the write
+        # and the read of this clock, so that a write in the next clock always fits. Every bank keeps that flag
+        # itself (the banks hold the same entries, so their flags are equal) and writes with ``w.valid`` and its
+        # own flag: one write from bank 0's flag reached all of a 512-bit beat's 65 DP16KD (a net of 8.3 ns) and
+        # every bank's pointer and counts. ``w.ready`` is one more copy, with a count of its own, so that the
+        # writer's logic (the de-duplicator's accept) is placed by that flip-flop and not by bank 0's block RAM
+        # (a net of 3.86 ns in front of the de-duplicator's frame length at 64 bits).
         room = Signal(init=1)
         m.d.comb += [self.w.ready.eq(room), self.r.payload.eq(r_bits)]
         low = 0
@@ -132,7 +134,7 @@ class BankedQueue(wiring.Component):
             give = stage.r_en & stage.r_rdy
             # The block RAM reads ``consume`` on every clock; its data is two clocks later (read, output
             # register), when ``latched`` says whether it was a fetch.
-            bank_room = room if index == 0 else Signal(init=1, name=f"bank{index}_room")
+            bank_room = Signal(init=1, name=f"bank{index}_room")
             bank_write = Signal(name=f"bank{index}_write")
             m.d.comb += [bank_write.eq(self.w.valid & bank_room), fetch.eq(nonempty & credit),
                          storage.write_addr.eq(produce), stored.eq(w_bits[low:low + width]),
@@ -159,4 +161,5 @@ class BankedQueue(wiring.Component):
             low += width
             if index == 0:
                 m.d.comb += self.r.valid.eq(held_valid | stage.r_rdy)
+                m.d.sync += room.eq(credit_flag(m, "room", self.w.valid & room, fetch, depth))
         return m
