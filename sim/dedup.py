@@ -148,6 +148,14 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
         run.counters = {name: ctx.get(getattr(dut, name))
                         for name in ("frames", "duplicates", "dropped", "unchecked", "errored")}
 
+    full_writes = []
+
+    async def info_room(ctx):
+        # The frame info queue's write is not gated by its room: it must never find it full.
+        async for _, _, w_en, w_rdy in ctx.tick().sample(dut._info.w_en, dut._info.w_rdy):
+            if w_en and not w_rdy:
+                full_writes.append(run.cycles)
+
     top = Module()
     top.domains.sync = domain = ClockDomain("sync")
     top.submodules.dut = dut
@@ -156,8 +164,11 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     sim.add_clock(1e-8)
     sim.add_testbench(producer)
     sim.add_testbench(consumer, background=True)
+    sim.add_testbench(info_room, background=True)
     sim.add_testbench(watchdog)
     run_with_vcd(sim, vcd_path)
+    if full_writes:
+        raise Mismatch(f"{len(full_writes)} writes into the full frame info queue")
     return run
 
 

@@ -4,7 +4,7 @@
 duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
 
 from amaranth import Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config, check_integer
@@ -14,6 +14,7 @@ from ..core.apbbf import SCANS, APBBF
 from ..core.credits import credit_flag
 from .banked_queue import BankedQueue
 from .key_extractor import KeyExtractor
+from .ungated_fifo import UngatedFIFO
 from ..core.types import Op
 
 __all__ = ["DATA_WIDTHS", "in_beat_layout", "out_beat_layout", "PacketDedup"]
@@ -129,6 +130,7 @@ class PacketDedup(wiring.Component):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
+        self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
         # The extractor's beats pass a register first (see elaborate): keys come a cycle after its own latency.
         self._latency = self._extractor.latency + 1
@@ -142,6 +144,11 @@ class PacketDedup(wiring.Component):
         self._config, self._spec, self._width = config, spec, data_width
         self._action, self._timestamps, self._tick_cycles = Action(action), timestamps, tick_cycles
         self._fcs, self._max_frame, self._key_queue, self._scan = fcs, max_frame, key_queue, scan
+        # A frame's info waits for its key, which comes at most ``latency`` cycles after its last beat, and the info
+        # is written a cycle after that beat: so the queue and its head register hold ``latency`` entries at most,
+        # one frame ending per clock. Its write is not gated by its room (sim/dedup.py checks the room on every
+        # write): ``lib.fifo.SyncFIFO``'s gate, its level's compare, went to every LUT RAM cell (7.5 ns at 64 bits).
+        self._info = UngatedFIFO(width=self._info_layout.size, depth=self._latency + 4)
         super().__init__({
             "i": In(stream.Signature(in_beat_layout(data_width, config.time_width))),
             "o": Out(stream.Signature(out_beat_layout(data_width))),
@@ -276,8 +283,8 @@ class PacketDedup(wiring.Component):
         # output register (5.8 ns from the clock to the data; so does ``SyncFIFOBuffered``'s).
         m.d.sync += [extractor.i.valid.eq(accept), extractor.i.payload.data.eq(beat.data),
                      extractor.i.payload.keep.eq(beat.keep), extractor.i.payload.last.eq(beat.last)]
-        info_layout = data.StructLayout({"time": c.time_width, "errored": 1, "released": 1})
-        m.submodules.info = info = fifo.SyncFIFO(width=info_layout.size, depth=self._latency + 4)
+        info_layout = self._info_layout
+        m.submodules.info = info = self._info
         info_in = data.View(info_layout, info.w_data)
         info_head = Signal(info_layout.size)                # the head, complemented
         info_out = data.View(info_layout, ~info_head)
