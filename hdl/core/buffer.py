@@ -287,16 +287,14 @@ class CircularBuffer(wiring.Component):
             shifted_below_dirty = ~self.restart & ((positions["dirty1"] & ~positions["cleaned1"]) |
                                                    positions["live1"])
         elif c.timed:
-            # (retire & p).any() at p, two below base, without the overflow reduction: the overflow retires the
-            # oldest there exactly when p is live and kept (fresh: live and not stale) and the position below
-            # base is not. Only the clearing moves ``kept`` while a command waits: the rest, like ``shift``, is
-            # registered from the state as it is and holds from the command's second cycle.
+            # (retire & p).any() at p, two below base, without the overflow reduction: the position below base is
+            # never live, so the shift retires whatever is live at p, stale or the overflow's oldest (as with the
+            # lookahead). Only the clearing moves ``kept`` while a command waits: ``restart`` and the live bit at p,
+            # like ``shift``, are registered from the state as it is and hold from the command's second cycle.
             p = below.rotate_right(1)
-            retires_p, no_restart = Signal(), Signal()
-            m.d.sync += [no_restart.eq(~self.restart),
-                         retires_p.eq(~self.restart & ((retire_stale & p).any()
-                                                       | ((self.fresh & p).any() & ~(self.fresh & below).any())))]
-            shifted_below_dirty = (no_restart & (kept & p).any()) | retires_p
+            live_p, no_restart = Signal(), Signal()
+            m.d.sync += [no_restart.eq(~self.restart), live_p.eq((live & p).any())]
+            shifted_below_dirty = no_restart & ((kept & p).any() | live_p)
         else:
             shifted_below_dirty = Const(1)
 
