@@ -1,6 +1,6 @@
 """A registered "one is left" flag over a count, kept by cases: credits, room and "not empty" off the adder."""
 
-from amaranth import Signal
+from amaranth import Mux, Signal
 
 __all__ = ["credit_flag"]
 
@@ -16,7 +16,11 @@ def credit_flag(m, name: str, take, give, total: int, *, init: int | None = None
     count = Signal(range(total + 1), init=init, name=f"{name}_count")
     flag = Signal(init=init > 0, name=f"{name}_flag")
     flag_next = Signal(name=f"{name}_next")
-    m.d.sync += [count.eq(count - take + give), flag.eq(flag_next)]
+    # The count's next value is picked by (take, give) at the last gate among the count and its two adders (of the
+    # register alone): ``take`` is the user's decision, late in the cycle, and runs into no carry chain.
+    up, down = Signal.like(count, name=f"{name}_up"), Signal.like(count, name=f"{name}_down")
+    m.d.comb += [up.eq(count + 1), down.eq(count - 1)]
+    m.d.sync += [count.eq(Mux(take, Mux(give, count, down), Mux(give, up, count))), flag.eq(flag_next)]
     m.d.comb += flag_next.eq(flag)
     with m.If(take & ~give):
         m.d.comb += flag_next.eq(count != 1)
