@@ -45,7 +45,7 @@ def export_verilog(config, path, *, name: str = DEFAULT_MODULE, scan: str = "fsm
         The core's scan.
     parity : bool
         Parity on every block word, and a ``parity_errors`` port.
-    pace : {1, 2}
+    pace : {1, 2, 3}
         The parallel scan's cycles per command at most (2: a command every other clock, a faster clock).
 
     Returns
@@ -92,8 +92,8 @@ def _export(args) -> int:
         print("apbbf export: error: --lanes and --slots export the bare filter: not with --dedup", file=sys.stderr)
         return 1
     if args.pace != 1 and (args.dedup or args.lanes > 1 or args.slots is not None or args.scan != "parallel"):
-        print("apbbf export: error: --pace 2 is an option of the bare filter's parallel scan (--scan parallel; "
-              "the de-duplicator chooses its core's pace itself)", file=sys.stderr)
+        print(f"apbbf export: error: --pace {args.pace} is an option of the bare filter's parallel scan "
+              "(--scan parallel; the de-duplicator chooses its core's pace itself)", file=sys.stderr)
         return 1
     if args.dedup:
         return _export_dedup(args, config)
@@ -220,9 +220,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--scan", choices=("fsm", "parallel"), default=None,
                         help="fsm: Algorithm 1, one segment per cycle (the core's default); parallel: one command "
                              "per clock (the de-duplicator's default)")
-    parser.add_argument("--pace", type=int, default=1, choices=(1, 2),
-                        help="with --scan parallel: 2 takes a command every other clock at most, for a faster clock "
-                             "(docs/measurements.md, pace=2; default 1)")
+    parser.add_argument("--pace", type=int, default=1, choices=(1, 2, 3),
+                        help="with --scan parallel: 2 (3) takes a command every other (third) clock at most, for a "
+                             "faster clock (docs/measurements.md, pace=2; default 1)")
     parser.add_argument("--parity", action="store_true",
                         help="one parity bit per 8 bits of every block word: a word whose parity fails reads as "
                              "all ones (false positives, never a false negative); adds the parity_errors port")

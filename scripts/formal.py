@@ -23,6 +23,7 @@ CHECKS = [
     ("count-fsm", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8), "fsm", 1, 30),
     ("time-parallel", _TIMED, "parallel", 1, 24),
     ("time-parallel-pace2", _TIMED, "parallel", 2, 24),
+    ("time-parallel-pace3", _TIMED, "parallel", 3, 30),
 ]
 
 

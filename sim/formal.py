@@ -46,7 +46,7 @@ class Properties(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
-    pace : {1, 2}
+    pace : {1, 2, 3}
         The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
     queue : int
         Depth of the shadow queue of outstanding commands (at least the most the core admits), 2..64.

@@ -161,7 +161,7 @@ def test_export_pace_two_refused(options, tmp_path, capsys):
     assert "--pace 2 is an option of the bare filter's parallel scan" in capsys.readouterr().err
     assert not out.exists()
     with pytest.raises(SystemExit):
-        main(["--k", "2", "--l", "3", "--scan", "parallel", "--pace", "3", "-o", str(out)])
+        main(["--k", "2", "--l", "3", "--scan", "parallel", "--pace", "4", "-o", str(out)])
 
 
 @pytest.mark.slow

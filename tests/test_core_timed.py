@@ -384,23 +384,24 @@ def test_restart_clearing_time(config, idle, scan):
         f"says {expected}")
 
 
+@pytest.mark.parametrize("pace", [2, 3])
 @pytest.mark.parametrize("name,rate", [("k2l3-pool2", 4.0), pytest.param("k3l4-B256", 1.0, marks=pytest.mark.slow),
                                        pytest.param("apbf-key100", 0.1, marks=pytest.mark.slow)])
-def test_pace_two(name, rate):
-    """The parallel scan at ``pace=2`` (a command every other clock at most, decided from the buffer's flags as
-    they are): the same answers and counters as the model under idle gaps and backpressure, the time guarantee,
-    and, with commands and ``rsp.ready`` never pausing, exactly one command every two cycles (every cycle at
-    ``pace=1``)."""
+def test_pace_two(name, rate, pace):
+    """The parallel scan at ``pace=2`` and ``pace=3`` (a command every other or every third clock at most,
+    decided from the buffer's flags as they are, or as registered): the same answers and counters as the model
+    under idle gaps and backpressure, the time guarantee, and, with commands and ``rsp.ready`` never pausing,
+    exactly one command every ``pace`` cycles (every cycle at ``pace=1``)."""
     config = CONFIGS[name]
     seed = 300 + list(CONFIGS).index(name)
     commands = timed_commands(config, 20 * config.generation, seed=seed, rate=rate)
-    run = simulate(config, commands, seed=seed, cmd_gap=0.2, rsp_stall=0.2, scan="parallel", pace=2,
-                   name=f"timed-pace2-{name}-{rate}")
+    run = simulate(config, commands, seed=seed, cmd_gap=0.2, rsp_stall=0.2, scan="parallel", pace=pace,
+                   name=f"timed-pace{pace}-{name}-{rate}")
     if not overflows(config, commands).overflows:
         assert_time_guarantee(config, commands, run.hits)
     queries = [(Op.QUERY, 0x40 + i, 5) for i in range(24)]
-    accepted = accepted_cycles(config, "parallel", queries, pace=2)
-    assert {b - a for a, b in zip(accepted[4:], accepted[5:])} == {2}, accepted
+    accepted = accepted_cycles(config, "parallel", queries, pace=pace)
+    assert {b - a for a, b in zip(accepted[4:], accepted[5:])} == {pace}, accepted
     one = accepted_cycles(config, "parallel", queries)
     assert {b - a for a, b in zip(one[4:], one[5:])} == {1}, one
 

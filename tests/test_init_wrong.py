@@ -45,10 +45,10 @@ CASES = [
     # the core
     _case("APBBF-scan", lambda: APBBF(CONFIG, scan="systolic"), ValueError, "scan must be one of 'fsm', 'parallel'"),
     _case("APBBF-parity", lambda: APBBF(CONFIG, parity=1), TypeError, "parity must be a bool"),
-    _case("APBBF-pace", lambda: APBBF(CONFIG, scan="parallel", pace=3), ValueError, "pace must be from 1 to 2, not 3"),
+    _case("APBBF-pace", lambda: APBBF(CONFIG, scan="parallel", pace=4), ValueError, "pace must be from 1 to 3, not 4"),
     _case("APBBF-pace-type", lambda: APBBF(CONFIG, scan="parallel", pace=2.0), TypeError, "pace must be an integer"),
     _case("APBBF-pace-fsm", lambda: APBBF(CONFIG, scan="fsm", pace=2), ValueError, "pace must be 1 with scan='fsm'"),
-    _case("ParallelScan-pace", lambda: ParallelScan(CONFIG, pace=0), ValueError, "pace must be from 1 to 2, not 0"),
+    _case("ParallelScan-pace", lambda: ParallelScan(CONFIG, pace=0), ValueError, "pace must be from 1 to 3, not 0"),
     _case("CircularBuffer-lookahead", lambda: CircularBuffer(CONFIG, lookahead=1), TypeError,
           "lookahead must be a bool"),
     _case("AXIStreamAPBBF-scan", lambda: AXIStreamAPBBF(CONFIG, scan="fast"), ValueError, "scan must be one of"),

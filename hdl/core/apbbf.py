@@ -50,9 +50,10 @@ class APBBF(wiring.Component):
     ----------
     config : Config
     scan : {"fsm", "parallel"}
-    pace : {1, 2}
+    pace : {1, 2, 3}
         (``scan="parallel"``.) Cycles per command at most: 1, a command every clock; 2, every other clock at
-        most, with a shallower decision (:class:`~apbbf.hdl.core.scan_parallel.ParallelScan`).
+        most, with a shallower decision; 3, every third clock, decided from registered flags
+        (:class:`~apbbf.hdl.core.scan_parallel.ParallelScan`).
     parity : bool
         Protect every block word with parity (:class:`~apbbf.hdl.core.segments.Segments`): a word whose parity fails
         reads as all ones, so a flipped memory bit can cause a false positive, never a false negative. Without
@@ -81,7 +82,7 @@ class APBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is unknown, or ``pace`` is not 1 or 2 (or not 1 with the FSM scan).
+        If ``scan`` is unknown, or ``pace`` is not 1, 2 or 3 (or not 1 with the FSM scan).
     """
 
     def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):
@@ -127,7 +128,7 @@ class APBBF(wiring.Component):
 
     @property
     def pace(self) -> int:
-        """Cycles per command at most of the parallel scan (1 or 2; 1 for the FSM scan)."""
+        """Cycles per command at most of the parallel scan (1, 2 or 3; 1 for the FSM scan)."""
         return self._pace
 
     @property

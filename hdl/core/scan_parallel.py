@@ -13,7 +13,7 @@ from .types import Op, asks
 __all__ = ["ParallelScan", "PACES", "check_pace", "staging", "response_latency", "queue_depth", "restart_cycles"]
 
 #: Cycles per command at most that the parallel scan can be built for (:class:`ParallelScan`'s ``pace``).
-PACES = (1, 2)
+PACES = (1, 2, 3)
 
 
 def check_pace(pace) -> None:
@@ -24,7 +24,7 @@ def check_pace(pace) -> None:
     TypeError
         If ``pace`` is not an integer.
     ValueError
-        If it is not 1 or 2.
+        If it is not 1, 2 or 3.
     """
     check_integer("pace", pace, range(PACES[0], PACES[-1] + 1))
 
@@ -42,8 +42,8 @@ def staging(config: Config) -> int:
 def response_latency(config: Config, pace: int = 1) -> int:
     """Cycles from a command's acceptance to its response on ``rsp`` with ``rsp.ready`` high, when it does not
     wait in A: U and T (:func:`staging`: 2 for a time-bounded window), A ``pace`` (a command is decided in its first
-    cycle there at one command per clock, in its second at ``pace=2``), hash ``latency`` (the last stage reads),
-    the rest of the read ``READ_LATENCY - 1``, M, W, D, E, F, then the response queue 2
+    cycle there at one command per clock, in its second at ``pace=2``, its third at ``pace=3``), hash ``latency``
+    (the last stage reads), the rest of the read ``READ_LATENCY - 1``, M, W, D, E, F, then the response queue 2
     (:class:`~amaranth.lib.fifo.SyncFIFOBuffered`)."""
     return staging(config) + pace + hash_latency(config) + READ_LATENCY - 1 + _AFTER_READ + 2
 
@@ -81,12 +81,14 @@ class ParallelScan(wiring.Component):
     Parameters
     ----------
     config : Config
-    pace : {1, 2}
+    pace : {1, 2, 3}
         Cycles per command at most: 1, a command every clock (the buffer decides a command in the cycle the one
         ahead of it is decided, from flags computed a cycle ahead: its ``lookahead``); 2, a command every other
         clock at most, decided from the buffer's flags as they are (a ``CircularBuffer`` without
         ``lookahead``), which keeps that decision's logic about half as deep: for a stream that never needs a
-        command every clock (a packet de-duplicator whose shortest frame is two beats or more).
+        command every clock (a packet de-duplicator whose shortest frame is two beats or more); 3, a command
+        every third clock at most, decided from the buffer's flags as they are registered in its second cycle,
+        so that no reduction over the segments is in front of the decision (four beats or more).
 
     Attributes
     ----------
@@ -98,7 +100,7 @@ class ParallelScan(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``pace`` not an int.
     ValueError
-        If ``pace`` is not 1 or 2.
+        If ``pace`` is not 1, 2 or 3.
     """
 
     def __init__(self, config: Config, *, pace: int = 1):
@@ -114,7 +116,7 @@ class ParallelScan(wiring.Component):
 
     @property
     def pace(self) -> int:
-        """Cycles per command at most (1 or 2)."""
+        """Cycles per command at most (1, 2 or 3)."""
         return self._pace
 
     @property
@@ -251,13 +253,24 @@ class ParallelScan(wiring.Component):
                     ~buffer.restart_next_decided)
             holds = ((a_valid | entering) & responses.available_if_not & ~buffer.wait_next_held &
                      (~buffer.restart_next_held | cleared | segments.clear))
-        else:
+        elif self._pace == 2:
             # At pace 2 a command is decided in its second cycle in A at the earliest: the flags are those of
             # the command in A now, from the buffer's registers (the "held" case with nothing entering), and
             # none is computed for a command still entering.
             goes = Const(0)
             holds = (a_valid & responses.available_if_not & ~buffer.wait_next_held &
                      (~buffer.restart_next_held | cleared | segments.clear))
+        else:
+            # At pace 3 a command is decided in its third cycle in A at the earliest, from the buffer's flags as
+            # they read in its second: ``shift`` (and ``wait``) registered from its first, ``restart`` a LUT or
+            # two of registers. Held, a command's flags do not change but for the clearing, which only lowers
+            # ``wait``: so what they say now holds next cycle, and the pool-full and stale reductions that the
+            # buffer's next-state flags need are not in front of ``advance``.
+            aged = Signal(name="a_aged")                    # the command in A was there last cycle too
+            m.d.sync += aged.eq(a_valid & ~take)
+            goes = Const(0)
+            holds = (aged & responses.available_if_not & ~buffer.wait &
+                     (~buffer.restart | cleared | segments.clear))
         advance_next = Signal()
         m.d.comb += advance_next.eq(Mux(holding, holds, goes) & segments_ok)
         m.d.sync += [

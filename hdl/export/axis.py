@@ -170,7 +170,7 @@ class AXIStreamAPBBF(wiring.Component):
         The core's scan (:class:`~apbbf.hdl.core.APBBF`).
     parity : bool
         Parity on every block word (:class:`~apbbf.hdl.core.APBBF`), and the ``parity_errors`` port.
-    pace : {1, 2}
+    pace : {1, 2, 3}
         The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
 
     Attributes
@@ -193,7 +193,7 @@ class AXIStreamAPBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is unknown, or ``pace`` not 1 or 2 (not 1 with the FSM scan).
+        If ``scan`` is unknown, or ``pace`` not 1, 2 or 3 (not 1 with the FSM scan).
     """
 
     def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):

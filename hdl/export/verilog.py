@@ -109,10 +109,11 @@ def _timing(config, scan: str, pace: int = 1) -> list[str]:
             "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
         ]
     latency = response_latency(config, pace)
-    if pace == 2:
+    if pace > 1:
+        every, nth = {2: ("every other clock", "second"), 3: ("every third clock", "third")}[pace]
         return [
-            "Latency and throughput (scan=parallel, pace=2): one command every other clock at most (a command is",
-            f"  decided in its second cycle in the buffer); with m_axis_rsp_tready high each response comes {latency}",
+            f"Latency and throughput (scan=parallel, pace={pace}): one command {every} at most (a command is",
+            f"  decided in its {nth} cycle in the buffer); with m_axis_rsp_tready high each response comes {latency}",
             "  cycles after its command is accepted, in order.",
             wait, *(["  time-bounded window after a gap longer than the span first clears every memory "
                      f"({config.segment_blocks} cycles,", "  s_axis_cmd_tready low) before the commands behind it "
@@ -138,7 +139,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         The core's scan.
     parity : bool
         The core's parity option.
-    pace : {1, 2}
+    pace : {1, 2, 3}
         The parallel scan's cycles per command at most.
 
     Raises
@@ -146,7 +147,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is not ``"fsm"`` or ``"parallel"``, or ``pace`` not 1 or 2 (not 1 with the FSM scan).
+        If ``scan`` is not ``"fsm"`` or ``"parallel"``, or ``pace`` not 1, 2 or 3 (not 1 with the FSM scan).
     """
     check_config(config)
     check_parity(parity)
@@ -174,7 +175,7 @@ def header(config, name: str = DEFAULT_MODULE, scan: str = "fsm", parity: bool =
         f"  scan={scan} ("
         + ("Algorithm 1, one segment per cycle" if scan == "fsm" else
            "all segments at once, one command per clock" if pace == 1 else
-           "all segments at once, pace=2: one command every other clock at most")
+           f"all segments at once, pace={pace}: one command every {'other' if pace == 2 else 'third'} clock at most")
         + ")",
         f"  (apbbf export --k {c.k} --l {c.l} --block-bits {c.block_bits} --block-hashes {c.block_hashes} "
         f"--segment-blocks {c.segment_blocks} --key-width {c.key_width} --seed {c.seed}{timed} --scan {scan}"
@@ -246,7 +247,7 @@ def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", p
     scan : {"fsm", "parallel"}
     parity : bool
         Parity on every block word and a ``parity_errors`` port (:class:`~apbbf.hdl.core.APBBF`).
-    pace : {1, 2}
+    pace : {1, 2, 3}
         The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
 
     Raises
@@ -254,7 +255,7 @@ def generate_verilog(config, name: str = DEFAULT_MODULE, *, scan: str = "fsm", p
     TypeError
         If ``config`` is not a Config, ``name`` not a string, ``parity`` not a bool or ``pace`` not an int.
     ValueError
-        If ``name`` is not a plain identifier, ``scan`` unknown or ``pace`` not 1 or 2 (1 with the FSM scan).
+        If ``name`` is not a plain identifier, ``scan`` unknown or ``pace`` not 1, 2 or 3 (1 with the FSM scan).
     RuntimeError
         If Yosys is missing or fails.
     """

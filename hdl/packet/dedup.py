@@ -90,7 +90,9 @@ class PacketDedup(wiring.Component):
     scan : {"fsm", "parallel"}
         The core's scan: ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
         two beats at least, so the parallel core is built for a key every other clock (``pace=2``, a shallower
-        decision, :class:`~apbbf.hdl.core.APBBF`); at 512 bits for one every clock.
+        decision, :class:`~apbbf.hdl.core.APBBF`); at 128 bits and below it takes four beats at least, and the
+        core is built for a key every third clock (``pace=3``, decided from registered flags); at 512 bits for
+        one every clock.
 
     Attributes
     ----------
@@ -198,9 +200,12 @@ class PacketDedup(wiring.Component):
 
     @property
     def core_pace(self) -> int:
-        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``): 2 with the parallel scan
-        below 512 bits, where a frame of 60 bytes or more takes two beats or more; else 1."""
-        return 2 if self._scan == "parallel" and self._width <= 256 else 1
+        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``) with the parallel scan:
+        3 up to 128 bits and 2 at 256, where a frame of 60 bytes or more takes four beats or more, and two; else
+        1."""
+        if self._scan != "parallel":
+            return 1
+        return 3 if self._width <= 128 else 2 if self._width == 256 else 1
 
     @property
     def extractor_latency(self) -> int:

@@ -541,11 +541,15 @@ class KeyExtractor(wiring.Component):
                 for index, value in enumerate(mask_words[s]):
                     with m.Case(index):
                         m.d.comb += word.eq(value)
-            # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only
+            # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only. The bytes are
+            # hi - lo clamped at zero by the difference's sign (zero or less exactly when the slot is not fed), so
+            # that the clamp is the end of one carry chain, not a compare of its own (a 64-bit path, 6.68 ns).
+            span = Signal(signed(cw + 1), name=f"span_{s}")
+            m.d.comb += span.eq(q_hi[s] - q_lo[s])
             m.d.sync += [
                 p1["valid"].eq(q_take & fed),
                 p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
-                p1["bytes"].eq(Mux(fed, q_hi[s] - q_lo[s], 0)),
+                p1["bytes"].eq(Mux(span[-1], 0, span[:cw])),
                 p1["lanes"].eq(word & Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0)
                                             for lane in range(B)])),
             ]
