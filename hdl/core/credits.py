@@ -2,7 +2,18 @@
 
 from amaranth import Mux, Signal
 
-__all__ = ["credit_flag"]
+__all__ = ["stepped", "credit_flag"]
+
+
+def stepped(m, count, *, up, down, name: str | None = None):
+    """The next value of ``count``, one more with ``up`` and one less with ``down`` (unchanged with both or
+    neither): picked by (``down``, ``up``) at the last gate among the count and its two adders, which are adders of
+    the register alone. ``up`` and ``down`` are a user's decisions, late in the cycle, and run into no carry
+    chain (a read's or a write's enable into a level's adder was a 64-bit de-duplicator's path three times)."""
+    name = name or count.name
+    more, fewer = Signal.like(count, name=f"{name}_up"), Signal.like(count, name=f"{name}_down")
+    m.d.comb += [more.eq(count + 1), fewer.eq(count - 1)]
+    return Mux(down, Mux(up, count, fewer), Mux(up, more, count))
 
 
 def credit_flag(m, name: str, take, give, total: int, *, init: int | None = None):
@@ -16,11 +27,7 @@ def credit_flag(m, name: str, take, give, total: int, *, init: int | None = None
     count = Signal(range(total + 1), init=init, name=f"{name}_count")
     flag = Signal(init=init > 0, name=f"{name}_flag")
     flag_next = Signal(name=f"{name}_next")
-    # The count's next value is picked by (take, give) at the last gate among the count and its two adders (of the
-    # register alone): ``take`` is the user's decision, late in the cycle, and runs into no carry chain.
-    up, down = Signal.like(count, name=f"{name}_up"), Signal.like(count, name=f"{name}_down")
-    m.d.comb += [up.eq(count + 1), down.eq(count - 1)]
-    m.d.sync += [count.eq(Mux(take, Mux(give, count, down), Mux(give, up, count))), flag.eq(flag_next)]
+    m.d.sync += [count.eq(stepped(m, count, up=give, down=take, name=name)), flag.eq(flag_next)]
     m.d.comb += flag_next.eq(flag)
     with m.If(take & ~give):
         m.d.comb += flag_next.eq(count != 1)

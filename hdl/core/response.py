@@ -6,6 +6,7 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
+from .credits import stepped
 from .types import response_layout
 
 __all__ = ["ResponseQueue"]
@@ -77,14 +78,7 @@ class ResponseQueue(wiring.Component):
         none_left, one_left = Signal(init=self._depth == 0), Signal(init=self._depth == 1)
         back = self.o.valid & self.o.ready
         moves = Cat(back, self.reserve)                   # 0b01: +1, 0b10: -1, else 0
-        credits_next = Signal.like(credits)
-        fewer, more = Signal.like(credits), Signal.like(credits)
         m.d.comb += [
-            # The count less one and plus one are adders of the register, and (reserve, back) pick among them and
-            # the count at the last gate: no carry chain after the returned credit (the response queue's ready
-            # -> the adder's carry was a 64-bit de-duplicator's path, 6.28 ns).
-            fewer.eq(credits - 1), more.eq(credits + 1),
-            credits_next.eq(Mux(moves == 0b10, fewer, Mux(moves == 0b01, more, credits))),
             # reserve only with a credit: the count after it is not zero with "two or more", or "one, and one
             # comes back".
             self.available_if_reserved.eq(~none_left & ~one_left | (one_left & back)),
@@ -94,7 +88,10 @@ class ResponseQueue(wiring.Component):
         # The flags' next values without the sum: the count moves by -1, 0 or +1, so each is a compare of the
         # count now with a constant, picked by (reserve, back); no carry chain between the returned credit and
         # the flags.
-        m.d.sync += [credits.eq(credits_next), available.eq(self.available_next),
+        # No carry chain after the returned credit either (the response queue's ready -> the adder's carry was a
+        # 64-bit de-duplicator's path, 6.28 ns).
+        m.d.sync += [credits.eq(stepped(m, credits, up=back, down=self.reserve, name="credits")),
+                     available.eq(self.available_next),
                      none_left.eq(Mux(moves == 0b10, credits == 1, Mux(moves == 0b01, 0, none_left))),
                      one_left.eq(Mux(moves == 0b10, credits == 2, Mux(moves == 0b01, none_left, one_left)))]
         m.d.comb += self.available.eq(available)

@@ -5,6 +5,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
+from ..core.credits import stepped
 
 __all__ = ["UngatedFIFO"]
 
@@ -101,12 +102,9 @@ class UngatedFIFO(wiring.Component):
             m.d.sync += produce.eq(Mux(produce == entries - 1, 0, produce + 1))
         with m.If(read):
             m.d.sync += consume.eq(Mux(consume == entries - 1, 0, consume + 1))
-        # The level's next value is picked by the read at the last gate, from the level plus and minus one (adders
-        # of a register): the read is the reader's decision, late in the cycle, and it does not run into a carry
-        # chain (at 64 bits, the reader's flags -> read -> the adder's carry was the extractor's path, 7.0 ns).
-        up, down = Signal.like(self.level), Signal.like(self.level)
-        m.d.comb += [up.eq(self.level + 1), down.eq(self.level - 1)]
-        m.d.sync += self.level.eq(Mux(read, Mux(self.w_en, self.level, down), Mux(self.w_en, up, self.level)))
+        # The read does not run into the level's carry chain (at 64 bits, the reader's flags -> read -> the
+        # adder's carry was the extractor's path, 7.0 ns).
+        m.d.sync += self.level.eq(stepped(m, self.level, up=self.w_en, down=read, name="level"))
         if self._taken:
             taken_port = storage.read_port(domain="comb")
             taken_at = Signal(range(entries), init=entries - 1)
