@@ -90,9 +90,9 @@ class PacketDedup(wiring.Component):
     scan : {"fsm", "parallel"}
         The core's scan: ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
         two beats at least, so the parallel core is built for a key every other clock (``pace=2``, a shallower
-        decision, :class:`~apbbf.hdl.core.APBBF`); at 128 bits and below it takes four beats at least, and the
-        core is built for a key every third clock (``pace=3``, decided from registered flags); at 512 bits for
-        one every clock.
+        decision, :class:`~apbbf.hdl.core.APBBF`); at 512 bits for one every clock. (``pace=3`` would do at 128
+        bits and below, where a frame takes four beats, but at 64 bits it placed and routed worse: see
+        :attr:`core_pace`.)
 
     Attributes
     ----------
@@ -200,12 +200,13 @@ class PacketDedup(wiring.Component):
 
     @property
     def core_pace(self) -> int:
-        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``) with the parallel scan:
-        3 up to 128 bits and 2 at 256, where a frame of 60 bytes or more takes four beats or more, and two; else
-        1."""
+        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``): 2 with the parallel scan
+        below 512 bits, where a frame of 60 bytes or more takes two beats or more; else 1. Not 3 at 64 bits,
+        where a frame takes eight: that core mapped to wider LUTs (164 L6MUX21 against 13, 550 LUT4 more, around
+        the match picks and the clearing) and router1 did not route two seeds of three in 15 minutes."""
         if self._scan != "parallel":
             return 1
-        return 3 if self._width <= 128 else 2 if self._width == 256 else 1
+        return 2 if self._width <= 256 else 1
 
     @property
     def extractor_latency(self) -> int:
