@@ -153,3 +153,17 @@ def test_the_wrappers_fold_is_the_parity(width):
 
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_the_timed_design_has_its_reset_on_a_global():
+    """Placed on an ECP5, the de-duplicator's reset reaches its flip-flops through a DCCA (a global network), not
+    as a fabric net of about 10,900 loads; simulated, the design is as it is (no vendor primitive)."""
+    from amaranth.back import rtlil
+
+    from apbbf.flows.dedup_bench import _dedup
+    from apbbf.flows.pnr import rtlil_text, target_platform
+    from apbbf.sim.designs import RegisteredDedup
+    placed = rtlil_text(RegisteredDedup(_dedup(64)), target_platform("ecp5"))
+    assert placed.count("cell \\DCCA ") == 1
+    simulated = rtlil.convert(RegisteredDedup(_dedup(64)), name="top")
+    assert "DCCA" not in simulated
