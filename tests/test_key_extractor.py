@@ -188,10 +188,29 @@ def test_matrix_estimate():
         RegisteredKeyExtractor(SPECS["l3l4"])
 
 
-def test_the_matrices_read_nibble_xors():
-    """The zero beats' CRC matrices (F1..) read their input through its nibble XORs: a bit of each ``f<b>_x``
-    feeds the 8 nibble XORs it is part of and the next stage's multiplexer, not a partial sum of about half of the
-    matrix's 64 rows (40 cells in the netlist before optimization, as they were)."""
+@pytest.mark.parametrize("width", (64, 128, 256, 512), ids=lambda w: f"W{w}")
+def test_the_padding_copies_have_distinct_flips(width):
+    """Each copy of a slot's state for its padding holds it XORed with a constant of its own (equal inputs, Yosys
+    would merge two copies). A recipe whose every variant (IPv4 and IPv6 at 0, 1 and 2 tags, other) starts its
+    range at a shift of its own gives a slot the most copies there can be: one constant each, all distinct."""
+    from apbbf.hdl.packet.key_extractor import _COPY_FLIPS
+    assert len(set(_COPY_FLIPS)) == len(_COPY_FLIPS)
+    spec = KeySpec(ipv4=(Range("l3", 0, 20),), ipv6=(Range("l3", 1, 20),), other=(Range("frame", 5, 20),))
+    dut = KeyExtractor(spec, width)
+    shifts = set(dut._shifts[0]) | {0}
+    assert len(shifts) == (6 if width == 64 else 8) <= len(_COPY_FLIPS), sorted(shifts)
+    # for any recipe: a slot's shifts are 0 and at most one per variant (class and tag count), and there are seven
+    assert len(dut._variants) == 7 and len(dut._variants) + 1 <= len(_COPY_FLIPS)
+    for spec in (KeySpec.frame(), KeySpec.l3l4(), spec):
+        other = KeyExtractor(spec, width)
+        assert all(len(set(slot) | {0}) <= len(other._variants) + 1 for slot in other._shifts)
+
+
+@pytest.mark.slow                                   # Yosys on the whole extractor: a minute or two
+def test_the_padding_copies_survive_optimization():
+    """The copies of slot 0's state that the padding matrices read (one per shift its segment can start at) are
+    still distinct registers after Yosys's ``opt_merge`` (which merges registers of the same input, as synthesis
+    does): merged, they would be the one net of high fan-out the copies are there to split."""
     import json
     import subprocess
     from pathlib import Path
@@ -200,21 +219,20 @@ def test_the_matrices_read_nibble_xors():
 
     from apbbf.toolchain import find_yosys, tool_environ
     dut = KeyExtractor(KeySpec.l3l4(), 64)
-    work = Path(__file__).resolve().parent.parent / "build" / "test_extractor_fanout"  # YoWASP: a path in the repo
+    shifts = sorted(set(dut._shifts[0]) | {0})
+    assert len(shifts) >= 3, shifts                 # l3l4 at 64 bits: 0 and the IP header's 14, 18, 22 mod 8
+    work = Path(__file__).resolve().parent.parent / "build" / "test_extractor_copies"  # YoWASP: a path in the repo
     work.mkdir(parents=True, exist_ok=True)
     ports = [dut.i.valid, dut.i.payload.as_value(), dut.o.valid, dut.o.payload.as_value()]   # ready is a constant
     (work / "extractor.il").write_text(rtlil.convert(dut, name="top", ports=ports))
-    # the cells as written: no optimization
-    script = "read_rtlil extractor.il; hierarchy -top top; proc; flatten; opt_clean; write_json out.json"
+    script = ("read_rtlil extractor.il; hierarchy -top top; proc; flatten; opt_clean; opt_merge; opt_clean; "
+              "write_json out.json")
     subprocess.run([find_yosys(), "-q", "-p", script], cwd=work, check=True, timeout=300, env=tool_environ())
-    module = json.loads((work / "out.json").read_text())["modules"]["top"]
-    sinks = {}
-    for cell in module["cells"].values():
-        for port, bits in cell["connections"].items():
-            if cell["port_directions"][port] == "input":
-                for bit in set(bits):
-                    sinks[bit] = sinks.get(bit, 0) + 1
-    names = [f"f{b}_x_0" for b in range(dut._q_bits)]
-    for name in names:
-        fanout = max(sinks.get(bit, 0) for bit in module["netnames"][name]["bits"])
-        assert fanout <= 8 + 1, (name, fanout)         # the nibble XORs, the multiplexer
+    cells = json.loads((work / "out.json").read_text())["modules"]["top"]["cells"]
+    netnames = json.loads((work / "out.json").read_text())["modules"]["top"]["netnames"]
+    q_nets = {tuple(cell["connections"]["Q"]) for cell in cells.values() if "Q" in cell["connections"]}
+    q_bits = {bit for q in q_nets for bit in q}
+    for shift in shifts:
+        bits = netnames[f"f0s_state_0_{shift}"]["bits"]
+        assert len(bits) == 64 and all(bit in q_bits for bit in bits), shift
+    assert len({tuple(netnames[f"f0s_state_0_{shift}"]["bits"]) for shift in shifts}) == len(shifts)

@@ -19,7 +19,6 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from ..core.nibble_xors import register_nibble_xors, xor_terms
 from .crc_maps import apply_rows, crc_model, step_matrix, trailer_matrix, zeros_matrix
 from .ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
@@ -33,6 +32,11 @@ _PREFIX = 62
 #: Bits of the byte positions in a frame: frames of up to 65535 bytes, ranges reaching 22 + 2 * 65535.
 _POS = 18
 _INF = (1 << _POS) - 1
+#: What the copies of a slot's state for its padding matrices (F0s) hold XORed: distinct constants, so that no
+#: two copies have the same input (Yosys merges registers that do), undone in the partial sums' LUTs. Eight are
+#: enough: a slot's shifts are 0 and one per variant (class and tag count) of the frame, at most 1 + 3 + 3.
+_COPY_FLIPS = (0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA, 0x3333_3333_3333_3333,
+               0xCCCC_CCCC_CCCC_CCCC, 0x0F0F_0F0F_0F0F_0F0F, 0xF0F0_F0F0_F0F0_F0F0)
 #: The output's ``kind`` code (2 bits) indexes this: 0 other, 1 IPv4, 2 IPv6 (FrameClass values 0, 4, 6).
 KINDS = _KINDS = (FrameClass.OTHER, FrameClass.IPV4, FrameClass.IPV6)
 
@@ -646,10 +650,12 @@ class KeyExtractor(wiring.Component):
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
         # beats to apply. That pads the segment to 64 bytes and adds the trailer's 64 (for slot 0, this is the whole
         # key of a one-range recipe; for the others, it keeps Horner's rule below free of the trailer). Three stages:
-        # F0s registers the state's nibble XORs (nibble_xors) that the matrices of all the slot's shifts take, F0a
-        # each shift's product (an XOR of up to 16 of them per bit) and the shift one-hot, F0 picks one (an AND-OR,
-        # not a multiplexer chain). Through nibble XORs a bit of the state feeds 8 LUTs, not one per row and shift:
-        # those nets spanned the slot's whole logic (the extractor's critical path, and congestion at 64 bits).
+        # F0s copies the state, one register per shift the slot can have, F0a registers partial sums of 8 bits of each
+        # copy (and the shift one-hot), F0 picks one (an AND-OR, not a multiplexer chain). The copies are there for
+        # the placer: the state register feeds its own loop's 64 rows, and the padding's rows read about half its bits
+        # each, for every shift; from one register those nets spanned the slot's whole logic (the extractor's critical
+        # path). Each copy holds the state XORed with a constant of its own, which its partial sums undo for free (a
+        # constant in their LUTs): otherwise Yosys would merge copies with the same input into one.
         R = BLOCK_BYTES // B
 
         def delay(name, signals):
@@ -676,22 +682,28 @@ class KeyExtractor(wiring.Component):
                 for k, first in enumerate(self._first):
                     with m.Case(k):
                         m.d.sync += f["len"].eq(slot[s + first]["len"] if s + first < S else 0)
-            shifts = sorted(set(self._shifts[s]) | {0})
-            f["matrices"] = {shift: zeros_matrix(BLOCK_BYTES - B + shift) for shift in shifts}
-            f["xors"] = register_nibble_xors(m, f_state, [row for rows in f["matrices"].values() for row in rows],
-                                             f"f0s_state_{s}")
+            copies = {}
+            for index, shift in enumerate(sorted(set(self._shifts[s]) | {0})):
+                flip = _COPY_FLIPS[index]
+                copy = Signal(64, name=f"f0s_state_{s}_{shift}")
+                m.d.sync += copy.eq(f_state ^ flip)
+                copies[shift] = (copy, flip)
+            f["copies"] = copies
             lanes_f.append(f)
         common = delay("f0a", common)
         for s, f in enumerate(lanes_f):
             nxt = delay(f"f0a_{s}", {name: f[name] for name in ("q", "len", "blocks")})
-            # the shift one-hot over the candidates, so that F0's pick is an AND-OR
-            nxt["pick"] = Signal(len(f["matrices"]), name=f"f0a_pick_{s}")
-            m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["matrices"]]))
-            candidates = []
-            for shift, rows in f["matrices"].items():
-                product = Signal(64, name=f"f0a_x_{s}_{shift}")
-                m.d.sync += product.eq(Cat(*[xor_terms(f["xors"], row, 64) for row in rows]))
-                candidates.append(product)
+            # the shift one-hot over the candidates, so that F0's pick is an AND-OR beside the XORs
+            nxt["pick"] = Signal(len(f["copies"]), name=f"f0a_pick_{s}")
+            m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["copies"]]))
+            candidates = {}
+            for shift, (copy, flip) in f["copies"].items():
+                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
+                # each group's parity of the copy, with the flip's parity over the group undone
+                m.d.sync += partial.eq(Cat(*[(copy & group).xor() ^ (bin(flip & group).count("1") & 1)
+                                             for group in groups]))
+                candidates[shift] = (partial, sums)
             nxt["candidates"] = candidates
             lanes_f[s] = nxt
         common = delay("f0", common)
@@ -699,17 +711,19 @@ class KeyExtractor(wiring.Component):
             nxt = delay(f"f0_{s}", {name: f[name] for name in ("q", "len", "blocks")})
             nxt["x"] = Signal(64, name=f"f0_x_{s}")
             x = 0
-            for index, product in enumerate(f["candidates"]):
-                x = x | Mux(f["pick"][index], product, 0)
+            for index, (partial, sums) in enumerate(f["candidates"].values()):
+                x = x | Mux(f["pick"][index], apply_rows(sums, partial), 0)
             m.d.sync += nxt["x"].eq(x)
             lanes_f[s] = nxt
 
-        def moved_by(name, rows, value):
-            """``rows`` applied to ``value`` in two stages: the nibble XORs of ``value`` the rows take, registered
-            now (one LUT4 each), and a function giving the rows' outputs from them (an XOR of up to 16 per row: two
-            LUT levels) in the next stage."""
-            xors = register_nibble_xors(m, value, rows, name)
-            return lambda: Cat(*[xor_terms(xors, row, len(value)) for row in rows])
+        def partial_sums(name, rows, value):
+            """``rows`` applied to ``value`` in two stages: the registered partial sums (of at most 8 bits: two LUT
+            levels, whatever Yosys shares between rows) now, and a function giving the rows' outputs from them (one
+            small XOR per row) in the next stage."""
+            groups, sums = _partial_sums(rows, len(value))
+            partial = Signal(len(groups), name=name)
+            m.d.sync += partial.eq(Cat(*[(value & group).xor() for group in groups]))
+            return lambda: apply_rows(sums, partial)
 
         # F1..: times A^(B * 2^b) for each bit b of q + 1, in two stages each (partial sums, then their XOR and
         # the choice by q's bit).
@@ -717,7 +731,7 @@ class KeyExtractor(wiring.Component):
             common = delay(f"f{b + 1}a", common)
             moved = []
             for s, f in enumerate(lanes_f):
-                moved.append(moved_by(f"f{b + 1}a_xor_{s}", zeros_matrix(B << b), f["x"]))
+                moved.append(partial_sums(f"f{b + 1}a_partial_{s}", zeros_matrix(B << b), f["x"]))
                 lanes_f[s] = delay(f"f{b + 1}a_{s}", f)
             common = delay(f"f{b + 1}", common)
             for s, f in enumerate(lanes_f):
@@ -739,7 +753,7 @@ class KeyExtractor(wiring.Component):
                     common, lens = delay(name, common), delay(f"{name}_len", lens)
                     x, blocks = waiting[0]["x"], waiting[0]["blocks"]
                     if half == "a":
-                        moved = moved_by(f"{name}_xor", zeros_matrix(BLOCK_BYTES << b), acc)
+                        moved = partial_sums(f"{name}_partial", zeros_matrix(BLOCK_BYTES << b), acc)
                         acc = delay(name, {"acc": acc})["acc"]
                     else:
                         nxt_acc = Signal(64, name=f"{name}_acc")
