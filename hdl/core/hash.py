@@ -13,12 +13,16 @@ clock of the core behind it:
   slow ones), every later stage XORs up to 16 of the registered parities (two LUT levels);
 - the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
   the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
-- the segment hashes, two stages, through the mixed key's nibble XORs (:mod:`.nibble_xors`): the first stage
-  registers each nibble's XOR combinations that some hash bit takes, once for all segments; the second XORs a
-  bit's terms, one per nibble (at most 16, two LUT levels). So a bit of the mixed key feeds the 8 combinations it
-  is part of; with parities of 4 of its selected bits in the first stage it fed a LUT of about half of every
-  segment's hash bits, over a hundred, spread over the device's block RAM columns (the unit's critical path, a
-  congested group of nets of the packet de-duplicator).
+- the segment hashes, two stages, read the mixed key through its nibbles' XORs (:func:`nibble_xors`): an H3
+  bit is the parity of the mixed bits its mask selects, which is the XOR, over the key's nibbles, of the XOR of
+  the bits the mask selects in that nibble. So the first stage registers each nibble's nonzero XOR combinations
+  (at most 15 per nibble, one LUT4 each) once for all segments, and every hash bit XORs one of them per nibble
+  (at most 16, two LUT levels). Parities of 4 arbitrary selected bits in that stage instead (8 LUT4s per hash
+  bit) had a bit of the mixed key feed a LUT of about half of every segment's hash bits (over a hundred LUTs,
+  next to segments spread over the device's block RAM columns): one net per bit that was a critical path and, in
+  nextpnr's router2 heat map, one of the two most congested groups of nets of the packet de-duplicator. Now a
+  mixed bit feeds the 8 combinations it is part of, and the first stage is one LUT per combination, not one per
+  hash bit and group of 4.
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -27,14 +31,15 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
-from .nibble_xors import NIBBLE, register_nibble_xors, xor_terms
 from .types import ConfigSignature
 
-__all__ = ["MIX_ROUNDS_PER_STAGE", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
-           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
+__all__ = ["MIX_ROUNDS_PER_STAGE", "NIBBLE", "nibble_xors", "segment_hash_layout", "tree_groups", "hash_stages",
+           "hash_latency", "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
+#: Bits per group whose XOR combinations the segment hashes' first stage registers (one LUT4 each).
+NIBBLE = 4
 #: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
 _FIRST_GROUP = 4
 #: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
@@ -99,6 +104,18 @@ hash_signature = HashSignature
 def selected_bits(value, mask: int) -> list:
     """The bits of ``value`` where ``mask`` has a 1, lowest first: the inputs of one H3 parity."""
     return [value[i] for i in range(len(value)) if mask >> i & 1]
+
+
+def nibble_xors(mask: int, width: int) -> list[tuple[int, int]]:
+    """The terms of the H3 parity of ``mask`` over a ``width``-bit value, one per :data:`NIBBLE` of the value
+    where ``mask`` selects a bit: ``(nibble, combination)``, the XOR of the bits of that nibble set in
+    ``combination`` (1 to 15). The parity is the XOR of its terms (an empty list: 0)."""
+    terms = []
+    for nibble in range(-(-width // NIBBLE)):
+        combination = mask >> (NIBBLE * nibble) & ((1 << NIBBLE) - 1)
+        if combination:
+            terms.append((nibble, combination))
+    return terms
 
 
 class HashUnit(wiring.Component):
@@ -196,17 +213,21 @@ class HashUnit(wiring.Component):
             assert len(groups) == stages["fold"]
             folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
         mixed = self._mixer(m, folded)
-        # The segment hashes through the mixed key's nibble XORs, registered once for all segments, so that a
-        # mixed bit feeds 8 LUTs and not a LUT of half of all hash bits; the second stage XORs up to 16 of them.
-        width = spec.mix_width
-        assert tree_groups(width) == [NIBBLE, _GROUP] and stages["segment"] == 2 and width // NIBBLE <= _GROUP
-        masks = [mask for segment in spec.segment_masks for mask in segment]
-        xors = register_nibble_xors(m, mixed, masks, "nibble", en=self.en, reset_less=True)
-        for j, segment in enumerate(spec.segment_masks):
-            bits = Signal(len(segment), name=f"seg{j}", reset_less=True)
+        # The first stage of the segment hashes: every nibble XOR a hash bit takes (nibble_xors), registered
+        # once for all segments, so that a mixed bit feeds 8 LUTs and not a LUT of half of all hash bits.
+        terms = [[nibble_xors(mask, spec.mix_width) for mask in masks] for masks in spec.segment_masks]
+        xors = {}
+        for nibble, combination in sorted({term for segment in terms for bit in segment for term in bit}):
+            register = Signal(name=f"nibble{nibble}_xor{combination:x}", reset_less=True)
+            bits = mixed[NIBBLE * nibble:NIBBLE * (nibble + 1)]
             with m.If(self.en):
-                m.d.sync += bits.eq(Cat(*[xor_terms(xors, mask, width) for mask in segment]))
-            m.d.comb += self.hashes[j].eq(bits)
+                m.d.sync += register.eq(Cat(bits[b] for b in range(NIBBLE) if combination >> b & 1).xor())
+            xors[nibble, combination] = register
+        # The second stage XORs a bit's terms, one per nibble: at most 16 (a 64-bit mixer), one _GROUP.
+        assert tree_groups(spec.mix_width) == [NIBBLE, _GROUP] and stages["segment"] == 2
+        for j, segment in enumerate(terms):
+            inputs = [[xors[term] for term in bit] or [Const(0, 1)] for bit in segment]
+            m.d.comb += self.hashes[j].eq(Cat(*self._tree(m, inputs, [_GROUP], f"seg{j}_")))
         return m
 
 
