@@ -8,21 +8,17 @@ tests them in a block that was read.
 The pipeline (:func:`hash_stages`), every stage at most two LUT4 levels deep so that the hash never sets the
 clock of the core behind it:
 
-- the fold (keys wider than 64 bits) is a pipelined XOR tree per folded bit, three stages (up to 1024 bits): the
-  first takes parities of 4 bits (one LUT4 as written: its inputs fan out to every tree, so their nets are the
-  slow ones), every later stage XORs up to 16 of the registered parities (two LUT levels);
+- the fold (keys wider than 64 bits) and the segment hashes are pipelined XOR trees: the first stage takes
+  parities of 4 bits (one LUT4 as written: its inputs fan out to every tree, so their nets are the slow ones;
+  it is the unit's critical path after place and route, where ABC shares sub-XORs between trees), every later
+  stage XORs up to 16 of the registered parities (two LUT levels). The segment hashes take two stages, the
+  fold three (up to 1024 bits);
 - the mixer: :data:`MIX_ROUNDS_PER_STAGE` rounds per stage. A round's key XOR, S-box and (in the last round)
-  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring.
-- the segment hashes, two stages, read the mixed key through its nibbles' XORs (:func:`nibble_xors`): an H3
-  bit is the parity of the mixed bits its mask selects, which is the XOR, over the key's nibbles, of the XOR of
-  the bits the mask selects in that nibble. So the first stage registers each nibble's nonzero XOR combinations
-  (at most 15 per nibble, one LUT4 each) once for all segments, and every hash bit XORs one of them per nibble
-  (at most 16, two LUT levels). Parities of 4 arbitrary selected bits in that stage instead (8 LUT4s per hash
-  bit) had a bit of the mixed key feed a LUT of about half of every segment's hash bits (over a hundred LUTs,
-  next to segments spread over the device's block RAM columns): one net per bit that was a critical path and, in
-  nextpnr's router2 heat map, one of the two most congested groups of nets of the packet de-duplicator. Now a
-  mixed bit feeds the 8 combinations it is part of, and the first stage is one LUT per combination, not one per
-  hash bit and group of 4.
+  the final key XOR are one 4-input function per output bit, one LUT4; the bit permutation is wiring. Its last
+  register is kept in up to :data:`MIX_COPIES` copies, each feeding the trees of a group of segments: a bit of
+  the mixed key feeds a first-stage LUT of about half of every segment's hash bits (over a hundred LUTs, next to
+  segments spread over the device's block RAM columns), and as one net that was the critical path of two lanes
+  on every seed (9-10 ns of routing).
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -33,13 +29,16 @@ from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
 from .types import ConfigSignature
 
-__all__ = ["MIX_ROUNDS_PER_STAGE", "NIBBLE", "nibble_xors", "segment_hash_layout", "tree_groups", "hash_stages",
-           "hash_latency", "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
+__all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
+           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
-#: Bits per group whose XOR combinations the segment hashes' first stage registers (one LUT4 each).
-NIBBLE = 4
+#: Copies of the mixer's last register, at most (one per group of segments). Four because Yosys merges
+#: flip-flops with the same input and initial value (``opt_merge``) and Amaranth gives no way to mark one as
+#: kept: the copies differ in what they store (the mixed key, or its complement, undone where it is read: the
+#: tree's first LUT absorbs the inversion) and in their initial value (0 or all ones), four distinct registers.
+MIX_COPIES = 4
 #: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
 _FIRST_GROUP = 4
 #: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
@@ -106,18 +105,6 @@ def selected_bits(value, mask: int) -> list:
     return [value[i] for i in range(len(value)) if mask >> i & 1]
 
 
-def nibble_xors(mask: int, width: int) -> list[tuple[int, int]]:
-    """The terms of the H3 parity of ``mask`` over a ``width``-bit value, one per :data:`NIBBLE` of the value
-    where ``mask`` selects a bit: ``(nibble, combination)``, the XOR of the bits of that nibble set in
-    ``combination`` (1 to 15). The parity is the XOR of its terms (an empty list: 0)."""
-    terms = []
-    for nibble in range(-(-width // NIBBLE)):
-        combination = mask >> (NIBBLE * nibble) & ((1 << NIBBLE) - 1)
-        if combination:
-            terms.append((nibble, combination))
-    return terms
-
-
 class HashUnit(wiring.Component):
     """Every physical segment's hash of a key (fold, keyed mixer, H3), bit for bit as
     :class:`~apbbf.model.hashing.HashSpec`, in a pipeline of :func:`hash_latency` stages.
@@ -173,8 +160,10 @@ class HashUnit(wiring.Component):
             outputs = reduced
         return [bits[0] for bits in outputs]
 
-    def _mixer(self, m, folded):
-        """The mixer's rounds, :data:`MIX_ROUNDS_PER_STAGE` between registers; returns the last register."""
+    def _mixer(self, m, folded, copies: int = 1) -> list:
+        """The mixer's rounds, :data:`MIX_ROUNDS_PER_STAGE` between registers; returns the mixed key from each of
+        ``copies`` (1 to :data:`MIX_COPIES`) copies of the last register (see :data:`MIX_COPIES`)."""
+        assert 1 <= copies <= MIX_COPIES
         spec = self._spec
         width, keys = spec.mix_width, spec.round_keys
         permutation = mix_permutation(width)
@@ -192,13 +181,25 @@ class HashUnit(wiring.Component):
                 nibble = Const(table, 64).word_select(state[4 * i:4 * i + 4], 4)
                 for b in range(4):
                     m.d.comb += out[permutation[4 * i + b]].eq(nibble[b])
-            if (r + 1) % MIX_ROUNDS_PER_STAGE == 0 or r == spec.rounds - 1:
+            if r == spec.rounds - 1:
+                mixed = []
+                ones = (1 << width) - 1
+                for copy in range(copies):
+                    inverted, init = ones * (copy & 1), ones * (copy >> 1)
+                    suffix = f"_copy{copy}" if copies > 1 else ""
+                    registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}{suffix}", init=init,
+                                        reset_less=True)
+                    with m.If(self.en):
+                        m.d.sync += registered.eq(out ^ inverted)
+                    mixed.append(registered ^ inverted if inverted else registered)
+                return mixed
+            if (r + 1) % MIX_ROUNDS_PER_STAGE == 0:
                 registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}", reset_less=True)
                 with m.If(self.en):
                     m.d.sync += registered.eq(out)
-                out = registered
-            state = out
-        return state
+                state = registered
+            else:
+                state = out
 
     def elaborate(self, platform):
         # Three pipelines in a row, each stage at most two LUT4 levels (hash_stages): the hash is never the
@@ -212,22 +213,14 @@ class HashUnit(wiring.Component):
             groups = tree_groups(self._config.key_width)
             assert len(groups) == stages["fold"]
             folded = Cat(*self._tree(m, [selected_bits(self.key, mask) for mask in spec.fold_masks], groups, "fold"))
-        mixed = self._mixer(m, folded)
-        # The first stage of the segment hashes: every nibble XOR a hash bit takes (nibble_xors), registered
-        # once for all segments, so that a mixed bit feeds 8 LUTs and not a LUT of half of all hash bits.
-        terms = [[nibble_xors(mask, spec.mix_width) for mask in masks] for masks in spec.segment_masks]
-        xors = {}
-        for nibble, combination in sorted({term for segment in terms for bit in segment for term in bit}):
-            register = Signal(name=f"nibble{nibble}_xor{combination:x}", reset_less=True)
-            bits = mixed[NIBBLE * nibble:NIBBLE * (nibble + 1)]
-            with m.If(self.en):
-                m.d.sync += register.eq(Cat(bits[b] for b in range(NIBBLE) if combination >> b & 1).xor())
-            xors[nibble, combination] = register
-        # The second stage XORs a bit's terms, one per nibble: at most 16 (a 64-bit mixer), one _GROUP.
-        assert tree_groups(spec.mix_width) == [NIBBLE, _GROUP] and stages["segment"] == 2
-        for j, segment in enumerate(terms):
-            inputs = [[xors[term] for term in bit] or [Const(0, 1)] for bit in segment]
-            m.d.comb += self.hashes[j].eq(Cat(*self._tree(m, inputs, [_GROUP], f"seg{j}_")))
+        segments = len(spec.segment_masks)
+        mixed = self._mixer(m, folded, min(MIX_COPIES, segments))
+        groups = tree_groups(spec.mix_width)
+        assert len(groups) == stages["segment"]
+        for j, masks in enumerate(spec.segment_masks):
+            copy = mixed[j * len(mixed) // segments]             # the copy of this segment's group
+            bits = self._tree(m, [selected_bits(copy, mask) for mask in masks], groups, f"seg{j}_")
+            m.d.comb += self.hashes[j].eq(Cat(*bits))
         return m
 
 
