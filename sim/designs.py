@@ -16,7 +16,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..hdl.core.apbbf import APBBF
 from ..hdl.core.devices import BlockRAM
-from ..hdl.core.ecp5_ram import ECP5BlockRAM, is_ecp5
+from ..hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
 from ..hdl.core.hash import HashUnit
 from ..hdl.core.lanes import Lanes
 from ..hdl.packet.dedup import PacketDedup
@@ -35,8 +35,7 @@ def _on_a_global_reset(m: Module, platform, design, domain: str):
     nextpnr-ecp5 puts clocks on the global networks and nothing else, so a reset on the fabric is a net with a
     load in every tile of the design: the packet de-duplicator's reaches about 10,900 flip-flops at 64 bits, 8 %
     of the arcs to route, and with it router1 ran past 15 minutes on one seed in three."""
-    from amaranth.vendor import LatticePlatform
-    if not (isinstance(platform, LatticePlatform) and platform.family == "ecp5"):
+    if not is_ecp5(platform) or isinstance(platform, SimulatedECP5):
         return design
     m.domains += ClockDomain(domain)
     m.d.comb += ClockSignal(domain).eq(ClockSignal())

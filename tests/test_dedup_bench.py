@@ -161,6 +161,7 @@ def test_the_timed_design_has_its_reset_on_a_global():
     from amaranth.hdl import Fragment, Instance
 
     from apbbf.flows.pnr import target_platform
+    from apbbf.hdl.core.ecp5_ram import SimulatedECP5
     from apbbf.hdl.packet.dedup import PacketDedup
     from apbbf.model import Config
     from apbbf.model.packet import KeySpec
@@ -179,3 +180,4 @@ def test_the_timed_design_has_its_reset_on_a_global():
         return found
     assert instances(target_platform("ecp5")).count("DCCA") == 1
     assert "DCCA" not in instances(None)
+    assert "DCCA" not in instances(SimulatedECP5())   # simulated as an ECP5: its block RAMs, not a vendor DCCA
