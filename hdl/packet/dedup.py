@@ -319,17 +319,11 @@ class PacketDedup(wiring.Component):
         key_arrives = extractor.o.valid
         info_load = info.r_rdy & (~info_held | key_arrives)
         m.d.comb += info.r_en.eq(info_load)
-        # Whether the head's key goes in the key queue (neither errored nor released) is registered with the head,
-        # so that the queue's write is one LUT of flip-flops (the key, this flag, the room) and each bank's write
-        # one more input of it: from the head's two bits, a LUT of its own stood a long route before the banks.
-        info_inserts = Signal()
         with m.If(info_load):
-            next_out = data.View(info_layout, info.r_data)
-            m.d.sync += [info_head.eq(~info.r_data), info_inserts.eq(~next_out.errored & ~next_out.released),
-                         info_held.eq(1)]
+            m.d.sync += [info_head.eq(~info.r_data), info_held.eq(1)]
         with m.Elif(key_arrives):
             m.d.sync += info_held.eq(0)
-        m.d.comb += [keys.w.valid.eq(key_arrives & info_inserts & key_room),
+        m.d.comb += [keys.w.valid.eq(key_arrives & ~info_out.errored & ~info_out.released & key_room),
                      keys.w.payload.key.eq(extractor.o.payload.key), keys.w.payload.time.eq(info_out.time)]
         status = Signal(2)
         m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,

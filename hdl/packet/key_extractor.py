@@ -466,10 +466,6 @@ class KeyExtractor(wiring.Component):
             m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
         q_lo = [Signal(cw, name=f"q_lo_{s}") for s in range(S)]
         q_hi = [Signal(cw, name=f"q_hi_{s}") for s in range(S)]
-        q_in = [Signal(B, name=f"q_in_{s}") for s in range(S)]
-        # the lanes before the beat's end, shared by the slots: lane < valid_bytes
-        valid_lanes = Signal(B)
-        m.d.comb += valid_lanes.eq(Cat(*[lane < valid_bytes for lane in range(B)]))
         mask_words = []                     # per slot: the distinct mask words, index 0 all ones
         q_mask = []
         for s in range(S):
@@ -491,15 +487,6 @@ class KeyExtractor(wiring.Component):
                 end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
                 hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
             ]
-            # the segment's lanes of the beat, lo <= lane < hi, as a register of a bit per lane: from lo and hi
-            # registered, every lane's compare hung on the two registers (at 512 bits, 64 lanes: one net of 6 ns
-            # in front of the lanes' masks, and at 64 bits the route in front of the byte count). Written from
-            # to_start and to_end, not from lo and hi, so that hi's clamp is an AND and not a mux of compares.
-            starts_by = [to_start[-1] | ((to_start[log_b:] == 0) & (to_start[:log_b] <= lane)) for lane in range(B)]
-            ends_after = [~to_end[-1] & ((to_end[log_b:] != 0) | (lane < to_end[:log_b])) for lane in range(B)]
-            in_lanes = Signal(B, name=f"in_lanes_{s}")
-            m.d.comb += in_lanes.eq(Cat(*[starts_by[lane] & ends_after[lane] & valid_lanes[lane]
-                                          for lane in range(B)]))
             words = {(1 << W) - 1: 0}
             cases = {}
             for (k, t), ranges in self._variants.items():
@@ -520,13 +507,12 @@ class KeyExtractor(wiring.Component):
                         m.d.comb += mask_index.eq(index)
             q_mask.append(Signal.like(mask_index, name=f"q_mask_{s}"))
             with m.If(take):
-                m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_in[s].eq(in_lanes), q_mask[s].eq(mask_index)]
+                m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
 
         return dict(q_take=q_take, q_last=q_last, q_data=q_data, q_count=q_count, q_kind=q_kind, q_lo=q_lo,
-                    q_hi=q_hi, q_in=q_in, q_mask=q_mask, mask_words=mask_words)
+                    q_hi=q_hi, q_mask=q_mask, mask_words=mask_words)
 
-    def _elaborate_segments(self, m, *, q_take, q_last, q_data, q_count, q_kind, q_lo, q_hi, q_in, q_mask,
-                            mask_words):
+    def _elaborate_segments(self, m, *, q_take, q_last, q_data, q_count, q_kind, q_lo, q_hi, q_mask, mask_words):
         """Q to P3: each slot's segment of the beat, masked, and its CRC step. Returns each slot's P3 registers
         and the frame's (end, bytes, kind) beside them."""
         W, B, S = self._data_width, self._data_width // 8, self._slots
@@ -544,7 +530,7 @@ class KeyExtractor(wiring.Component):
             m.d.sync += n_bytes.eq(Mux(q_last, 0, new_n))
         slot = []                           # per slot: its P1 registers
         for s in range(S):
-            fed = q_in[s].any()
+            fed = q_lo[s] < q_hi[s]
             p1 = {name: Signal(shape, name=f"p1_{name}_{s}") for name, shape in (
                 ("lo", cw), ("fed", 1), ("bytes", cw), ("valid", 1), ("lanes", W))}
             # the bits of the beat the slot keeps: its segment's lanes, and the mask's word. One register, so
@@ -555,8 +541,7 @@ class KeyExtractor(wiring.Component):
                 for index, value in enumerate(mask_words[s]):
                     with m.Case(index):
                         m.d.comb += word.eq(value)
-            # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only. The slot is fed
-            # when one of its lanes is in the segment; its bytes are
+            # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only. The bytes are
             # hi - lo clamped at zero by the difference's sign (zero or less exactly when the slot is not fed), so
             # that the clamp is the end of one carry chain, not a compare of its own (a 64-bit path, 6.68 ns).
             span = Signal(signed(cw + 1), name=f"span_{s}")
@@ -565,7 +550,8 @@ class KeyExtractor(wiring.Component):
                 p1["valid"].eq(q_take & fed),
                 p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
                 p1["bytes"].eq(Mux(span[-1], 0, span[:cw])),
-                p1["lanes"].eq(word & Cat(*[Mux(q_in[s][lane], 0xFF, 0) for lane in range(B)])),
+                p1["lanes"].eq(word & Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0)
+                                            for lane in range(B)])),
             ]
             slot.append(p1)
 
