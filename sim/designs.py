@@ -53,7 +53,7 @@ def _shift_in(m: Module, serial_in, width: int, name: str = "chain") -> Signal:
 class RegisteredCore(wiring.Component):
     """The bare core for timing: the key (and, for a Config with a span, the time) is shifted in serially, the
     op and ``cmd.valid`` are registered, and ``rsp.valid & hit`` and ``cmd.ready`` are registered out;
-    ``rsp.ready`` is high. On an ECP5 device the core's reset is on a global network (a DCCA).
+    ``rsp.ready`` is high.
 
     Parameters
     ----------
@@ -89,8 +89,7 @@ class RegisteredCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        core = self._core
-        m.submodules.core = _on_a_global_reset(m, platform, core, "core")
+        m.submodules.core = core = self._core
         c = self._config
         chain = _shift_in(m, self.serial_in, c.key_width + (c.time_width if c.timed else 0))
         valid = Signal()
