@@ -206,7 +206,7 @@ class PacketDedup(wiring.Component):
         the match picks and the clearing) and router1 did not route two seeds of three in 15 minutes."""
         if self._scan != "parallel":
             return 1
-        return 2 if self._width <= 256 else 1
+        return 3 if self._width <= 128 else 2 if self._width <= 256 else 1
 
     @property
     def extractor_latency(self) -> int:
