@@ -89,10 +89,9 @@ class PacketDedup(wiring.Component):
         read-ahead takes about 6 cycles: below 8, fewer than one key per clock reach a core that takes one).
     scan : {"fsm", "parallel"}
         The core's scan: ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
-        two beats at least, so the parallel core is built for a key every other clock (``pace=2``, a shallower
-        decision, :class:`~apbbf.hdl.core.APBBF`); at 512 bits for one every clock. (``pace=3`` would do at 128
-        bits and below, where a frame takes four beats, but at 64 bits it placed and routed worse: see
-        :attr:`core_pace`.)
+        two beats at least, and at 128 bits and below four, so the parallel core is built for a key every other
+        clock, or every third (``pace=2`` or ``pace=3``: a shallower decision, :class:`~apbbf.hdl.core.APBBF`); at
+        512 bits for one every clock (:attr:`core_pace`).
 
     Attributes
     ----------
@@ -200,10 +199,10 @@ class PacketDedup(wiring.Component):
 
     @property
     def core_pace(self) -> int:
-        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``): 2 with the parallel scan
-        below 512 bits, where a frame of 60 bytes or more takes two beats or more; else 1. Not 3 at 64 bits,
-        where a frame takes eight: that core mapped to wider LUTs (164 L6MUX21 against 13, 550 LUT4 more, around
-        the match picks and the clearing) and router1 did not route two seeds of three in 15 minutes."""
+        """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``), with the parallel scan: 3
+        at 64 and 128 bits, where a frame of 60 bytes or more takes four beats or more (at pace 3 the decision is
+        a few registers, and the de-duplicator's clock is no longer bounded by it: ``docs/measurements.md``); 2 at
+        256 bits (two beats); else 1."""
         if self._scan != "parallel":
             return 1
         return 3 if self._width <= 128 else 2 if self._width <= 256 else 1
