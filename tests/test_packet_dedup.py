@@ -347,11 +347,24 @@ def test_init_wrong_config():
     ("data_width", 32, ValueError), ("action", "forward", ValueError), ("timestamps", "mac", ValueError),
     ("tick_cycles", 0, ValueError), ("tick_cycles", 1.5, TypeError), ("fcs", 1, TypeError),
     ("max_frame", 63, ValueError), ("max_frame", 65536, ValueError), ("key_queue", 1, ValueError),
-    ("scan", "serial", ValueError),
+    ("scan", "serial", ValueError), ("pace", 0, ValueError), ("pace", 4, ValueError), ("pace", 2.0, TypeError),
 ])
 def test_init_wrong_parameter(name, value, error):
     with pytest.raises(error, match=name):
         PacketDedup(CONFIG, KeySpec.l3l4(), **{name: value})
+
+
+@pytest.mark.parametrize("data_width,pace", [(512, 2), (256, 3)])
+def test_init_pace_above_the_widths(data_width, pace):
+    # A 60-byte frame is one beat at 512 bits and two at 256: a slower core would fall behind such frames.
+    with pytest.raises(ValueError, match="pace"):
+        PacketDedup(CONFIG, KeySpec.l3l4(), data_width=data_width, pace=pace)
+
+
+def test_pace_default_and_chosen():
+    assert [PacketDedup(CONFIG, KeySpec.l3l4(), data_width=w).core_pace for w in (64, 128, 256, 512)] == [3, 3, 2, 1]
+    assert PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, pace=2).core_pace == 2
+    assert PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, scan="fsm").core_pace == 1
 
 
 def test_init_wrong_spec():
