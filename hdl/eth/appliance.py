@@ -108,12 +108,8 @@ class ApplianceCore(wiring.Component):
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
         _check_action(action)
-        # The de-duplicator's clock here is far below its Fmax, and the 25F is three quarters full: its core is
-        # the smallest that keeps up with the width's frames (pace 2, not the faster pace 3 at 64 bits, whose
-        # 500 LUT4 more left the Colorlight's first seed short of 125 MHz in the transmit domain).
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="tuser", fcs=False, max_frame=max_frame,
-                                  pace=1 if data_width == 512 else 2)
+                                  timestamps="tuser", fcs=False, max_frame=max_frame)
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
