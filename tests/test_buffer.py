@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from apbbf.hdl.core.buffer import CircularBuffer
+from apbbf.hdl.core.buffer import STAGE_TIME_COPIES, CircularBuffer
 from apbbf.model import APBBF, Config, Op
 from apbbf.model.timewindow import TimedAPBBF
 from .streams import run_simulation
@@ -145,7 +145,8 @@ def test_buffer_follows_the_model(name, pipelined, lookahead):
             if enter:
                 ctx.set(dut.enter_op, staged[0])
             if stage and config.timed:
-                ctx.set(dut.stage_time, commands[index][1])
+                for copy in range(STAGE_TIME_COPIES):       # the time, its complement in odd copies
+                    ctx.set(dut.stage_time[copy], commands[index][1] ^ (((1 << config.time_width) - 1) * (copy & 1)))
             ctx.set(dut.enter, enter)
             ctx.set(dut.enter_held, enter and not decide)     # what enter is when no command is decided
             if config.timed:

@@ -2,13 +2,18 @@
 physical segment plays which role, when the filter shifts, which segments expire and which are retired."""
 
 from amaranth import Cat, Const, Module, Mux, Signal
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from .types import ConfigSignature, Op, inserts
 
-__all__ = ["BufferSignature", "buffer_signature", "CircularBuffer"]
+__all__ = ["STAGE_TIME_COPIES", "BufferSignature", "buffer_signature", "CircularBuffer"]
+
+#: Copies of the staged time the buffer takes (a time-bounded window): the time feeds a carry chain per deadline
+#: (twenty or more), so each group of chains reads its own copy, and the scan drives each from its own register
+#: (:func:`.copies.register_copies`). Odd copies carry the time's complement.
+STAGE_TIME_COPIES = 4
 
 
 def _run(P: int, start: int, length: int) -> int:
@@ -41,7 +46,7 @@ def _buffer_members(config: Config) -> dict:
         "shifts": Out(32),
     }
     if config.timed:
-        members.update({"stage": In(1), "stage_time": In(config.time_width),
+        members.update({"stage": In(1), "stage_time": In(data.ArrayLayout(config.time_width, STAGE_TIME_COPIES)),
                         "overflows": Out(32), "expired": Out(32)})
     return members
 
@@ -133,6 +138,9 @@ class CircularBuffer(wiring.Component):
         (Time-bounded window.) A command is staged in this cycle, with its time: the one that enters next. A
         command is staged at least a cycle before it enters, while the staged slot is empty or in the cycle its
         command enters; ``enter`` then takes the staged command's time (its op still comes with ``enter_op``).
+        ``stage_time`` is :data:`STAGE_TIME_COPIES` copies of the time, each read by a group of the compares:
+        even copies carry the time, odd ones its complement, and a scan that stages from registers drives each
+        from its own (:func:`.copies.register_copies` with ``undo=False``).
 
     Raises
     ------
@@ -658,22 +666,30 @@ class CircularBuffer(wiring.Component):
         # Staging: the new command's compares against the deadlines as they will stand next cycle (the command
         # in the buffer may be decided now), and against the deadlines the command in the buffer next cycle
         # (the staged one, if it enters now) will write. Otherwise the staged compares follow the decision.
+        # The time's copies (STAGE_TIME_COPIES): the segments' deadlines, in two halves, read copies 0 and 1 (and
+        # copy 0 the two sums); the ring's deadlines, the next and the last deadline copy 2; the shift deadlines
+        # copy 3. The next deadline is compared once per copy that needs it (three carry chains), so that each
+        # compare's result only goes to its own group's registers. An odd copy holds the complement ~now, and ``now >= deadline`` is then the sign of ~now + deadline
+        # (= ~(now - deadline)): an adder, the same carry chain, with no inverter in front of it.
         time = self.stage_time
+        deadline_copy = {"segment": lambda j: 2 * j // P, "ring": 2, "shift": 3}
 
-        def staged_reached(deadline):
-            return reached(time, deadline)
+        def staged_reached(deadline, copy=deadline_copy["ring"]):
+            if copy & 1:
+                return (time[copy] + deadline)[w - 1]
+            return reached(time[copy], deadline)
 
         # Which deadline each compare is against is picked first, and the compares only meet ``stage`` after
         # it, so that a chain's output is a LUT or two from its register (the same next values as "if staged,
         # the compares; else ``compares(decide, 1)``").
         with m.If(self.stage):
             m.d.sync += [
-                staged_deadline.eq(time + c.span + 1),
-                staged_shift_deadline.eq(time + c.shift_interval),
+                staged_deadline.eq(time[0] + c.span + 1),
+                staged_shift_deadline.eq(time[0] + c.shift_interval),
                 staged_expired_next.eq(Mux(self.enter, staged_reached(staged_deadline),
                                            staged_reached(next_deadline))),
-                staged_shift_due_next.eq(Mux(self.enter, staged_reached(staged_shift_deadline),
-                                             staged_reached(next_shift_deadline))),
+                staged_shift_due_next.eq(Mux(self.enter, staged_reached(staged_shift_deadline, deadline_copy["shift"]),
+                                             staged_reached(next_shift_deadline, deadline_copy["shift"]))),
             ]
 
         def staged_or(compare, kept):
@@ -681,12 +697,16 @@ class CircularBuffer(wiring.Component):
 
         m.d.sync += [
             staged_expired.eq(Cat(*[Mux(self.decide & writes[j],
-                                        staged_or(staged_reached(next_deadline), staged_expired_next),
-                                        staged_or(staged_reached(deadline[j]), staged_expired[j]))
+                                        staged_or(staged_reached(next_deadline, deadline_copy["segment"](j)),
+                                                  staged_expired_next),
+                                        staged_or(staged_reached(deadline[j], deadline_copy["segment"](j)),
+                                                  staged_expired[j]))
                                     for j in range(P)])),
             staged_shift_due.eq(Mux(self.decide & self.shift,
-                                    staged_or(staged_reached(next_shift_deadline), staged_shift_due_next),
-                                    staged_or(staged_reached(shift_deadline), staged_shift_due))),
+                                    staged_or(staged_reached(next_shift_deadline, deadline_copy["shift"]),
+                                              staged_shift_due_next),
+                                    staged_or(staged_reached(shift_deadline, deadline_copy["shift"]),
+                                              staged_shift_due))),
             staged_base_expired.eq(Mux(self.decide & inserting,
                                        staged_or(staged_reached(next_deadline), staged_expired_next),
                                        staged_or(staged_reached(last_deadline), staged_base_expired))),

@@ -27,6 +27,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
+from .copies import MAX_COPIES, register_copies
 from .types import ConfigSignature
 
 __all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
@@ -34,11 +35,9 @@ __all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_gr
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
-#: Copies of the mixer's last register, at most (one per group of segments). Four because Yosys merges
-#: flip-flops with the same input and initial value (``opt_merge``) and Amaranth gives no way to mark one as
-#: kept: the copies differ in what they store (the mixed key, or its complement, undone where it is read: the
-#: tree's first LUT absorbs the inversion) and in their initial value (0 or all ones), four distinct registers.
-MIX_COPIES = 4
+#: Copies of the mixer's last register, at most (one per group of segments): as many as can be kept distinct
+#: (:data:`.copies.MAX_COPIES`; the tree's first LUT absorbs a copy's inversion).
+MIX_COPIES = MAX_COPIES
 #: Inputs per parity in the first stage of an XOR tree (one LUT4: the key's fan-out is high there).
 _FIRST_GROUP = 4
 #: Inputs per parity in every other stage of an XOR tree (two LUT4 levels).
@@ -182,17 +181,7 @@ class HashUnit(wiring.Component):
                 for b in range(4):
                     m.d.comb += out[permutation[4 * i + b]].eq(nibble[b])
             if r == spec.rounds - 1:
-                mixed = []
-                ones = (1 << width) - 1
-                for copy in range(copies):
-                    inverted, init = ones * (copy & 1), ones * (copy >> 1)
-                    suffix = f"_copy{copy}" if copies > 1 else ""
-                    registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}{suffix}", init=init,
-                                        reset_less=True)
-                    with m.If(self.en):
-                        m.d.sync += registered.eq(out ^ inverted)
-                    mixed.append(registered ^ inverted if inverted else registered)
-                return mixed
+                return register_copies(m, out, copies, name=f"mix{r // MIX_ROUNDS_PER_STAGE}", enable=self.en)
             if (r + 1) % MIX_ROUNDS_PER_STAGE == 0:
                 registered = Signal(width, name=f"mix{r // MIX_ROUNDS_PER_STAGE}", reset_less=True)
                 with m.If(self.en):

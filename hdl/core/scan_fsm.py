@@ -4,6 +4,7 @@ from amaranth import Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ...model.config import Config, check_config
+from .buffer import STAGE_TIME_COPIES
 from .hash import block_bits_set, block_mask, hash_latency
 from .scan import scan_signature
 from .segments import READ_LATENCY
@@ -81,8 +82,11 @@ class FSMScan(wiring.Component):
             # (never in a cycle with a decision: ``enter_held`` is ``enter``).
             entering = Signal()
             m.d.sync += entering.eq(idle)
-            m.d.comb += [buffer.stage.eq(idle), buffer.stage_time.eq(self.cmd.payload.time),
-                         buffer.enter.eq(entering), buffer.enter_held.eq(entering), buffer.enter_op.eq(op)]
+            ones = (1 << c.time_width) - 1                  # the buffer's odd copies of the time: its complement
+            m.d.comb += [buffer.stage.eq(idle), buffer.enter.eq(entering), buffer.enter_held.eq(entering),
+                         buffer.enter_op.eq(op)]
+            m.d.comb += [buffer.stage_time[n].eq(self.cmd.payload.time ^ (ones * (n & 1)))
+                         for n in range(STAGE_TIME_COPIES)]
         else:
             m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
 

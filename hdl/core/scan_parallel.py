@@ -4,6 +4,8 @@ from amaranth import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 
 from ...model.config import Config, check_config, check_integer
+from .buffer import STAGE_TIME_COPIES
+from .copies import register_copies
 from .hash import block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
@@ -206,7 +208,7 @@ class ParallelScan(wiring.Component):
             # flip-flop, not the multiplexer between S and cmd: that net feeds every deadline's carry chain.
             u_valid, u_op, u_key = Signal(name="u_valid"), Signal(Op, name="u_op"), Signal(c.key_width, name="u_key")
             t_valid, t_op, t_key = Signal(name="t_valid"), Signal(Op, name="t_op"), Signal(c.key_width, name="t_key")
-            s_time, u_time = Signal(c.time_width, name="s_time"), Signal(c.time_width, name="u_time")
+            s_time = Signal(c.time_width, name="s_time")
             with m.If(~s_valid):
                 m.d.sync += s_time.eq(self.cmd.payload.time)
             t_take = Signal()                               # T takes the command in U now
@@ -215,11 +217,15 @@ class ParallelScan(wiring.Component):
             m.d.sync += [u_valid.eq(~u_take | incoming), s_valid.eq(~u_take & incoming),
                          t_valid.eq(~t_take | u_valid)]
             with m.If(u_take):
-                m.d.sync += [u_op.eq(incoming_op), u_key.eq(incoming_key),
-                             u_time.eq(Mux(s_valid, s_time, self.cmd.payload.time))]
+                m.d.sync += [u_op.eq(incoming_op), u_key.eq(incoming_key)]
+            # U's time in a register per copy the buffer reads, each feeding its own group of carry chains, odd
+            # copies its complement (not reset: the time of an empty U is never staged as a command's).
+            u_time = register_copies(m, Mux(s_valid, s_time, self.cmd.payload.time), STAGE_TIME_COPIES,
+                                     name="u_time", enable=u_take, undo=False)
             with m.If(t_take):
                 m.d.sync += [t_op.eq(u_op), t_key.eq(u_key)]
-            m.d.comb += [buffer.stage.eq(t_take), buffer.stage_time.eq(u_time)]
+            m.d.comb += [buffer.stage.eq(t_take)] + [buffer.stage_time[n].eq(u_time[n])
+                                                      for n in range(STAGE_TIME_COPIES)]
             entering, enter_op, enter_key = t_valid, t_op, t_key
             # S is full next cycle iff U does not take and a command comes.
             s_full_if_held = a_valid & t_valid & u_valid & incoming
