@@ -140,7 +140,8 @@ class CircularBuffer(wiring.Component):
         command enters; ``enter`` then takes the staged command's time (its op still comes with ``enter_op``).
         ``stage_time`` is :data:`STAGE_TIME_COPIES` copies of the time, each read by a group of the compares:
         even copies carry the time, odd ones its complement, and a scan that stages from registers drives each
-        from its own (:func:`.copies.register_copies` with ``undo=False``).
+        from its own (:func:`.copies.register_copies` with ``undo=False``). Without ``lookahead`` the buffer
+        reads copy 0 only.
 
     Raises
     ------
@@ -671,8 +672,11 @@ class CircularBuffer(wiring.Component):
         # copy 3. The next deadline is compared once per copy that needs it (three carry chains), so that each
         # compare's result only goes to its own group's registers. An odd copy holds the complement ~now, and ``now >= deadline`` is then the sign of ~now + deadline
         # (= ~(now - deadline)): an adder, the same carry chain, with no inverter in front of it.
+        # Without the lookahead (pace 2 and 3) copy 0 alone: there the copies measured slower (the de-duplicator
+        # at 64 bits, docs/measurements.md), the compares not being its limit.
         time = self.stage_time
-        deadline_copy = {"segment": lambda j: 2 * j // P, "ring": 2, "shift": 3}
+        copies = STAGE_TIME_COPIES if self._lookahead else 1
+        deadline_copy = {"segment": lambda j: 2 * j // P % copies, "ring": 2 % copies, "shift": 3 % copies}
 
         def staged_reached(deadline, copy=deadline_copy["ring"]):
             if copy & 1:

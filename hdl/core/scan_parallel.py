@@ -218,14 +218,19 @@ class ParallelScan(wiring.Component):
                          t_valid.eq(~t_take | u_valid)]
             with m.If(u_take):
                 m.d.sync += [u_op.eq(incoming_op), u_key.eq(incoming_key)]
-            # U's time in a register per copy the buffer reads, each feeding its own group of carry chains, odd
-            # copies its complement (not reset: the time of an empty U is never staged as a command's).
-            u_time = register_copies(m, Mux(s_valid, s_time, self.cmd.payload.time), STAGE_TIME_COPIES,
-                                     name="u_time", enable=u_take, undo=False)
+            # At pace 1, U's time in a register per copy the buffer reads, each feeding its own group of carry
+            # chains, odd copies its complement (not reset: the time of an empty U is never staged as a
+            # command's). At pace 2 and 3 the buffer reads copy 0 alone.
+            next_time = Mux(s_valid, s_time, self.cmd.payload.time)
+            if self._pace == 1:
+                u_time = register_copies(m, next_time, STAGE_TIME_COPIES, name="u_time", enable=u_take, undo=False)
+            else:
+                u_time = [Signal(c.time_width, name="u_time")]
+                with m.If(u_take):
+                    m.d.sync += u_time[0].eq(next_time)
             with m.If(t_take):
                 m.d.sync += [t_op.eq(u_op), t_key.eq(u_key)]
-            m.d.comb += [buffer.stage.eq(t_take)] + [buffer.stage_time[n].eq(u_time[n])
-                                                      for n in range(STAGE_TIME_COPIES)]
+            m.d.comb += [buffer.stage.eq(t_take)] + [buffer.stage_time[n].eq(copy) for n, copy in enumerate(u_time)]
             entering, enter_op, enter_key = t_valid, t_op, t_key
             # S is full next cycle iff U does not take and a command comes.
             s_full_if_held = a_valid & t_valid & u_valid & incoming
