@@ -97,3 +97,17 @@ def test_copies_survive_synthesis():
             copy = name.split("kept_copy")[1].split("_")[0]
             copies[copy] = copies.get(copy, 0) + 1
     assert copies == {str(n): WIDTH for n in range(MAX_COPIES)}, copies
+
+
+@pytest.mark.parametrize("pace,registers", [(1, {"u_time_copy0", "u_time_copy1", "u_time_copy2", "u_time_copy3"}),
+                                            (3, {"u_time"})])
+def test_the_staged_time_copies_at_pace_one_only(pace, registers):
+    """The parallel scan keeps the staged time in one register per copy at one command per clock (its carry chains
+    were the time-bounded core's path), in one register at pace 2 and 3 (where the copies measured slower)."""
+    import re
+
+    from apbbf.hdl.core import APBBF
+    from apbbf.model import Config
+    text = rtlil.convert(APBBF(Config(2, 3, segment_blocks=4, span=40, time_width=16, extra_segments=2),
+                               scan="parallel", pace=pace))
+    assert set(re.findall(r"wire width 16 \\(u_time\w*)\n", text)) == registers
