@@ -1,10 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """Register copies (hdl/core/copies.py): what each copy holds, and that Yosys keeps them apart."""
 
-import json
 import random
-import subprocess
-from pathlib import Path
 
 import pytest
 from amaranth import Module, Signal
@@ -14,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from apbbf.hdl.core.copies import MAX_COPIES, register_copies
 from .streams import run_simulation
+from .synthesis import flip_flops_per_copy, synthesize_ecp5
 
 WIDTH = 12
 SEED = 2611
@@ -68,8 +66,6 @@ def test_wrong_copies(copies):
 def test_copies_survive_synthesis():
     """Each of the copies is still its own set of flip-flops after Yosys's ECP5 synthesis (plain copies would be
     merged into one), odd ones with their readers' carry chains taking the complement as is."""
-    from apbbf.toolchain import find_yosys, tool_environ
-
     class Compares(wiring.Component):
         value: In(WIDTH)
         en: In(1)
@@ -85,17 +81,7 @@ def test_copies_survive_synthesis():
                 m.d.sync += self.reached[n].eq(compare)
             return m
 
-    work = Path(__file__).resolve().parent.parent / "build" / "test_copies"     # YoWASP: a path in the repo
-    work.mkdir(parents=True, exist_ok=True)
-    (work / "copies.il").write_text(rtlil.convert(Compares(), name="top"))
-    subprocess.run([find_yosys(), "-q", "-p", "read_rtlil copies.il; synth_ecp5 -top top -json copies.json"],
-                   cwd=work, check=True, timeout=300, env=tool_environ())
-    cells = json.loads((work / "copies.json").read_text())["modules"]["top"]["cells"]
-    copies = {}
-    for name, cell in cells.items():
-        if cell["type"] == "TRELLIS_FF" and "kept_copy" in name:
-            copy = name.split("kept_copy")[1].split("_")[0]
-            copies[copy] = copies.get(copy, 0) + 1
+    copies = flip_flops_per_copy(synthesize_ecp5(Compares(), "test_copies"), "kept")
     assert copies == {str(n): WIDTH for n in range(MAX_COPIES)}, copies
 
 

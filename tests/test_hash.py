@@ -10,6 +10,7 @@ from apbbf.hdl.core.hash import (MIX_COPIES, HashUnit, block_bits_set, block_mas
                                  segment_hash_layout)
 from apbbf.model import Config, HashSpec
 from .streams import run_simulation
+from .synthesis import flip_flops_per_copy, synthesize_ecp5
 
 M64 = (1 << 64) - 1
 
@@ -157,28 +158,12 @@ def test_block_bits_set_enables():
 def test_the_mixer_copies_survive_synthesis():
     """The copies of the mixer's last register (each feeding a group of segment trees) are still distinct
     flip-flops after Yosys's ECP5 synthesis: plain copies would be merged back into one net of high fan-out."""
-    import json
-    import subprocess
-    from pathlib import Path
-
-    from amaranth.back import rtlil
-
-    from apbbf.toolchain import find_yosys, tool_environ
     config = Config(2, 3, block_bits=64, block_hashes=4, segment_blocks=8, key_width=32)
     assert config.physical_segments >= MIX_COPIES
-    work = Path(__file__).resolve().parent.parent / "build" / "test_hash_copies"   # YoWASP: a path in the repo
-    work.mkdir(parents=True, exist_ok=True)
-    (work / "hash.il").write_text(rtlil.convert(HashUnit(config), name="top"))
     # Yosys 0.70's abc9 fails an assertion on this netlist (its reintegration pass): the classic abc LUT mapping
     # in place of synth_ecp5's map_luts step, as apbbf.flows.pnr falls back to.
-    synth = ("read_rtlil hash.il; synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
-             "synth_ecp5 -top top -run map_cells: -json hash.json")
-    subprocess.run([find_yosys(), "-q", "-p", synth], cwd=work, check=True, timeout=300, env=tool_environ())
-    cells = json.loads((work / "hash.json").read_text())["modules"]["top"]["cells"]
-    copies = {}
-    for name, cell in cells.items():
-        if cell["type"] == "TRELLIS_FF" and "_copy" in name:
-            copy = name.split("_copy")[1].split("_")[0]
-            copies[copy] = copies.get(copy, 0) + 1
+    cells = synthesize_ecp5(HashUnit(config), "test_hash_copies", "synth_ecp5 -top top -run :map_luts; "
+                            "abc -dress -lut 4:7; synth_ecp5 -top top -run map_cells:")
+    copies = flip_flops_per_copy(cells, "mix")
     assert sorted(copies) == [str(c) for c in range(MIX_COPIES)], copies
     assert all(count == HashSpec(config).mix_width for count in copies.values()), copies
