@@ -171,6 +171,23 @@ def test_zeros_matrix_is_the_register_fed_zeros(nbytes):
         zeros_matrix(-1)
 
 
+@pytest.mark.parametrize("step", (8, 16, 32, 64))
+def test_state_basis(step):
+    """The state's basis for beats of ``step`` bytes: T and K are inverses, a state moved over a beat through the
+    basis (T, the loop, K) equals the register fed ``step`` zero bytes, and the loop has at most two ones a row
+    (what keeps the per-beat loop one LUT level)."""
+    from apbbf.hdl.packet.crc_maps import compose, crc_model, inverse, state_basis, transform
+    model, rng, basis = crc_model(), random.Random(step), state_basis(step)
+    assert compose(basis.to_basis, basis.from_basis) == tuple(1 << i for i in range(64))
+    assert max(bin(row).count("1") for row in basis.loop) <= 2
+    for _ in range(8):
+        state = rng.getrandbits(64)
+        moved = transform(basis.from_basis, transform(basis.loop, transform(basis.to_basis, state)))
+        assert moved == model.feed(state, 0, step)
+    with pytest.raises(ValueError, match="singular"):
+        inverse((0,) * 64)
+
+
 def test_matrix_estimate():
     """The XOR-tree estimate: a row of weight w costs ceil((w - 1) / 3) LUT4s; the extractor's matrices per
     stage, more slots costing more."""

@@ -9,8 +9,8 @@ from amaranth import Cat, Const
 
 from ...model.packet import BLOCK_BYTES, CRC
 
-__all__ = ["CRCModel", "crc_model", "reflect", "compose", "zeros_matrix", "step_matrix", "trailer_matrix", "apply_rows",
-           "xor_lut4"]
+__all__ = ["CRCModel", "crc_model", "reflect", "compose", "transform", "inverse", "zeros_matrix", "step_matrix",
+           "StateBasis", "state_basis", "trailer_matrix", "apply_rows", "xor_lut4"]
 
 _M64 = (1 << 64) - 1
 
@@ -93,6 +93,109 @@ def step_matrix(step: int) -> tuple[int, ...]:
     """One beat of ``step`` bytes: the register after it, as a linear map of ``Cat(state, beat)``."""
     model = crc_model()
     return tuple(model.matrix(lambda x: model.feed(x & _M64, x >> 64, step), 64 + 8 * step))
+
+
+def transform(rows, value: int) -> int:
+    """``rows`` (row masks) applied to the integer ``value``: bit r of the result is the parity of ``value & rows[r]``."""
+    return sum((bin(row & value).count("1") & 1) << r for r, row in enumerate(rows))
+
+
+def _columns_to_rows(columns) -> tuple[int, ...]:
+    return tuple(sum((column >> r & 1) << j for j, column in enumerate(columns)) for r in range(64))
+
+
+def _reduce(echelon: dict, vector: int) -> int:
+    """``vector`` less its part in the span of ``echelon`` (pivot bit -> vector with that highest bit)."""
+    while vector and vector.bit_length() - 1 in echelon:
+        vector ^= echelon[vector.bit_length() - 1]
+    return vector
+
+
+def inverse(rows) -> tuple[int, ...]:
+    """The inverse of the invertible 64 x 64 matrix ``rows`` (row masks), by Gauss-Jordan elimination."""
+    work = [(row, 1 << r) for r, row in enumerate(rows)]
+    for column in range(64):
+        pivot = next((i for i in range(column, 64) if work[i][0] >> column & 1), None)
+        if pivot is None:
+            raise ValueError("the matrix is singular")
+        work[column], work[pivot] = work[pivot], work[column]
+        for i in range(64):
+            if i != column and work[i][0] >> column & 1:
+                work[i] = (work[i][0] ^ work[column][0], work[i][1] ^ work[column][1])
+    return tuple(identity for _, identity in work)
+
+
+class StateBasis:
+    """The register's 64 bits in the basis where a beat's state step ``A = A^step`` is (block) companion: a
+    state-space transformation (J. H. Derby, "High-speed CRC computation using state-space transformations",
+    GLOBECOM 2001). With ``s = K u`` and ``u = T s``, ``s' = A s ^ x`` becomes
+    ``u' = (T A K) u ^ T x``, and ``T A K`` has at most two ones a row (a companion block per Krylov chain
+    ``v, A v, A^2 v, ...``): the loop that runs once per beat is one LUT level; ``T`` and ``K`` go into the
+    feed-forward matrices before and after it.
+
+    Attributes
+    ----------
+    to_basis : tuple of int
+        ``T``, row masks (u = T s).
+    from_basis : tuple of int
+        ``K``, row masks (s = K u).
+    loop : tuple of int
+        ``T A K``, row masks.
+    """
+
+    def __init__(self, step: int):
+        A = zeros_matrix(step)
+        # Chains from unit vectors first (the longest), then from A's fixed vectors and unit vectors: for
+        # CRC-64/XZ, whose polynomial has (x + 1)^2 as a factor, A^step has a 2-dimensional fixed space and no
+        # cyclic vector; a chain of 63 and one fixed vector outside it leave every row two ones at most.
+        def chain(start, echelon):
+            vectors, echelon, v = [], dict(echelon), start
+            while (reduced := _reduce(echelon, v)):
+                echelon[reduced.bit_length() - 1] = reduced
+                vectors.append(v)
+                v = transform(A, v)
+            return vectors, echelon
+
+        columns, echelon = max((chain(1 << j, {}) for j in range(64)), key=lambda c: len(c[0]))
+        candidates = _null_space([row ^ (1 << r) for r, row in enumerate(A)]) + [1 << j for j in range(64)]
+        for start in candidates:
+            if len(columns) == 64:
+                break
+            more, echelon = chain(start, echelon)
+            columns += more
+        self.from_basis = _columns_to_rows(columns)
+        self.to_basis = inverse(self.from_basis)
+        self.loop = compose(self.to_basis, compose(A, self.from_basis))
+
+
+def _null_space(rows) -> list[int]:
+    """A basis of the vectors ``v`` with ``transform(rows, v) == 0``."""
+    work, pivots = list(rows), []
+    for column in range(64):
+        pivot = next((i for i in range(len(pivots), 64) if work[i] >> column & 1), None)
+        if pivot is None:
+            continue
+        r = len(pivots)
+        work[r], work[pivot] = work[pivot], work[r]
+        for i in range(64):
+            if i != r and work[i] >> column & 1:
+                work[i] ^= work[r]
+        pivots.append(column)
+    free = [c for c in range(64) if c not in pivots]
+    basis = []
+    for f in free:
+        v = 1 << f
+        for r, c in enumerate(pivots):
+            if work[r] >> f & 1:
+                v |= 1 << c
+        basis.append(v)
+    return basis
+
+
+@lru_cache(maxsize=None)
+def state_basis(step: int) -> StateBasis:
+    """The :class:`StateBasis` of a beat of ``step`` bytes."""
+    return StateBasis(step)
 
 
 @lru_cache(maxsize=None)

@@ -19,7 +19,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from .crc_maps import apply_rows, crc_model, step_matrix, trailer_matrix, zeros_matrix
+from .crc_maps import apply_rows, compose, crc_model, state_basis, step_matrix, trailer_matrix, transform, zeros_matrix
 from .ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
@@ -58,6 +58,19 @@ def _blocks_bound(r, start: int) -> int:
     to 65535 bytes."""
     most = max(0, 65535 - start) if r.length is None else min(r.length, max(0, 65535 - start))
     return -(-most // BLOCK_BYTES)
+
+
+def _beat_step(step: int):
+    """A beat of ``step`` bytes with the state in :func:`~apbbf.hdl.packet.crc_maps.state_basis`'s basis: the
+    state's own rows (the loop) and the beat's data rows (``step_matrix``'s data columns, moved into the basis)."""
+    basis = state_basis(step)
+    return basis.loop, compose(basis.to_basis, tuple(row >> 64 for row in step_matrix(step)))
+
+
+def _pad_rows(step: int, shift: int):
+    """F0's matrix for a state in the basis of beats of ``step`` bytes: back to the register's own basis, then
+    ``A^(64 - step + shift)``."""
+    return compose(zeros_matrix(BLOCK_BYTES - step + shift), state_basis(step).from_basis)
 
 
 def _partial_sums(rows, inputs: int, size: int = 8):
@@ -203,10 +216,11 @@ class KeyExtractor(wiring.Component):
         Stages: ``step`` (a beat into a slot's register), ``pad`` (F0, one per slot and shift), ``zeros`` (F1..,
         the padding's beats), ``horner`` (moving the key over a later range's blocks), ``trailer``."""
         B, out = self._data_width // 8, []
-        out.append(("step", step_matrix(B), self._slots))
+        loop, data_rows = _beat_step(B)
+        out.append(("step", tuple(row | data << 64 for row, data in zip(loop, data_rows)), self._slots))
         for shifts in self._shifts:
             for shift in sorted(set(shifts) | {0}):
-                out.append(("pad", zeros_matrix(BLOCK_BYTES - B + shift), 1))
+                out.append(("pad", _pad_rows(B, shift), 1))
         for b in range(self._q_bits):
             out.append(("zeros", zeros_matrix(B << b), self._slots))
         for bits in self._horner:
@@ -394,9 +408,10 @@ class KeyExtractor(wiring.Component):
                         if r is not None and r.base == "l3":
                             m.d.sync += d_clip[s].eq(field < end - offset if end - offset > 0 else 0)
 
-        # C3 (the info FIFO's write): each slot's segment start and end limit.
+        # C3 (the info FIFO's write): each slot's segment start and end limit, and whether each is a beat or more
+        # away (`>= B`), so that P0 starts from that flag, not from a compare of the whole position.
         info_entry = data.StructLayout({"kind": 2, "variant": 4, "start": data.ArrayLayout(_POS, S),
-                                        "end": data.ArrayLayout(_POS, S)})
+                                        "end": data.ArrayLayout(_POS, S), "start_far": S, "end_far": S})
         m.submodules.infos = infos = UngatedFIFO(width=info_entry.size, depth=self._depth + 2)
         self._infos = infos
         w_info = Signal(info_entry)
@@ -406,11 +421,12 @@ class KeyExtractor(wiring.Component):
             for (k, t), ranges in self._variants.items():
                 with m.Case(t | k << 2):
                     for s, (r, start, end) in enumerate(ranges):
-                        m.d.comb += w_info.start[s].eq(start)
+                        m.d.comb += [w_info.start[s].eq(start), w_info.start_far[s].eq(start >= B)]
                         if r is not None and r.base == "l3":
-                            m.d.comb += w_info.end[s].eq(Mux(d_clip[s], d_bound, end))
+                            m.d.comb += [w_info.end[s].eq(Mux(d_clip[s], d_bound, end)),
+                                         w_info.end_far[s].eq(Mux(d_clip[s], d_bound >= B, end >= B))]
                         else:
-                            m.d.comb += w_info.end[s].eq(end)
+                            m.d.comb += [w_info.end[s].eq(end), w_info.end_far[s].eq(end >= B)]
 
         return infos, info_entry
 
@@ -452,39 +468,48 @@ class KeyExtractor(wiring.Component):
 
         # P0: where each slot's segment lies in this beat (lanes lo..hi-1, clamped without comparators), and which
         # of the spec's mask words (per slot, numbered from 1; 0 is all ones) applies to it.
-        pos = Signal(_POS)                  # the beat's first byte in the frame
+        # The beat's index in its frame, saturated past the last beat a mask word applies to: what picks the mask
+        # word (with the variant), a few bits (the frame's byte position there was a pick of 19 bits, a path).
+        masked = [(start + len(r.mask) - 1) // B for ranges in self._variants.values()
+                  for r, start, _ in ranges if r is not None and r.mask]
+        mask_limit = max(masked, default=0) + 1
+        mask_beat = Signal(range(mask_limit + 1))
         valid_bytes = Signal(cw)
         m.d.comb += valid_bytes.eq(Mux(cur.last, cur.own, head.prev if fcs else B))
         log_b = B.bit_length() - 1
-        kbits = _POS - log_b
+        kbits = len(mask_beat)
         q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
         # The beat's data is loaded every cycle, not only when a beat is taken: the stages after Q read it only
         # with a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
         m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last), q_data.eq(beat_data.r_taken)]
         with m.If(take):
             m.d.sync += [q_count.eq(valid_bytes), q_kind.eq(info.kind)]
-            m.d.sync += pos.eq(Mux(cur.last, 0, Mux(pos > _INF - 2 * B, pos, pos + B)))
+            m.d.sync += mask_beat.eq(Mux(cur.last, 0, Mux(mask_beat == mask_limit, mask_limit, mask_beat + 1)))
         q_lo = [Signal(cw, name=f"q_lo_{s}") for s in range(S)]
         q_hi = [Signal(cw, name=f"q_hi_{s}") for s in range(S)]
         mask_words = []                     # per slot: the distinct mask words, index 0 all ones
         q_mask = []
         for s in range(S):
-            # start - pos and end - pos as registers: loaded with the frame's info, less B per beat taken until
-            # negative (the segment's start, or its end, is then behind)
+            # start and end less the beat's first byte in the frame, as registers: loaded with the frame's info, less B per beat taken until
+            # negative (the segment's start, or its end, is then behind). Beside each, whether it is B or more (a
+            # flag kept a cycle early, from the info or as `>= 2B` before the step), so that lo and hi are a few
+            # bits' functions, not behind a zero test of the whole position (seed 2's 64-bit path, 6.47 ns).
             to_start = Signal(signed(_POS + 1), name=f"to_start_{s}")
             to_end = Signal(signed(_POS + 1), name=f"to_end_{s}")
+            start_far, end_far = Signal(name=f"start_far_{s}"), Signal(name=f"end_far_{s}")
             with m.If(info_load):
-                m.d.sync += [to_start.eq(next_info.start[s]), to_end.eq(next_info.end[s])]
+                m.d.sync += [to_start.eq(next_info.start[s]), to_end.eq(next_info.end[s]),
+                             start_far.eq(next_info.start_far[s]), end_far.eq(next_info.end_far[s])]
             with m.Elif(take & ~cur.last):
                 with m.If(~to_start[-1]):
-                    m.d.sync += to_start.eq(to_start - B)
+                    m.d.sync += [to_start.eq(to_start - B), start_far.eq(to_start[log_b + 1:-1].any())]
                 with m.If(~to_end[-1]):
-                    m.d.sync += to_end.eq(to_end - B)
+                    m.d.sync += [to_end.eq(to_end - B), end_far.eq(to_end[log_b + 1:-1].any())]
             lo, hi = Signal(cw, name=f"lo_{s}"), Signal(cw, name=f"hi_{s}")
             end_lanes = Signal(cw, name=f"end_lanes_{s}")
             m.d.comb += [
-                lo.eq(Mux(to_start[-1], 0, Mux(to_start[log_b:] != 0, B, to_start[:log_b]))),
-                end_lanes.eq(Mux(to_end[-1], 0, Mux(to_end[log_b:] != 0, B, to_end[:log_b]))),
+                lo.eq(Mux(to_start[-1], 0, Mux(start_far, B, to_start[:log_b]))),
+                end_lanes.eq(Mux(to_end[-1], 0, Mux(end_far, B, to_end[:log_b]))),
                 hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
             ]
             words = {(1 << W) - 1: 0}
@@ -501,7 +526,7 @@ class KeyExtractor(wiring.Component):
                     cases[beat | (t | k << 2) << kbits] = words.setdefault(word, len(words))
             mask_words.append(sorted(words, key=words.get))
             mask_index = Signal(range(len(words)), name=f"mask_index_{s}")
-            with m.Switch(Cat(pos[log_b:], info.variant)):
+            with m.Switch(Cat(mask_beat, info.variant)):
                 for case, index in cases.items():
                     with m.Case(case):
                         m.d.comb += mask_index.eq(index)
@@ -517,7 +542,7 @@ class KeyExtractor(wiring.Component):
         and the frame's (end, bytes, kind) beside them."""
         W, B, S = self._data_width, self._data_width // 8, self._slots
         cw = B.bit_length()
-        model = crc_model()
+        model, basis = crc_model(), state_basis(B)
 
         # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
         # its lanes as a bit mask (0xFF a lane).
@@ -542,14 +567,12 @@ class KeyExtractor(wiring.Component):
                     with m.Case(index):
                         m.d.comb += word.eq(value)
             # like the data, loaded every cycle: P1 reads them with p1_take (or p1's valid) only. The bytes are
-            # hi - lo clamped at zero by the difference's sign (zero or less exactly when the slot is not fed), so
-            # that the clamp is the end of one carry chain, not a compare of its own (a 64-bit path, 6.68 ns).
-            span = Signal(signed(cw + 1), name=f"span_{s}")
-            m.d.comb += span.eq(q_hi[s] - q_lo[s])
+            # hi - lo as it is, its carry chain straight into the register: P1 adds them only if the slot is fed
+            # (a clamp here, a compare or the difference's sign, was the end of a 64-bit path either way).
             m.d.sync += [
                 p1["valid"].eq(q_take & fed),
                 p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
-                p1["bytes"].eq(Mux(span[-1], 0, span[:cw])),
+                p1["bytes"].eq(q_hi[s] - q_lo[s]),
                 p1["lanes"].eq(word & Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0)
                                             for lane in range(B)])),
             ]
@@ -570,7 +593,7 @@ class KeyExtractor(wiring.Component):
             fed_beats = Signal(_POS, name=f"fed_beats_{s}")
             shift = Signal(range(B), name=f"shift_{s}")
             first_fed = p1["fed"] & ~started
-            new_len = seg_len + p1["bytes"]
+            new_len = seg_len + Mux(p1["fed"], p1["bytes"], 0)
             new_fed = fed_beats + p1["fed"]
             new_shift = Mux(first_fed, p1["lo"], shift)
             p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
@@ -585,20 +608,22 @@ class KeyExtractor(wiring.Component):
                                  shift.eq(new_shift)]
             m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & p1["lanes"])]
             if s == 0:
-                # the register after the segment's first beat of zeros: A^B applied to the start state
+                # the register after the segment's first beat of zeros: A^B applied to the start state (in the
+                # loop's basis, as every state below)
                 p2["start"] = Signal(64, name="p2_start_0")
                 with m.Switch(p1["lo"]):
                     for shift in self._shifts[0]:
                         with m.Case(shift):
-                            m.d.sync += p2["start"].eq(model.feed(model.unzero(model.init, shift), 0, B))
+                            start = model.feed(model.unzero(model.init, shift), 0, B)
+                            m.d.sync += p2["start"].eq(transform(basis.to_basis, start))
             slot[s] = p2
 
-        # P2: the beat's part of each slot's CRC step (the step matrix's data columns), as registered XORs of at
-        # most 8 bits each (two LUT levels; of 16 bits, Yosys shared sub-XORs between the rows and made five, the
-        # 512-bit de-duplicator's path), so that the loop below is only the state's own columns and partial sums.
-        step = step_matrix(B)
-        state_rows = [row & ((1 << 64) - 1) for row in step]
-        groups, sums = _partial_sums([row >> 64 for row in step], 8 * B)
+        # P2: the beat's part of each slot's CRC step (the step matrix's data columns, in the loop's basis), as
+        # registered XORs of at most 8 bits each (two LUT levels; of 16 bits, Yosys shared sub-XORs between the
+        # rows and made five, the 512-bit de-duplicator's path), so that the loop below is only the state's own
+        # columns and partial sums.
+        loop, data_rows = _beat_step(B)
+        groups, sums = _partial_sums(data_rows, 8 * B)
         pd_end, pd_n, pd_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [pd_end.eq(p2_end), pd_n.eq(p2_n), pd_kind.eq(p2_kind)]
         for s, p2 in enumerate(slot):
@@ -626,13 +651,16 @@ class KeyExtractor(wiring.Component):
             slot[s] = px
 
         # P3: one CRC step per beat of each slot's segment: x XORed with the state moved over B bytes (zero on
-        # the segment's first beat: slot 0's start state is in x).
+        # the segment's first beat: slot 0's start state is in x). The state is kept in the basis where that move
+        # is a companion matrix (:class:`~apbbf.hdl.packet.crc_maps.StateBasis`): each bit the XOR of two state
+        # bits at most, x's and the first-beat flag, one LUT4. In the register's own basis each bit was the XOR
+        # of 22 to 37 state bits, three to five LUT levels across the slot's logic: the 64-bit path.
         p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [p3_end.eq(px_end), p3_n.eq(px_n), p3_kind.eq(px_kind)]
         for s, px in enumerate(slot):
             state = Signal(64, name=f"state_{s}")
             with m.If(px["valid"]):
-                m.d.sync += state.eq(Mux(px["first"], 0, apply_rows(state_rows, state)) ^ px["x"])
+                m.d.sync += state.eq(Mux(px["first"], 0, apply_rows(loop, state)) ^ px["x"])
             p3 = {name: Signal.like(px[name], name=f"p3_{name}_{s}") for name in fin}
             m.d.sync += [p3[name].eq(px[name]) for name in fin]
             p3["state"] = state
@@ -644,7 +672,7 @@ class KeyExtractor(wiring.Component):
         """F0 to the output: each slot's segment padded and moved over the trailer, Horner's rule over the slots,
         the trailer and the output XOR."""
         B, S = self._data_width // 8, self._slots
-        model = crc_model()
+        model, basis = crc_model(), state_basis(B)
 
         # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
@@ -669,7 +697,7 @@ class KeyExtractor(wiring.Component):
         common = delay("f0s", {"valid": p3_end, "n": p3_n, "kind": p3_kind})
         lanes_f = []                        # per slot: x (the value), q, len, blocks (ceil(len / 64))
         for s, p3 in enumerate(slot):
-            f_state = Mux(p3["started"], p3["state"], model.init if s == 0 else 0)
+            f_state = Mux(p3["started"], p3["state"], transform(basis.to_basis, model.init) if s == 0 else 0)
             q1 = Signal(self._q_bits + 1, name=f"q1_{s}")
             m.d.comb += q1.eq(R * ((p3["len"] + BLOCK_BYTES - 1) >> 6) - p3["fed"] + 1)
             f = dict(q=Signal(self._q_bits, name=f"f0s_q_{s}"), len=Signal(_POS, name=f"f0s_len_{s}"),
@@ -698,7 +726,7 @@ class KeyExtractor(wiring.Component):
             m.d.sync += nxt["pick"].eq(Cat(*[f["shift"] == shift for shift in f["copies"]]))
             candidates = {}
             for shift, (copy, flip) in f["copies"].items():
-                groups, sums = _partial_sums(zeros_matrix(BLOCK_BYTES - B + shift), 64)
+                groups, sums = _partial_sums(_pad_rows(B, shift), 64)
                 partial = Signal(len(groups), name=f"f0a_partial_{s}_{shift}")
                 # each group's parity of the copy, with the flip's parity over the group undone
                 m.d.sync += partial.eq(Cat(*[(copy & group).xor() ^ (bin(flip & group).count("1") & 1)
