@@ -60,17 +60,23 @@ def _blocks_bound(r, start: int) -> int:
     return -(-most // BLOCK_BYTES)
 
 
+def _basis(step: int):
+    """The state's basis for beats of ``step`` bytes: companion below 64-byte beats (the comment at P3 in
+    ``_elaborate_segments``), the register's own at 64."""
+    return state_basis(step, companion=step < BLOCK_BYTES)
+
+
 def _beat_step(step: int):
-    """A beat of ``step`` bytes with the state in :func:`~apbbf.hdl.packet.crc_maps.state_basis`'s basis: the
+    """A beat of ``step`` bytes with the state in :func:`_basis`: the
     state's own rows (the loop) and the beat's data rows (``step_matrix``'s data columns, moved into the basis)."""
-    basis = state_basis(step)
+    basis = _basis(step)
     return basis.loop, compose(basis.to_basis, tuple(row >> 64 for row in step_matrix(step)))
 
 
 def _pad_rows(step: int, shift: int):
     """F0's matrix for a state in the basis of beats of ``step`` bytes: back to the register's own basis, then
     ``A^(64 - step + shift)``."""
-    return compose(zeros_matrix(BLOCK_BYTES - step + shift), state_basis(step).from_basis)
+    return compose(zeros_matrix(BLOCK_BYTES - step + shift), _basis(step).from_basis)
 
 
 def _partial_sums(rows, inputs: int, size: int = 8):
@@ -542,7 +548,7 @@ class KeyExtractor(wiring.Component):
         and the frame's (end, bytes, kind) beside them."""
         W, B, S = self._data_width, self._data_width // 8, self._slots
         cw = B.bit_length()
-        model, basis = crc_model(), state_basis(B)
+        model, basis = crc_model(), _basis(B)
 
         # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
         # its lanes as a bit mask (0xFF a lane).
@@ -651,10 +657,12 @@ class KeyExtractor(wiring.Component):
             slot[s] = px
 
         # P3: one CRC step per beat of each slot's segment: x XORed with the state moved over B bytes (zero on
-        # the segment's first beat: slot 0's start state is in x). The state is kept in the basis where that move
-        # is a companion matrix (:class:`~apbbf.hdl.packet.crc_maps.StateBasis`): each bit the XOR of two state
-        # bits at most, x's and the first-beat flag, one LUT4. In the register's own basis each bit was the XOR
-        # of 22 to 37 state bits, three to five LUT levels across the slot's logic: the 64-bit path.
+        # the segment's first beat: slot 0's start state is in x). Below 512 bits the state is kept in the basis
+        # where that move is a companion matrix (:class:`~apbbf.hdl.packet.crc_maps.StateBasis`): each bit the XOR
+        # of two state bits at most, x's and the first-beat flag, one LUT4. In the register's own basis each bit
+        # was the XOR of 22 to 37 state bits, three to five LUT levels across the slot's logic: the 64-bit path.
+        # At 512 bits a beat is a whole 64-byte block: padding a segment that starts at lane 0 is the identity
+        # there, which the basis would make a dense matrix, and the de-duplicator measured slower with it.
         p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [p3_end.eq(px_end), p3_n.eq(px_n), p3_kind.eq(px_kind)]
         for s, px in enumerate(slot):
@@ -672,7 +680,7 @@ class KeyExtractor(wiring.Component):
         """F0 to the output: each slot's segment padded and moved over the trailer, Horner's rule over the slots,
         the trailer and the output XOR."""
         B, S = self._data_width // 8, self._slots
-        model, basis = crc_model(), state_basis(B)
+        model, basis = crc_model(), _basis(B)
 
         # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
