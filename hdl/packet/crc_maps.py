@@ -96,7 +96,8 @@ def step_matrix(step: int) -> tuple[int, ...]:
 
 
 def transform(rows, value: int) -> int:
-    """``rows`` (row masks) applied to the integer ``value``: bit r of the result is the parity of ``value & rows[r]``."""
+    """``rows`` (row masks) applied to the integer ``value``: bit r of the result is the parity of
+    ``value & rows[r]``."""
     return sum((bin(row & value).count("1") & 1) << r for r, row in enumerate(rows))
 
 

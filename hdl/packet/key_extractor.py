@@ -67,8 +67,8 @@ def _basis(step: int):
 
 
 def _beat_step(step: int):
-    """A beat of ``step`` bytes with the state in :func:`_basis`: the
-    state's own rows (the loop) and the beat's data rows (``step_matrix``'s data columns, moved into the basis)."""
+    """A beat of ``step`` bytes with the state in :func:`_basis`: the state's own rows (the loop) and the beat's
+    data rows (``step_matrix``'s data columns, moved into the basis)."""
     basis = _basis(step)
     return basis.loop, compose(basis.to_basis, tuple(row >> 64 for row in step_matrix(step)))
 
@@ -496,10 +496,11 @@ class KeyExtractor(wiring.Component):
         mask_words = []                     # per slot: the distinct mask words, index 0 all ones
         q_mask = []
         for s in range(S):
-            # start and end less the beat's first byte in the frame, as registers: loaded with the frame's info, less B per beat taken until
-            # negative (the segment's start, or its end, is then behind). Beside each, whether it is B or more (a
-            # flag kept a cycle early, from the info or as `>= 2B` before the step), so that lo and hi are a few
-            # bits' functions, not behind a zero test of the whole position (seed 2's 64-bit path, 6.47 ns).
+            # start and end less the beat's first byte in the frame, as registers: loaded with the frame's info,
+            # less B per beat taken until negative (the segment's start, or its end, is then behind). Beside each,
+            # whether it is B or more (a flag kept a cycle early, from the info or as `>= 2B` before the step), so
+            # that lo and hi are functions of a few bits, not behind a zero test of the whole position (a 64-bit
+            # path, 6.47 ns).
             to_start = Signal(signed(_POS + 1), name=f"to_start_{s}")
             to_end = Signal(signed(_POS + 1), name=f"to_end_{s}")
             start_far, end_far = Signal(name=f"start_far_{s}"), Signal(name=f"end_far_{s}")
