@@ -484,6 +484,20 @@ class KeyExtractor(wiring.Component):
         m.d.comb += valid_bytes.eq(Mux(cur.last, cur.own, head.prev if fcs else B))
         log_b = B.bit_length() - 1
         kbits = len(mask_beat)
+        # Each slot's lanes are a bit map registered here, so that P1's masks are one LUT a bit: decoded in P1 from
+        # lo and hi, each 7-bit register fed about 64 compares and then 512 flip-flops across the device (the
+        # 512-bit de-duplicator's path, 9.7 ns: five LUT levels and a carry chain). Each map is an AND of
+        # thermometer codes of a few register bits, decoded by table (a compare with a constant would be a carry
+        # chain); the one of the beat's valid bytes is shared by the slots.
+        def thermometer(value, below):
+            # bit `lane` is `lane < value` (`below`) or `lane >= value`, for value in 0..2**len(value) - 1
+            code = Signal(B)
+            with m.Switch(value):
+                for v in range(1 << len(value)):
+                    with m.Case(v):
+                        m.d.comb += code.eq(sum(1 << lane for lane in range(B) if (lane < v) == below))
+            return code
+        valid_lanes = thermometer(valid_bytes, below=True)
         q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
         # The beat's data is loaded every cycle, not only when a beat is taken: the stages after Q read it only
         # with a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
@@ -493,6 +507,7 @@ class KeyExtractor(wiring.Component):
             m.d.sync += mask_beat.eq(Mux(cur.last, 0, Mux(mask_beat == mask_limit, mask_limit, mask_beat + 1)))
         q_lo = [Signal(cw, name=f"q_lo_{s}") for s in range(S)]
         q_hi = [Signal(cw, name=f"q_hi_{s}") for s in range(S)]
+        q_lanes = [Signal(B, name=f"q_lanes_{s}") for s in range(S)]
         mask_words = []                     # per slot: the distinct mask words, index 0 all ones
         q_mask = []
         for s in range(S):
@@ -519,6 +534,10 @@ class KeyExtractor(wiring.Component):
                 end_lanes.eq(Mux(to_end[-1], 0, Mux(end_far, B, to_end[:log_b]))),
                 hi.eq(Mux(end_lanes > valid_bytes, valid_bytes, end_lanes)),
             ]
+            # lanes lo..hi-1: from lo (0 if the start is behind, none if a beat or more away) to the end's lane
+            # (none if behind, all if a beat or more away), below the valid bytes
+            from_start = Mux(to_start[-1], (1 << B) - 1, Mux(start_far, 0, thermometer(to_start[:log_b], below=False)))
+            to_end_lanes = Mux(to_end[-1], 0, Mux(end_far, (1 << B) - 1, thermometer(to_end[:log_b], below=True)))
             words = {(1 << W) - 1: 0}
             cases = {}
             for (k, t), ranges in self._variants.items():
@@ -539,12 +558,14 @@ class KeyExtractor(wiring.Component):
                         m.d.comb += mask_index.eq(index)
             q_mask.append(Signal.like(mask_index, name=f"q_mask_{s}"))
             with m.If(take):
-                m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index)]
+                m.d.sync += [q_lo[s].eq(lo), q_hi[s].eq(hi), q_mask[s].eq(mask_index),
+                             q_lanes[s].eq(from_start & to_end_lanes & valid_lanes)]
 
         return dict(q_take=q_take, q_last=q_last, q_data=q_data, q_count=q_count, q_kind=q_kind, q_lo=q_lo,
-                    q_hi=q_hi, q_mask=q_mask, mask_words=mask_words)
+                    q_hi=q_hi, q_lanes=q_lanes, q_mask=q_mask, mask_words=mask_words)
 
-    def _elaborate_segments(self, m, *, q_take, q_last, q_data, q_count, q_kind, q_lo, q_hi, q_mask, mask_words):
+    def _elaborate_segments(self, m, *, q_take, q_last, q_data, q_count, q_kind, q_lo, q_hi, q_lanes, q_mask,
+                            mask_words):
         """Q to P3: each slot's segment of the beat, masked, and its CRC step. Returns each slot's P3 registers
         and the frame's (end, bytes, kind) beside them."""
         W, B, S = self._data_width, self._data_width // 8, self._slots
@@ -580,8 +601,7 @@ class KeyExtractor(wiring.Component):
                 p1["valid"].eq(q_take & fed),
                 p1["lo"].eq(q_lo[s]), p1["fed"].eq(fed),
                 p1["bytes"].eq(q_hi[s] - q_lo[s]),
-                p1["lanes"].eq(word & Cat(*[Mux((q_lo[s] <= lane) & (lane < q_hi[s]), 0xFF, 0)
-                                            for lane in range(B)])),
+                p1["lanes"].eq(word & Cat(*[q_lanes[s][lane].replicate(8) for lane in range(B)])),
             ]
             slot.append(p1)
 
