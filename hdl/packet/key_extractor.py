@@ -61,9 +61,9 @@ def _blocks_bound(r, start: int) -> int:
 
 
 def _basis(step: int):
-    """The state's basis for beats of ``step`` bytes: companion below 64-byte beats (the comment at P3 in
-    ``_elaborate_segments``), the register's own at 64."""
-    return state_basis(step, companion=step < BLOCK_BYTES)
+    """The state's basis for beats of ``step`` bytes: where the step is companion (the comment at P3 in
+    ``_elaborate_segments``)."""
+    return state_basis(step)
 
 
 def _beat_step(step: int):
@@ -310,6 +310,10 @@ class KeyExtractor(wiring.Component):
         received = Signal(7)                # bytes of the frame before this beat, saturated at 127
         beat_index = Signal(range(-(-_HEADER // B) + 1))
         decided = Signal()
+        # Whether received has reached the deciding beat's threshold, a flag kept as received moves (it only
+        # grows, by B a beat): a compare there was a carry chain into the enable of K's registers.
+        threshold = _PREFIX + 4 * fcs - B
+        deciding = Signal(init=threshold <= 0)
         go, k_last, k_after = Signal(), Signal(), Signal(8)
         m.d.sync += go.eq(0)
         with m.If(self.i.valid):
@@ -319,12 +323,19 @@ class KeyExtractor(wiring.Component):
                     m.d.sync += header[8 * lo:8 * hi].eq(self.i.payload.data[:8 * (hi - lo)])
             with m.If(beat_index != -(-_HEADER // B)):
                 m.d.sync += beat_index.eq(beat_index + 1)
-            m.d.sync += received.eq(Mux(received > 127 - B, 127, received + B))
-            with m.If(~decided & (self.i.payload.last | (received >= _PREFIX + 4 * fcs - B))):
+            m.d.sync += [received.eq(Mux(received > 127 - B, 127, received + B)),
+                         deciding.eq(received >= threshold - B)]
+            with m.If(~decided & (self.i.payload.last | deciding)):
+                # received + count, as a frame decides: received is then a multiple of B below 62 + 4 + B (no beat
+                # before it saturated), and count is 0..B, B only with keep's last lane: so the sum is count's low
+                # bits beside received's high bits, those incremented by keep's last lane. No carry chain behind
+                # count's tree (the 512-bit de-duplicator's path, 9.9 ns, from keep through it).
+                log_b = B.bit_length() - 1
                 m.d.sync += [go.eq(1), decided.eq(1), k_last.eq(self.i.payload.last),
-                             k_after.eq(received + count)]
+                             k_after.eq(Cat(count[:log_b], Mux(count[log_b], received[log_b:] + 1,
+                                                               received[log_b:])))]
             with m.If(self.i.payload.last):
-                m.d.sync += [received.eq(0), beat_index.eq(0), decided.eq(0)]
+                m.d.sync += [received.eq(0), beat_index.eq(0), decided.eq(0), deciding.eq(threshold <= 0)]
 
         def byte(header, i):
             return header[8 * i:8 * i + 8]
@@ -678,12 +689,12 @@ class KeyExtractor(wiring.Component):
             slot[s] = px
 
         # P3: one CRC step per beat of each slot's segment: x XORed with the state moved over B bytes (zero on
-        # the segment's first beat: slot 0's start state is in x). Below 512 bits the state is kept in the basis
-        # where that move is a companion matrix (:class:`~apbbf.hdl.packet.crc_maps.StateBasis`): each bit the XOR
-        # of two state bits at most, x's and the first-beat flag, one LUT4. In the register's own basis each bit
-        # was the XOR of 22 to 37 state bits, three to five LUT levels across the slot's logic: the 64-bit path.
-        # At 512 bits a beat is a whole 64-byte block: padding a segment that starts at lane 0 is the identity
-        # there, which the basis would make a dense matrix, and the de-duplicator measured slower with it.
+        # the segment's first beat: slot 0's start state is in x). The state is kept in the basis where that move
+        # is a companion matrix (:class:`~apbbf.hdl.packet.crc_maps.StateBasis`): each bit the XOR of two state
+        # bits at most, x's and the first-beat flag, one LUT4. In the register's own basis each bit was the XOR of
+        # 22 to 37 state bits, three to five LUT levels across the slot's logic: the 64-bit path, and at 512 bits
+        # (where a beat is a whole 64-byte block, and the basis makes the identity padding of a segment that
+        # starts at lane 0 a dense matrix, in registered stages) a path of four levels on one seed.
         p3_end, p3_n, p3_kind = Signal(), Signal(_POS), Signal(2)
         m.d.sync += [p3_end.eq(px_end), p3_n.eq(px_n), p3_kind.eq(px_kind)]
         for s, px in enumerate(slot):
