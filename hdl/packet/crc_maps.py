@@ -138,8 +138,6 @@ class StateBasis:
     ----------
     step : int
         Bytes of a beat.
-    companion : bool
-        Whether to change the basis; without it every map is the register's own (T and K the identity).
 
     Attributes
     ----------
@@ -151,12 +149,8 @@ class StateBasis:
         ``T A K``, row masks.
     """
 
-    def __init__(self, step: int, *, companion: bool = True):
+    def __init__(self, step: int):
         A = zeros_matrix(step)
-        if not companion:
-            self.from_basis = self.to_basis = tuple(1 << i for i in range(64))
-            self.loop = A
-            return
         # Chains from unit vectors first (the longest), then from A's fixed vectors and unit vectors: for
         # CRC-64/XZ, whose polynomial has (x + 1)^2 as a factor, A^step has a 2-dimensional fixed space and no
         # cyclic vector; a chain of 63 and one fixed vector outside it leave every row two ones at most.
@@ -205,9 +199,9 @@ def _null_space(rows) -> list[int]:
 
 
 @lru_cache(maxsize=None)
-def state_basis(step: int, companion: bool = True) -> StateBasis:
-    """The :class:`StateBasis` of a beat of ``step`` bytes (the register's own basis unless ``companion``)."""
-    return StateBasis(step, companion=companion)
+def state_basis(step: int) -> StateBasis:
+    """The :class:`StateBasis` of a beat of ``step`` bytes."""
+    return StateBasis(step)
 
 
 @lru_cache(maxsize=None)

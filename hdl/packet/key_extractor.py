@@ -60,23 +60,18 @@ def _blocks_bound(r, start: int) -> int:
     return -(-most // BLOCK_BYTES)
 
 
-def _basis(step: int):
-    """The state's basis for beats of ``step`` bytes: where the step is companion (the comment at P3 in
-    ``_elaborate_segments``)."""
-    return state_basis(step)
-
-
 def _beat_step(step: int):
-    """A beat of ``step`` bytes with the state in :func:`_basis`: the state's own rows (the loop) and the beat's
-    data rows (``step_matrix``'s data columns, moved into the basis)."""
-    basis = _basis(step)
+    """A beat of ``step`` bytes with the state in its companion basis (:func:`~apbbf.hdl.packet.crc_maps.state_basis`,
+    the comment at P3 in ``_elaborate_segments``): the state's own rows (the loop) and the beat's data rows
+    (``step_matrix``'s data columns, moved into the basis)."""
+    basis = state_basis(step)
     return basis.loop, compose(basis.to_basis, tuple(row >> 64 for row in step_matrix(step)))
 
 
 def _pad_rows(step: int, shift: int):
     """F0's matrix for a state in the basis of beats of ``step`` bytes: back to the register's own basis, then
     ``A^(64 - step + shift)``."""
-    return compose(zeros_matrix(BLOCK_BYTES - step + shift), _basis(step).from_basis)
+    return compose(zeros_matrix(BLOCK_BYTES - step + shift), state_basis(step).from_basis)
 
 
 def _partial_sums(rows, inputs: int, size: int = 8):
@@ -581,7 +576,7 @@ class KeyExtractor(wiring.Component):
         and the frame's (end, bytes, kind) beside them."""
         W, B, S = self._data_width, self._data_width // 8, self._slots
         cw = B.bit_length()
-        model, basis = crc_model(), _basis(B)
+        model, basis = crc_model(), state_basis(B)
 
         # Q: the frame's bytes so far; per slot, whether the beat feeds its segment, how many of its bytes, and
         # its lanes as a bit mask (0xFF a lane).
@@ -712,7 +707,7 @@ class KeyExtractor(wiring.Component):
         """F0 to the output: each slot's segment padded and moved over the trailer, Horner's rule over the slots,
         the trailer and the output XOR."""
         B, S = self._data_width // 8, self._slots
-        model, basis = crc_model(), _basis(B)
+        model, basis = crc_model(), state_basis(B)
 
         # F0: each slot's state after its segment's last beat (its start state if the segment is empty), times
         # A^(64 - B + shift); q + 1 = (64/B) * ceil(len / 64) - fed beats + 1, in 0..64/B, says how many more zero
