@@ -22,24 +22,28 @@ from .streams import run_simulation
     ({"width": 8.0, "depth": 4}, TypeError, "width"),
     ({"width": 8, "depth": "4"}, TypeError, "depth"),
     ({"width": 8, "depth": 4, "taken": 1}, TypeError, "taken"),
+    ({"width": 8, "depth": 4, "slices": 0}, ValueError, "slices"),
+    ({"width": 8, "depth": 4, "slices": 9}, ValueError, "slices"),
+    ({"width": 8, "depth": 4, "slices": 2.0}, TypeError, "slices"),
 ])
 def test_init_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
         UngatedFIFO(**kwargs)
 
 
-@pytest.mark.parametrize("taken", [False, True], ids=["head", "taken"])
+@pytest.mark.parametrize("taken, slices", [(False, 1), (True, 1), (True, 3)], ids=["head", "taken", "taken-sliced"])
 @pytest.mark.parametrize("depth", [2, 5, 8])
 @pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.5, 0.95), (0.95, 0.3)], ids=["even", "drains",
                                                                                                "fills"])
-def test_matches_a_queue(depth, write_rate, read_rate, taken):
+def test_matches_a_queue(depth, write_rate, read_rate, taken, slices):
     """Seed 7 + depth: a write whenever the queue has room and the draw says so, a read whenever the draw says so;
     every clock the head, ``level``, ``w_rdy`` and ``r_rdy`` are the reference queue's, and with ``taken`` the
-    entry the last read took is at ``r_taken`` (through full queues: the memory's extra entry keeps it)."""
+    entry the last read took is at ``r_taken`` (through full queues: the memory's extra entry keeps it), from
+    every slice (three of 4 bits each)."""
     seed = 7 + depth
     print(f"seed {seed}")
     rng = random.Random(seed)
-    dut = UngatedFIFO(width=12, depth=depth, taken=taken)
+    dut = UngatedFIFO(width=12, depth=depth, taken=taken, slices=slices)
     reference = deque()
     last_taken = None
     counts = {"writes": 0, "reads": 0, "full": 0, "full_taken": 0}
@@ -71,7 +75,7 @@ def test_matches_a_queue(depth, write_rate, read_rate, taken):
                 reference.append(value)
                 counts["writes"] += 1
 
-    run_simulation(dut, bench, vcd=f"ungated_fifo_{depth}_{write_rate}_{read_rate}")
+    run_simulation(dut, bench, vcd=f"ungated_fifo_{depth}_{write_rate}_{read_rate}_{taken}_{slices}")
     assert counts["writes"] > 150 and counts["reads"] > 150, counts
     if write_rate > read_rate:
         assert counts["full"] > 20, counts          # the edge where w_rdy is low is exercised
@@ -102,3 +106,21 @@ def test_the_write_enable_is_w_en():
     enables = [line for block in writes for line in block.splitlines() if "connect \\EN" in line]
     assert len(writes) == 1 and len(enables) == 1, writes
     assert re.fullmatch(r"\s*connect \\EN \{( \\w_en \[0\]){8} \}", enables[0]), enables[0]
+
+
+@pytest.mark.parametrize("width, slices", [(13, 4)])
+def test_slice_widths(width, slices):
+    assert UngatedFIFO(width=width, depth=4, slices=slices).slice_widths == (4, 3, 3, 3)
+
+
+def test_each_slice_reads_at_its_own_address_after_synthesis():
+    """Yosys's ECP5 synthesis keeps each slice's pointers and taken entry's address apart (plain copies of one
+    register would be merged into one): 4 flip-flops each for 9 entries."""
+    from .synthesis import synthesize_ecp5
+    cells = synthesize_ecp5(UngatedFIFO(width=64, depth=8, taken=True, slices=4), "test_ungated_fifo_slices")
+    registers = {}
+    for name, cell in cells.items():
+        found = re.search(r"(produce|consume|taken_at)(\d+)", name)
+        if cell["type"] == "TRELLIS_FF" and found:
+            registers[found.group(0)] = registers.get(found.group(0), 0) + 1
+    assert registers == {f"{stem}{n}": 4 for stem in ("produce", "consume", "taken_at") for n in range(4)}, registers

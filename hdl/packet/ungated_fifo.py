@@ -25,6 +25,10 @@ class UngatedFIFO(wiring.Component):
     register of ``width`` flip-flops would hang their enable on the read. ``r_taken`` is the memory's read at a
     register of a few bits (the taken entry's address), loaded with the read.
 
+    With ``slices``, the entry's bits are kept in that many memories side by side, each written and read at
+    pointers of its own: a 512-bit entry is 128 LUT RAM cells (16 x 4 bits each), and one register's net to all of
+    their addresses spans the device.
+
     Parameters
     ----------
     width : int
@@ -33,6 +37,9 @@ class UngatedFIFO(wiring.Component):
         Entries, 2..65536.
     taken : bool
         Add the port ``r_taken`` (default ``False``).
+    slices : int
+        Memories the entry's bits are split into, 1..64 and at most ``width`` (default 1), each with its own
+        pointers.
 
     Attributes
     ----------
@@ -55,17 +62,18 @@ class UngatedFIFO(wiring.Component):
     Raises
     ------
     TypeError
-        If ``width`` or ``depth`` is not an integer, or ``taken`` not a bool.
+        If ``width``, ``depth`` or ``slices`` is not an integer, or ``taken`` not a bool.
     ValueError
-        If ``width`` or ``depth`` is out of range.
+        If ``width``, ``depth`` or ``slices`` is out of range.
     """
 
-    def __init__(self, *, width: int, depth: int, taken: bool = False):
+    def __init__(self, *, width: int, depth: int, taken: bool = False, slices: int = 1):
         self._width = check_integer("width", width, range(1, 4097))
         self._depth = check_integer("depth", depth, range(2, 65537))
         if not isinstance(taken, bool):
             raise TypeError(f"taken must be a bool, not {taken!r}")
         self._taken = taken
+        self._slices = check_integer("slices", slices, range(1, min(64, width) + 1))
         members = {"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_data": Out(width),
                    "r_en": In(1), "r_rdy": Out(1), "level": Out(range(depth + 1))}
         if taken:
@@ -84,31 +92,48 @@ class UngatedFIFO(wiring.Component):
     def taken(self) -> bool:
         return self._taken
 
+    @property
+    def slice_widths(self) -> tuple:
+        """Each memory's width, bits, from the entry's least significant bit up."""
+        base, extra = divmod(self._width, self._slices)
+        return tuple(base + (index < extra) for index in range(self._slices))
+
     def elaborate(self, platform):
         m = Module()
         depth = self._depth
         # The taken entry keeps its place in the memory until the next read: at most `depth` entries held and it,
         # so a memory of depth + 1 entries is never written where it lies.
         entries = depth + self._taken
-        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=entries, init=[])
-        write, read_port = storage.write_port(), storage.read_port(domain="comb")
-        produce, consume = Signal(range(entries)), Signal(range(entries))
         read = Signal()
-        m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data), write.en.eq(self.w_en),
-                     read_port.addr.eq(consume), self.r_data.eq(read_port.data),
-                     read.eq(self.r_en & self.r_rdy),
+        m.d.comb += [read.eq(self.r_en & self.r_rdy),
                      self.w_rdy.eq(self.level != depth), self.r_rdy.eq(self.level != 0)]
-        with m.If(self.w_en):
-            m.d.sync += produce.eq(Mux(produce == entries - 1, 0, produce + 1))
-        with m.If(read):
-            m.d.sync += consume.eq(Mux(consume == entries - 1, 0, consume + 1))
         # The read does not run into the level's carry chain (at 64 bits, the reader's flags -> read -> the
         # adder's carry was the extractor's path, 7.0 ns).
         m.d.sync += self.level.eq(stepped(m, self.level, up=self.w_en, down=read, name="level"))
-        if self._taken:
-            taken_port = storage.read_port(domain="comb")
-            taken_at = Signal(range(entries), init=entries - 1)
-            m.d.comb += [taken_port.addr.eq(taken_at), self.r_taken.eq(taken_port.data)]
+        # Each slice has pointers of its own (they hold the same values): a slice's address registers reach only
+        # its own cells. Yosys does not merge them, as each counts from its own state; copies of one register
+        # (the same input and enable) would be merged bit by bit.
+        low = 0
+        for index, width in enumerate(self.slice_widths):
+            def named(stem):
+                return stem if self._slices == 1 else f"{stem}{index}"
+            storage = memory.Memory(shape=width, depth=entries, init=[])
+            m.submodules[named("storage")] = storage
+            produce, consume = Signal(range(entries), name=named("produce")), Signal(range(entries),
+                                                                                     name=named("consume"))
+            with m.If(self.w_en):
+                m.d.sync += produce.eq(Mux(produce == entries - 1, 0, produce + 1))
             with m.If(read):
-                m.d.sync += taken_at.eq(consume)
+                m.d.sync += consume.eq(Mux(consume == entries - 1, 0, consume + 1))
+            write, read_port = storage.write_port(), storage.read_port(domain="comb")
+            m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data[low:low + width]),
+                         write.en.eq(self.w_en), read_port.addr.eq(consume),
+                         self.r_data[low:low + width].eq(read_port.data)]
+            if self._taken:
+                taken_port = storage.read_port(domain="comb")
+                taken_at = Signal(range(entries), init=entries - 1, name=named("taken_at"))
+                m.d.comb += [taken_port.addr.eq(taken_at), self.r_taken[low:low + width].eq(taken_port.data)]
+                with m.If(read):
+                    m.d.sync += taken_at.eq(consume)
+            low += width
         return m
