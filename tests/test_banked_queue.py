@@ -3,6 +3,7 @@
 each way, its capacity, its parameters."""
 
 import random
+import re
 
 import pytest
 from amaranth.lib import data
@@ -16,6 +17,8 @@ ENTRY = data.StructLayout({"data": 16, "keep": 3, "last": 1})
 SEED = 20261126
 #: The banks' block RAMs: inferred (``lib.memory``), and the DP16KD with their output register, as on ECP5.
 PLATFORMS = pytest.mark.parametrize("platform", [None, SimulatedECP5()], ids=["inferred", "ecp5"])
+#: The write into the block RAMs as it comes, or through each bank's registers.
+WRITES = pytest.mark.parametrize("registered_write", [False, True], ids=["direct", "registered"])
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -24,6 +27,7 @@ PLATFORMS = pytest.mark.parametrize("platform", [None, SimulatedECP5()], ids=["i
     ({"depth": 8.0}, TypeError, "depth"),
     ({"depth": 8, "bank_width": 0}, ValueError, "bank_width"),
     ({"depth": 8, "bank_width": True}, TypeError, "bank_width"),
+    ({"depth": 8, "registered_write": 1}, TypeError, "registered_write"),
 ])
 def test_init_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -43,9 +47,10 @@ def test_bank_widths(width, bank_width, widths):
 @pytest.mark.parametrize("w_stall, r_stall", [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.4, 0.4)],
                          ids=["full-rate", "idle", "backpressure", "both"])
 @PLATFORMS
-def test_entries_in_order(w_stall, r_stall, platform):
+@WRITES
+def test_entries_in_order(w_stall, r_stall, platform, registered_write):
     print(f"seed {SEED}")
-    dut = BankedQueue(ENTRY, 6, bank_width=6)
+    dut = BankedQueue(ENTRY, 6, bank_width=6, registered_write=registered_write)
     assert len(dut.bank_widths) == 3
     rng = random.Random(SEED)
     entries = [rng.getrandbits(ENTRY.size) for _ in range(300)]
@@ -73,8 +78,9 @@ def test_entries_in_order(w_stall, r_stall, platform):
 
 
 @PLATFORMS
-def test_one_entry_per_clock_and_capacity(platform):
-    dut = BankedQueue(ENTRY, 6, bank_width=6)
+@WRITES
+def test_one_entry_per_clock_and_capacity(platform, registered_write):
+    dut = BankedQueue(ENTRY, 6, bank_width=6, registered_write=registered_write)
     rng = random.Random(SEED)
     entries = [rng.getrandbits(ENTRY.size) for _ in range(40)]
     taken, accepted = [], []
@@ -113,6 +119,34 @@ def test_one_entry_per_clock_and_capacity(platform):
     assert taken == entries[:len(taken)]
 
 
+def _first_entry_clocks(registered_write):
+    """Clocks from an entry's write into an empty queue to its ``r.valid``."""
+    dut = BankedQueue(ENTRY, 6, bank_width=6, registered_write=registered_write)
+    clocks = []
+
+    async def bench(ctx):
+        ctx.set(dut.w.payload, ENTRY.from_bits(0x5A5A5))
+        ctx.set(dut.w.valid, 1)
+        await ctx.tick()
+        ctx.set(dut.w.valid, 0)
+        for clock in range(1, 20):
+            if ctx.get(dut.r.valid):
+                clocks.append(clock)
+                assert ctx.get(dut.r.payload).as_value().value == 0x5A5A5
+                return
+            await ctx.tick()
+
+    run_simulation(dut, bench, vcd=f"banked_queue_latency_{registered_write}")
+    assert clocks, "the entry never came out"
+    return clocks[0]
+
+
+def test_registered_write_takes_one_clock_more():
+    # The banks' write registers are on the path: the entry comes out exactly one clock later (the rate and the
+    # capacity are the other tests').
+    assert _first_entry_clocks(True) == _first_entry_clocks(False) + 1
+
+
 @pytest.mark.parametrize("platform, block_ram", [
     (None, "InferredBlockRAM"),
     (SimulatedECP5(), "ECP5BlockRAM"),
@@ -143,3 +177,37 @@ def test_a_beat_takes_as_many_block_rams_as_inferred():
         return sum(1 if isinstance(sub, Instance) and sub.type == "DP16KD" else blocks(sub)
                    for sub, _, _ in getattr(fragment, "subfragments", ()))
     assert blocks(Fragment.get(BankedQueue(577, 2048), ULX3S_85F_Platform())) == 65
+
+
+def test_the_banks_write_registers_are_their_own():
+    """After Yosys's ECP5 synthesis each bank still has its write data registers when the writer keeps a register
+    of the same entry (the de-duplicator's in front of its key extractor, loaded every clock from the same beat):
+    merged, that one register would feed both and be placed between them."""
+    from amaranth import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+
+    from .synthesis import synthesize_ecp5
+
+    class Writer(wiring.Component):
+        entry: In(ENTRY.size)
+        valid: In(1)
+        ready: In(1)
+        kept: Out(ENTRY.size)
+        head: Out(ENTRY.size)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.queue = queue = BankedQueue(ENTRY.size, 16, bank_width=6, registered_write=True)
+            m.d.sync += self.kept.eq(self.entry)                # the writer's own register of the entry
+            m.d.comb += [queue.w.payload.eq(self.entry), queue.w.valid.eq(self.valid), queue.r.ready.eq(self.ready),
+                         self.head.eq(queue.r.payload)]
+            return m
+
+    cells = synthesize_ecp5(Writer(), "test_banked_queue_write_registers")
+    kept = {}
+    for name, cell in cells.items():
+        found = re.search(r"bank(\d+)[._]write_data", name)
+        if cell["type"] == "TRELLIS_FF" and found:
+            kept[found.group(1)] = kept.get(found.group(1), 0) + 1
+    assert kept == {"0": 7, "1": 7, "2": 6}, kept
