@@ -1,5 +1,5 @@
 """The designs measured besides the board tops: a block (the core, one block RAM, the hash unit, the lanes filter,
-the key extractor, the packet de-duplicator) between registers, for its post-route Fmax and size.
+the key extractor, the packet buffer, the packet de-duplicator) between registers, for its post-route Fmax and size.
 
 Each is wrapped so that only its own paths limit the clock: every port of the measured logic is a flip-flop, fed
 from a serial-in shift register and folded into a few output registers, so that the design fits the 39 I/O pins
@@ -19,12 +19,13 @@ from ..hdl.core.devices import BlockRAM
 from ..hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
 from ..hdl.core.hash import HashUnit
 from ..hdl.core.lanes import Lanes
+from ..hdl.packet.banked_queue import BankedQueue
 from ..hdl.packet.dedup import PacketDedup
 from ..hdl.packet.key_extractor import KeyExtractor
 from ..model.config import check_config
 
 __all__ = ["RegisteredCore", "BlockRAMProbe", "RegisteredHash", "BareHash", "RegisteredLanes",
-           "RegisteredKeyExtractor", "RegisteredDedup"]
+           "RegisteredKeyExtractor", "RegisteredQueue", "RegisteredDedup"]
 
 
 def _on_a_global_reset(m: Module, platform, design, domain: str):
@@ -337,6 +338,48 @@ class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extracto
         self._beats_in(m, e.i.payload.data, e.i.payload.keep)
         m.d.sync += self.out[0].eq(e.o.valid)
         m.d.comb += self.out[1].eq(self._fold(m, e.o.payload))
+        return m
+
+
+class RegisteredQueue(wiring.Component):
+    """A :class:`~apbbf.hdl.packet.banked_queue.BankedQueue` for timing (the de-duplicator's packet buffer,
+    :meth:`PacketDedup.packet_buffer <apbbf.hdl.packet.dedup.PacketDedup.packet_buffer>`): the entry is shifted in
+    serially and written from registers with ``valid`` (registered), ``r.ready`` comes from a pin through a
+    register, and the head entry and ``w.ready`` are folded (XOR) into a register in registered stages.
+
+    Parameters
+    ----------
+    queue : BankedQueue
+
+    Raises
+    ------
+    TypeError
+        If ``queue`` is not a :class:`~apbbf.hdl.packet.banked_queue.BankedQueue`.
+    """
+
+    serial_in: In(1)
+    valid_in: In(1)
+    ready_in: In(1)
+    out: Out(2)
+
+    def __init__(self, queue):
+        if not isinstance(queue, BankedQueue):
+            raise TypeError(f"queue must be a BankedQueue, not {queue!r}")
+        self._queue = queue
+        super().__init__()
+
+    @property
+    def queue(self) -> BankedQueue:
+        return self._queue
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.queue = queue = self._queue
+        chain = _shift_in(m, self.serial_in, len(queue.w.payload.as_value()))
+        valid, ready = Signal(), Signal()
+        m.d.sync += [valid.eq(self.valid_in), ready.eq(self.ready_in), self.out[0].eq(queue.r.valid)]
+        m.d.comb += [queue.w.valid.eq(valid), queue.w.payload.eq(chain), queue.r.ready.eq(ready),
+                     self.out[1].eq(_RegisteredBeats._fold(m, Cat(queue.r.payload, queue.w.ready)))]
         return m
 
 

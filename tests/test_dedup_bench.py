@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The de-duplicator benchmark's bookkeeping (:mod:`apbbf.flows.dedup_bench`), without running the tools: the parts'
 cells from a hierarchical Yosys ``stat``, and the README's tables from a report."""
 
@@ -5,7 +6,7 @@ import random
 
 import pytest
 
-from apbbf.flows.dedup_bench import PARTS, markdown, module_cells, part_cells
+from apbbf.flows.dedup_bench import PARTS, markdown, module_cells, part_cells, readme_block
 
 STAT = """
 Printing statistics.
@@ -79,7 +80,7 @@ def test_markdown():
     results = {"seeds": [1, 2, 3], "widths": {
         "512": {"sim": sim, "pnr": routed, "mpps": 101.5, "line_rate": {"100 GbE": False, "40 GbE": True,
                                                                           "10 GbE": True},
-                "parts": {"core": cells}},
+                "parts": {"core": cells}, "buffer_alone": {**routed, "fmax_mhz": 150.6}},
         "64": {"sim": sim, "pnr": unrouted, "parts": {"core": cells}},
         "128": {"sim": sim, "pnr": {**routed, "timed_out": [3]}, "mpps": 101.5, "parts": {"core": cells}},
         "256": {"sim": sim, "pnr": {**unrouted, "timed_out": [1, 2, 3]}, "parts": {"core": cells}}}}
@@ -89,6 +90,35 @@ def test_markdown():
     assert "| 512 | 1.000, 1.000 | 101.5 (99.0–104.2) | 101.5 | no / yes / yes | 1,000 | 900 | 59/208 | 9.9 ns" in text
     assert "| 64 | 1.000, 1.000 | did not route |" in text
     assert "| 512 | core | 1,000 | 900 | 5 | 2 | 59 |" in text
+    assert "| 512 | 150.6 (99.0–104.2) | 1,000 | 900 | 59/208 | 9.9 ns (7.0 routing): a → b |" in text
+    assert text.count("the packet buffer alone") == 1                   # only the width that has it: one table
+    block = readme_block({**results, "config": {"k": 3, "l": 8, "segment_blocks": 1024, "span": 1000}}, "stamp")
+    assert "| data_width 512 | 1.000 | 101.5 (99.0–104.2) | 101.5 | 1,000 / 900 / 59/208 | a → b (9.9 ns) |" in block
+    assert "The packet buffer placed alone, MHz: 512 bits 150.6 (99.0–104.2). Written by" in block
+
+
+def test_the_packet_buffer_measured_alone_is_the_dedups():
+    """The bench places the de-duplicator's own packet buffer (its depth, its beat, its registered write) behind
+    registers; with ``count`` there is none."""
+    from amaranth.hdl import Fragment
+
+    from apbbf.flows.dedup_bench import CONFIG
+    from apbbf.hdl.packet.banked_queue import BankedQueue
+    from apbbf.hdl.packet.dedup import PacketDedup
+    from apbbf.model import Config
+    from apbbf.model.packet import KeySpec
+    from apbbf.sim.designs import RegisteredQueue
+    dedup = PacketDedup(CONFIG, KeySpec.l3l4(), data_width=512, action="drop", max_frame=1518)   # the bench's
+    buffer = dedup.packet_buffer()
+    assert isinstance(buffer, BankedQueue) and buffer.depth == dedup.buffer_beats and buffer.registered_write
+    assert len(buffer.w.payload.as_value()) == 512 + 64 + 1 and len(buffer.bank_widths) == 8
+    Fragment.get(RegisteredQueue(buffer), None)
+    with pytest.raises(TypeError, match="queue must be a BankedQueue"):
+        RegisteredQueue(dedup)
+    counting = PacketDedup(Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7), KeySpec.frame(),
+                           data_width=64, action="count")
+    with pytest.raises(ValueError, match="count"):
+        counting.packet_buffer()
 
 
 def test_pnr_time_limit(tmp_path):

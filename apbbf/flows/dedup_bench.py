@@ -12,6 +12,10 @@ measurement, not a test: it asserts no speed.
    RAMs and the median seed's critical path.
 3. **Cost of the parts** (:data:`PARTS`: extractor, queue, core, buffer, and the glue): one hierarchical
    synthesis of the same design, each part's LUT4s, flip-flops, carry cells, LUT RAMs and DP16KD.
+4. **The packet buffer alone**: the de-duplicator's packet buffer
+   (:meth:`~apbbf.hdl.packet.dedup.PacketDedup.packet_buffer`) between registers
+   (:class:`~apbbf.sim.designs.RegisteredQueue`), placed and routed with the same seeds, placer and router2: the
+   bound that the buffer's 65 block RAMs at 512 bits, spread over the device, set by themselves.
 
 Mpps = Fmax x frames per clock. :func:`markdown` gives the README's tables.
 """
@@ -172,7 +176,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
         Progress messages.
     """
     from ..model.config import check_integer
-    from ..sim.designs import RegisteredDedup
+    from ..sim.designs import RegisteredDedup, RegisteredQueue
     check_integer("jobs", jobs, range(1, 65))
     out_dir, work_dir = Path(out_dir), Path(work_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -200,11 +204,19 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
             log(f"data_width {width}: place and route, seeds {', '.join(map(str, seeds))}, {placer} placer, "
                 f"{routers[width]}, {jobs} runs at once")
             text = rtlil_text(RegisteredDedup(dedup), platform)
+            buffer_text = rtlil_text(RegisteredQueue(dedup.packet_buffer()), platform)
             pending[width] = (entry, designs.submit(
                 run_pnr_cached, text, platform, work_dir / f"pnr-{width}", freq_mhz=TARGET_MHZ, reuse=quick,
                 seeds=seeds, nextpnr_args=("--placer", placer, "--router", routers[width]), timeout_s=timeout_s,
-                pool=pool))
-        for width, (entry, future) in pending.items():
+                pool=pool), designs.submit(
+                run_pnr_cached, buffer_text, platform, work_dir / f"buffer-{width}", freq_mhz=TARGET_MHZ,
+                reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", "router2"),
+                timeout_s=timeout_s, pool=pool))
+        for width, (entry, future, buffer_future) in pending.items():
+            buffer = buffer_future.result()
+            entry["buffer_alone"] = {k: buffer.get(k) for k in ("fmax_mhz", "fmax_min_mhz", "fmax_max_mhz",
+                                                                "spread_mhz", "seeds", "seed_seconds", "timed_out",
+                                                                "cells", "bram_used", "critical_path")}
             pnr = future.result()
             log(f"data_width {width}: placed and routed, Fmax {pnr['seeds']} MHz by seed")
             entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz",
@@ -230,10 +242,18 @@ def _range(p: dict) -> str:
     return fmax_text(p)
 
 
+def _path(p: dict) -> str:
+    """The median seed's critical path of a place-and-route result, in a table cell."""
+    cp = p.get("critical_path") or {}
+    if not cp:
+        return ""
+    return f"{cp.get('delay_ns')} ns ({cp.get('routing_ns')} routing): {cp.get('source')} → {cp.get('sink')}"
+
+
 def markdown(results: dict) -> str:
     """The results as markdown tables (the README's de-duplicator tables are this text): per width the frames per
     clock, the post-route Fmax (median and range of the seeds), Mpps against the line rates and the whole
-    design's cells; then each part's cells."""
+    design's cells; then each part's cells; then the packet buffer placed alone (in reports that have it)."""
     seeds = ", ".join(map(str, results.get("seeds", SEEDS)))
     lines = [f"| data_width | frames/clock in, out (simulated, scored) | Fmax MHz, median (range) of seeds {seeds} "
              f"| Mpps | {' / '.join(LINE_RATES)} min frames | LUT4 | FF | DP16KD | critical path (median seed) |",
@@ -242,26 +262,30 @@ def markdown(results: dict) -> str:
     for width, e in widths:
         p, sim = e["pnr"], e["sim"]
         rates = " / ".join(("yes" if e.get("line_rate", {}).get(n) else "no") for n in LINE_RATES)
-        cp = p.get("critical_path") or {}
-        path = (f"{cp.get('delay_ns')} ns ({cp.get('routing_ns')} routing): {cp.get('source')} → {cp.get('sink')}"
-                if cp else "")
         lines.append(f"| {width} | {sim['frames_per_clock_in']:.3f}, {sim['frames_per_clock_out']:.3f} | "
                      f"{_range(p)} | {e.get('mpps', '–')} | {rates} | {p['cells']['luts']:,} | "
-                     f"{p['cells']['ffs']:,} | {p['bram_used']} | {path} |")
+                     f"{p['cells']['ffs']:,} | {p['bram_used']} | {_path(p)} |")
     lines += ["", "| data_width | part | LUT4 | FF | carry (CCU2C) | LUT RAM (DPR16X4) | DP16KD |",
               "|---:|---|---:|---:|---:|---:|---:|"]
     for width, e in widths:
         for part, c in e["parts"].items():
             lines.append(f"| {width} | {part} | {c['luts']:,} | {c['ffs']:,} | {c['carry']:,} | "
                          f"{c.get('lutram', 0):,} | {c['brams']} |")
+    alone = [(width, e["buffer_alone"]) for width, e in widths if e.get("buffer_alone")]
+    if alone:
+        lines += ["", f"| data_width | the packet buffer alone: Fmax MHz, median (range) of seeds {seeds} | LUT4 | FF "
+                      "| DP16KD | critical path (median seed) |", "|---:|---:|---:|---:|---|---|"]
+        for width, b in alone:
+            lines.append(f"| {width} | {_range(b)} | {b['cells']['luts']:,} | {b['cells']['ffs']:,} | "
+                         f"{b['bram_used']} | {_path(b)} |")
     rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
     return "\n".join(lines) + f"\n\nLine rates (minimum-size frames, Mpps): {rates}."
 
 
 def readme_block(results: dict, stamp: str) -> str:
     """The README's de-duplicator block: per width the frames per clock, the Fmax (median and range of the
-    seeds), Mpps against the line rates and what limits the clock, stamped with ``stamp`` (the date and machine,
-    :func:`apbbf.docgen.machine_stamp`)."""
+    seeds), Mpps against the line rates and what limits the clock, the packet buffer placed alone (in reports that
+    have it), stamped with ``stamp`` (the date and machine, :func:`apbbf.docgen.machine_stamp`)."""
     seeds = ", ".join(map(str, results.get("seeds", SEEDS)))
     config = results["config"]
     lines = [f"| packet de-duplicator (`l3l4`, drop, k={config['k']} l={config['l']} "
@@ -276,6 +300,10 @@ def readme_block(results: dict, stamp: str) -> str:
                      f"{e.get('mpps', '–')} | {p['cells']['luts']:,} / {p['cells']['ffs']:,} / {p['bram_used']} | "
                      f"{path} |")
     rates = ", ".join(f"{name} {rate}" for name, rate in LINE_RATES.items())
+    alone = ", ".join(f"{width} bits {_range(e['buffer_alone'])}" for width, e in
+                      sorted(results["widths"].items(), key=lambda item: int(item[0])) if e.get("buffer_alone"))
+    if alone:
+        rates += f". The packet buffer placed alone, MHz: {alone}"
     commit = (results.get("measured") or {}).get("commit")
     lines += ["", f"Line rates (minimum-size frames, Mpps): {rates}. Written by `make dedup-bench` "
               f"(`build/reports/dedup_bench.json`){f' on {commit}' if commit else ''}, {stamp}; every part's cost "
