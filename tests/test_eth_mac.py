@@ -90,20 +90,3 @@ def test_appliance_elaborates(board, platform):
     cells = re.findall(r"^\s*cell \\(\w+) ", text, re.MULTILINE)
     assert cells.count("IDDRX1F") == 10 and cells.count("ODDRX1F") == 12 and cells.count("EHXPLLL") == 1
     assert "dedup" in text
-
-
-def test_pll_resets_on_global_networks():
-    """Each of the PLL's domains is reset through its synchronizer and a DCCA (a global network), so that the
-    filter's reset is not one fabric net to every tile of the de-duplicator."""
-    from amaranth import ClockDomain, Module
-    from amaranth.back import rtlil
-
-    from apbbf.hdl.eth.ecp5_pll import ECP5PLL
-    m = Module()
-    m.domains += [ClockDomain("eth_tx"), ClockDomain("sync")]
-    m.submodules.pll = pll = ECP5PLL(input_hz=25e6, output_hz=125e6, second_hz=50e6)
-    text = rtlil.convert(m, ports=[pll.clk_in, pll.locked])
-    buffers = re.findall(r"cell \\DCCA \S+\n((?:\s+connect .*\n)+)", text)
-    assert len(buffers) == 2, text.count("DCCA")
-    inputs = sorted(re.search(r"connect \\CLKI (\S+)", b).group(1) for b in buffers)
-    assert inputs == ["\\eth_tx_unbuffered_reset_rst", "\\sync_unbuffered_reset_rst"], inputs   # the synchronizers'

@@ -1,7 +1,7 @@
 """An ECP5 PLL (EHXPLLL) making the 125 MHz transmit clock of the RGMII MAC, and a second clock, from a board's
 oscillator."""
 
-from amaranth import ClockDomain, ClockSignal, Const, Instance, Module, ResetSignal
+from amaranth import ClockSignal, Const, Instance, Module
 from amaranth.lib import cdc, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -37,8 +37,7 @@ def pll_dividers(input_hz: float, output_hz: float, second_hz: float) -> dict:
 
 class ECP5PLL(wiring.Component):
     """Drives the clocks of two domains the parent defines from a reference clock: ``output_domain`` (CLKOP)
-    and ``second_domain`` (CLKOS), each held in reset until the PLL locks (reset synchronizers, each driving its
-    domain's reset through a DCCA onto a global network).
+    and ``second_domain`` (CLKOS), each held in reset until the PLL locks (reset synchronizers).
 
     Parameters
     ----------
@@ -89,15 +88,6 @@ class ECP5PLL(wiring.Component):
             i_PHASESEL1=Const(0), i_PHASEDIR=Const(1), i_PHASESTEP=Const(1), i_PHASELOADREG=Const(1),
             i_PLLWAKESYNC=Const(0), i_ENCLKOP=Const(0),
             o_CLKOP=clkop, o_CLKOS=ClockSignal(second_domain), o_LOCK=self.locked)
-        # Each reset leaves its synchronizer through a DCCA, the buffer in front of a global network, which reaches
-        # every flip-flop's set/reset pin: nextpnr-ecp5 puts only clocks on the global networks, and on the fabric
-        # the filter's reset (a load in every tile of the de-duplicator) was one net of 20.2 ns, the 50 MHz
-        # domain's path on a seed of the 5A-75B appliance.
-        for name, domain in (("output", output_domain), ("second", second_domain)):
-            local = f"{domain}_unbuffered_reset"
-            m.domains += ClockDomain(local, local=True)
-            m.d.comb += ClockSignal(local).eq(ClockSignal(domain))
-            m.submodules[f"{name}_reset"] = cdc.ResetSynchronizer(~self.locked, domain=local)
-            m.submodules[f"{name}_reset_buffer"] = Instance("DCCA", i_CLKI=ResetSignal(local), i_CE=Const(1),
-                                                             o_CLKO=ResetSignal(domain))
+        m.submodules.output_reset = cdc.ResetSynchronizer(~self.locked, domain=output_domain)
+        m.submodules.second_reset = cdc.ResetSynchronizer(~self.locked, domain=second_domain)
         return m
