@@ -51,6 +51,20 @@ def _shift_in(m: Module, serial_in, width: int, name: str = "chain") -> Signal:
     return chain
 
 
+def _fold(m: Module, value, name: str = "fold") -> Signal:
+    """``value`` folded (XOR) into one bit, a register, four bits into one per registered stage (one LUT4 each), so
+    that the fold of a wide output is not the critical path: in two stages, the second XOR of a 512-bit beat's 145
+    nibbles was five LUTs across the device, the 512-bit de-duplicator's path on a seed."""
+    value = Value.cast(value)
+    depth = 0
+    while True:
+        folded = Signal(-(-len(value) // 4), name=f"{name}{depth}")
+        m.d.sync += [folded[i].eq(value[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
+        if len(folded) == 1:
+            return folded
+        value, depth = folded, depth + 1
+
+
 class RegisteredCore(wiring.Component):
     """The bare core for timing: the key (and, for a Config with a span, the time) is shifted in serially, the
     op and ``cmd.valid`` are registered, and ``rsp.valid & hit`` and ``cmd.ready`` are registered out;
@@ -205,13 +219,7 @@ class RegisteredHash(wiring.Component):
         m.d.sync += en.eq(self.en_in)
         m.d.comb += [unit.key.eq(key), unit.en.eq(en)]
         # The outputs, 4 to a LUT, a register after each level, down to the pin.
-        level = Value.cast(unit.hashes)
-        depth = 0
-        while len(level) > 1:
-            reduced = Signal((len(level) + 3) // 4, name=f"reduce{depth}")
-            m.d.sync += reduced.eq(Cat(*(level[i:i + 4].xor() for i in range(0, len(level), 4))))
-            level, depth = reduced, depth + 1
-        m.d.sync += self.out.eq(level[0])
+        m.d.sync += self.out.eq(_fold(m, unit.hashes, name="reduce"))
         return m
 
 
@@ -306,18 +314,6 @@ class _RegisteredBeats(wiring.Component):
         m.d.sync += [valid.eq(self.valid_in), last.eq(self.last_in)]
         m.d.comb += [self._design.i.valid.eq(valid), self._design.i.payload.last.eq(last), Cat(*fields).eq(chain)]
 
-    @staticmethod
-    def _fold(m: Module, value) -> Signal:
-        """``value`` folded (XOR) into one bit, a register, four bits into one per registered stage (one LUT4
-        each), so that the fold of a wide output is not the critical path: in two stages, the second XOR of a
-        512-bit beat's 145 nibbles was five LUTs across the device, the 512-bit de-duplicator's path on a seed."""
-        value = Value.cast(value)
-        while True:
-            folded = Signal(-(-len(value) // 4))
-            m.d.sync += [folded[i].eq(value[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
-            if len(folded) == 1:
-                return folded
-            value = folded
 
 
 class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extractor"):
@@ -337,7 +333,7 @@ class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extracto
         m.submodules.extractor = e = self._design
         self._beats_in(m, e.i.payload.data, e.i.payload.keep)
         m.d.sync += self.out[0].eq(e.o.valid)
-        m.d.comb += self.out[1].eq(self._fold(m, e.o.payload))
+        m.d.comb += self.out[1].eq(_fold(m, e.o.payload))
         return m
 
 
@@ -379,7 +375,7 @@ class RegisteredQueue(wiring.Component):
         valid, ready = Signal(), Signal()
         m.d.sync += [valid.eq(self.valid_in), ready.eq(self.ready_in), self.out[0].eq(queue.r.valid)]
         m.d.comb += [queue.w.valid.eq(valid), queue.w.payload.eq(chain), queue.r.ready.eq(ready),
-                     self.out[1].eq(_RegisteredBeats._fold(m, Cat(queue.r.payload, queue.w.ready)))]
+                     self.out[1].eq(_fold(m, Cat(queue.r.payload, queue.w.ready)))]
         return m
 
 
@@ -408,5 +404,5 @@ class RegisteredDedup(_RegisteredBeats, kind=PacketDedup, name="dedup"):
         m.d.comb += d.o.ready.eq(ready)
         counters = Cat(d.frames, d.duplicates, d.dropped, d.unchecked, d.errored)
         m.d.sync += [self.out[0].eq(d.o.valid), self.out[3].eq(d.i.ready)]
-        m.d.comb += [self.out[1].eq(self._fold(m, d.o.payload)), self.out[2].eq(self._fold(m, counters))]
+        m.d.comb += [self.out[1].eq(_fold(m, d.o.payload)), self.out[2].eq(_fold(m, counters))]
         return m

@@ -151,6 +151,12 @@ def synth_cost(design, platform, work: Path, ports) -> dict:
     return toolchain.group_cells(toolchain.yosys_cells((work / "alone.log").read_text()), fam)
 
 
+#: What the report keeps of a place and route (:func:`~apbbf.flows.pnr.run_pnr_cached`), of the whole design (with
+#: more) and of the packet buffer alone.
+_PNR_KEYS = ("fmax_mhz", "fmax_min_mhz", "fmax_max_mhz", "spread_mhz", "seeds", "seed_seconds", "timed_out", "cells",
+             "bram_used", "critical_path")
+
+
 def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, placer: str = PLACER,
         router: str | None = None, timeout_s: float = PNR_TIMEOUT_S, jobs: int = JOBS, log=print) -> dict:
     """Measure every width; write ``dedup_bench.json`` and ``dedup_bench.png`` in ``out_dir``.
@@ -214,15 +220,11 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
                 timeout_s=timeout_s, pool=pool))
         for width, (entry, future, buffer_future) in pending.items():
             buffer = buffer_future.result()
-            entry["buffer_alone"] = {k: buffer.get(k) for k in ("fmax_mhz", "fmax_min_mhz", "fmax_max_mhz",
-                                                                "spread_mhz", "seeds", "seed_seconds", "timed_out",
-                                                                "cells", "bram_used", "critical_path")}
+            entry["buffer_alone"] = {k: buffer.get(k) for k in _PNR_KEYS}
             pnr = future.result()
             log(f"data_width {width}: placed and routed, Fmax {pnr['seeds']} MHz by seed")
-            entry["pnr"] = {k: pnr.get(k) for k in ("device", "fmax_mhz", "fmax_min_mhz", "fmax_max_mhz",
-                                                    "spread_mhz", "seeds", "seed_seconds", "timed_out", "cells",
-                                                    "bram_used", "critical_path", "critical_path_seed",
-                                                    "critical_paths", "synth", "cached")}
+            entry["pnr"] = {k: pnr.get(k) for k in ("device",) + _PNR_KEYS + (
+                "critical_path_seed", "critical_paths", "synth", "cached")}
             if pnr["fmax_mhz"]:
                 entry["mpps"] = round(pnr["fmax_mhz"] * entry["sim"]["frames_per_clock_out"], 1)
                 entry["line_rate"] = {name: entry["mpps"] >= rate for name, rate in LINE_RATES.items()}
