@@ -253,15 +253,3 @@ def test_the_padding_copies_survive_optimization():
         bits = netnames[f"f0s_state_0_{shift}"]["bits"]
         assert len(bits) == 64 and all(bit in q_bits for bit in bits), shift
     assert len({tuple(netnames[f"f0s_state_0_{shift}"]["bits"]) for shift in shifts}) == len(shifts)
-
-
-@pytest.mark.parametrize("width,registers", [(64, {"p2_data_0"}), (512, {"p2_data_0_copy0", "p2_data_0_copy1"})])
-def test_the_beat_data_copies_per_width(width, registers):
-    """P2's partial sums read a slot's masked beat data from two registers at 512 bits (each bit is in about 32
-    sums; one register's nets spanned the slot's logic), from one at 64. Each copy is a whole beat wide."""
-    import re
-
-    from amaranth.back import rtlil
-    dut = KeyExtractor(KeySpec.l3l4(), width)
-    text = rtlil.convert(dut, ports=[dut.i.valid, dut.i.payload.as_value(), dut.o.valid, dut.o.payload.as_value()])
-    assert set(re.findall(rf"wire width {width} \\(p2_data_0\w*)\n", text)) == registers

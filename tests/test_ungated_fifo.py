@@ -25,41 +25,36 @@ from .streams import run_simulation
     ({"width": 8, "depth": 4, "slices": 0}, ValueError, "slices"),
     ({"width": 8, "depth": 4, "slices": 9}, ValueError, "slices"),
     ({"width": 8, "depth": 4, "slices": 2.0}, TypeError, "slices"),
-    ({"width": 8, "depth": 4, "taken": True, "registered_read": 1}, TypeError, "registered_read"),
-    ({"width": 8, "depth": 4, "registered_read": True}, ValueError, "registered_read needs taken"),
 ])
 def test_init_wrong(kwargs, error, message):
     with pytest.raises(error, match=message):
         UngatedFIFO(**kwargs)
 
 
-@pytest.mark.parametrize("taken, slices, registered", [(False, 1, False), (True, 1, False), (True, 3, False),
-                                                       (True, 3, True), (True, 1, True)],
-                         ids=["head", "taken", "taken-sliced", "registered-sliced", "registered"])
+@pytest.mark.parametrize("taken, slices", [(False, 1), (True, 1), (True, 3)], ids=["head", "taken", "taken-sliced"])
 @pytest.mark.parametrize("depth", [2, 5, 8])
 @pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.5, 0.95), (0.95, 0.3)], ids=["even", "drains",
                                                                                                "fills"])
-def test_matches_a_queue(depth, write_rate, read_rate, taken, slices, registered):
+def test_matches_a_queue(depth, write_rate, read_rate, taken, slices):
     """Seed 7 + depth: a write whenever the queue has room and the draw says so, a read whenever the draw says so;
     every clock the head, ``level``, ``w_rdy`` and ``r_rdy`` are the reference queue's, and with ``taken`` the
     entry the last read took is at ``r_taken`` (through full queues: the memory's extra entry keeps it), from
-    every slice (three of 4 bits each); with the registered read, a clock later (from the second clock after
-    the read to the clock after the next: a write right after a read into a full ring must not reach it)."""
+    every slice (three of 4 bits each)."""
     seed = 7 + depth
     print(f"seed {seed}")
     rng = random.Random(seed)
-    dut = UngatedFIFO(width=12, depth=depth, taken=taken, slices=slices, registered_read=registered)
+    dut = UngatedFIFO(width=12, depth=depth, taken=taken, slices=slices)
     reference = deque()
-    last_taken = delayed = None
+    last_taken = None
     counts = {"writes": 0, "reads": 0, "full": 0, "full_taken": 0}
 
     async def bench(ctx):
-        nonlocal last_taken, delayed
+        nonlocal last_taken
         for cycle in range(600):
             assert ctx.get(dut.level) == len(reference), cycle
             assert ctx.get(dut.w_rdy) == (len(reference) < depth), cycle
             assert ctx.get(dut.r_rdy) == (len(reference) > 0), cycle
-            if reference and not registered:
+            if reference:
                 assert ctx.get(dut.r_data) == reference[0], cycle
             if last_taken is not None:
                 assert ctx.get(dut.r_taken) == last_taken, cycle
@@ -72,20 +67,15 @@ def test_matches_a_queue(depth, write_rate, read_rate, taken, slices, registered
             ctx.set(dut.w_data, value)
             ctx.set(dut.r_en, read)
             await ctx.tick()
-            popped = None
             if read and reference:
                 popped = reference.popleft()
+                last_taken = popped if taken else None
                 counts["reads"] += 1
-            if registered:
-                last_taken = delayed if delayed is not None else last_taken
-                delayed = popped
-            elif taken and popped is not None:
-                last_taken = popped
             if write:
                 reference.append(value)
                 counts["writes"] += 1
 
-    run_simulation(dut, bench, vcd=f"ungated_fifo_{depth}_{write_rate}_{read_rate}_{taken}_{slices}_{registered}")
+    run_simulation(dut, bench, vcd=f"ungated_fifo_{depth}_{write_rate}_{read_rate}_{taken}_{slices}")
     assert counts["writes"] > 150 and counts["reads"] > 150, counts
     if write_rate > read_rate:
         assert counts["full"] > 20, counts          # the edge where w_rdy is low is exercised

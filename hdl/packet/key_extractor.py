@@ -19,7 +19,6 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from ..core.copies import register_copies
 from .crc_maps import apply_rows, compose, crc_model, state_basis, step_matrix, trailer_matrix, transform, zeros_matrix
 from .ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
@@ -38,18 +37,6 @@ _INF = (1 << _POS) - 1
 #: enough: a slot's shifts are 0 and one per variant (class and tag count) of the frame, at most 1 + 3 + 3.
 _COPY_FLIPS = (0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_AAAA_AAAA, 0x3333_3333_3333_3333,
                0xCCCC_CCCC_CCCC_CCCC, 0x0F0F_0F0F_0F0F_0F0F, 0xF0F0_F0F0_F0F0_F0F0)
-#: Beat bits per copy of a slot's masked beat data (``p2_data``), read by P2's partial sums: at 512 bits each bit is
-#: in about 32 of the 2,052 sums, spread over the slot's logic, and a net from one register to all of them was the
-#: de-duplicator's path on a seed; so two copies there, each read by the sums of half the rows (the sums are in row
-#: order). At 64 bits, one.
-_DATA_COPY_BITS = 256
-
-
-def _data_copies(data_width: int) -> int:
-    """Copies of a slot's masked beat data at ``data_width`` bits (:data:`_DATA_COPY_BITS`)."""
-    return max(1, data_width // _DATA_COPY_BITS)
-
-
 #: The output's ``kind`` code (2 bits) indexes this: 0 other, 1 IPv4, 2 IPv6 (FrameClass values 0, 4, 6).
 KINDS = _KINDS = (FrameClass.OTHER, FrameClass.IPV4, FrameClass.IPV6)
 
@@ -296,11 +283,7 @@ class KeyExtractor(wiring.Component):
         m.submodules.beats = beats = UngatedFIFO(width=beat_entry.size, depth=self._depth)
         # The data queue in slices of 64 bits (16 LUT RAM cells), each with pointers of its own: at 512 bits one
         # register of the taken beat's address reached all 128 cells (8.8 ns of routing in the whole de-duplicator).
-        # Its read is registered (two registers, each for half the slices): the read side's decision to load the
-        # next beat went straight to every slice's pointers, one net of 7.1 ns across the device at 512 bits. The
-        # taken beat's data is then at `r_taken` a clock later, in Q's clock, and P1 loads it from there.
-        m.submodules.beat_data = beat_data = UngatedFIFO(width=W, depth=self._depth, taken=True, slices=W // 64,
-                                                         registered_read=True)
+        m.submodules.beat_data = beat_data = UngatedFIFO(width=W, depth=self._depth, taken=True, slices=W // 64)
         self._beats = beats
         m.d.comb += [
             beats.w_data.eq(Cat(own, prev, self.i.payload.last)),
@@ -523,11 +506,10 @@ class KeyExtractor(wiring.Component):
                         m.d.comb += code.eq(sum(1 << lane for lane in range(B) if (lane < v) == below))
             return code
         valid_lanes = thermometer(valid_bytes, below=True)
-        q_take, q_last, q_count, q_kind = Signal(), Signal(), Signal(cw), Signal(2)
-        q_data = beat_data.r_taken          # the beat taken (registered read: in Q's clock, not the read side's)
-        # P1 loads the beat's data every cycle, not only when a beat is taken: the stages after Q read it only with
-        # a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
-        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last)]
+        q_take, q_last, q_data, q_count, q_kind = Signal(), Signal(), Signal(W), Signal(cw), Signal(2)
+        # The beat's data is loaded every cycle, not only when a beat is taken: the stages after Q read it only
+        # with a beat (q_take, then each slot's valid), and an enable would hang W flip-flops on `take`.
+        m.d.sync += [q_take.eq(take), q_last.eq(take & cur.last), q_data.eq(beat_data.r_taken)]
         with m.If(take):
             m.d.sync += [q_count.eq(valid_bytes), q_kind.eq(info.kind)]
             m.d.sync += mask_beat.eq(Mux(cur.last, 0, Mux(mask_beat == mask_limit, mask_limit, mask_beat + 1)))
@@ -649,7 +631,8 @@ class KeyExtractor(wiring.Component):
             new_len = seg_len + Mux(p1["fed"], p1["bytes"], 0)
             new_fed = fed_beats + p1["fed"]
             new_shift = Mux(first_fed, p1["lo"], shift)
-            p2.update(valid=Signal(name=f"p2_valid_{s}"), first=Signal(name=f"p2_first_{s}"))
+            p2.update(valid=Signal(name=f"p2_valid_{s}"), data=Signal(W, name=f"p2_data_{s}"),
+                      first=Signal(name=f"p2_first_{s}"))
             with m.If(p1_take):
                 m.d.sync += [p2["first"].eq(first_fed), p2["started"].eq(started | p1["fed"]),
                              p2["len"].eq(new_len), p2["fed"].eq(new_fed), p2["shift"].eq(new_shift)]
@@ -658,8 +641,7 @@ class KeyExtractor(wiring.Component):
                 with m.Else():
                     m.d.sync += [started.eq(started | p1["fed"]), seg_len.eq(new_len), fed_beats.eq(new_fed),
                                  shift.eq(new_shift)]
-            m.d.sync += p2["valid"].eq(p1["valid"])
-            p2["data"] = register_copies(m, p1_data & p1["lanes"], _data_copies(W), name=f"p2_data_{s}")
+            m.d.sync += [p2["valid"].eq(p1["valid"]), p2["data"].eq(p1_data & p1["lanes"])]
             if s == 0:
                 # the register after the segment's first beat of zeros: A^B applied to the start state (in the
                 # loop's basis, as every state below)
@@ -686,9 +668,7 @@ class KeyExtractor(wiring.Component):
                 pd["start"] = Signal(64, name="pd_start_0")
                 m.d.sync += pd["start"].eq(p2["start"])
             pd["partial"] = Signal(len(groups), name=f"pd_partial_{s}")
-            copies = len(p2["data"])
-            m.d.sync += pd["partial"].eq(Cat(*[(p2["data"][g * copies // len(groups)] & group).xor()
-                                               for g, group in enumerate(groups)]))
+            m.d.sync += pd["partial"].eq(Cat(*[(p2["data"] & group).xor() for group in groups]))
             slot[s] = pd
 
         # PX: the beat's whole contribution x (the partial sums XORed), with slot 0's start state XORed in on its

@@ -29,13 +29,6 @@ class UngatedFIFO(wiring.Component):
     pointers of its own: a 512-bit entry is 128 LUT RAM cells (16 x 4 bits each), and one register's net to all of
     their addresses spans the device.
 
-    With ``registered_read`` (and ``taken``), the slices take each read a clock later, from a register: ``r_taken``
-    is the entry the last read took from the second clock after that read until the clock after the next read, and
-    there is no ``r_data``. So the reader's decision to read (a LUT or two behind its flags) reaches two registers,
-    not every slice's pointers across the device. The one extra entry still keeps the taken entry from the writer:
-    a write in the clock after a read finds at most ``depth - 1`` entries held beside the one read and the one
-    taken before it.
-
     Parameters
     ----------
     width : int
@@ -47,8 +40,6 @@ class UngatedFIFO(wiring.Component):
     slices : int
         Memories the entry's bits are split into, 1..64 and at most ``width`` (default 1), each with its own
         pointers.
-    registered_read : bool
-        The slices take a read a clock later (default ``False``); needs ``taken``, and has no ``r_data``.
 
     Attributes
     ----------
@@ -58,7 +49,7 @@ class UngatedFIFO(wiring.Component):
     w_rdy : Out(1)
         The queue has room (``level != depth``).
     r_data : Out(width)
-        The oldest entry, while ``r_rdy`` (not with ``registered_read``).
+        The oldest entry, while ``r_rdy``.
     r_en : In(1)
         Take the oldest entry (ignored while ``r_rdy`` is low).
     r_rdy : Out(1)
@@ -66,32 +57,25 @@ class UngatedFIFO(wiring.Component):
     level : Out(range(depth + 1))
         Entries held (the taken entry is not one of them).
     r_taken : Out(width)
-        With ``taken``: the entry the last read took, until the next read (undefined before the first); with
-        ``registered_read``, a clock later on both ends.
+        With ``taken``: the entry the last read took, until the next read (undefined before the first).
 
     Raises
     ------
     TypeError
-        If ``width``, ``depth`` or ``slices`` is not an integer, or ``taken`` or ``registered_read`` not a bool.
+        If ``width``, ``depth`` or ``slices`` is not an integer, or ``taken`` not a bool.
     ValueError
-        If ``width``, ``depth`` or ``slices`` is out of range, or ``registered_read`` is set without ``taken``.
+        If ``width``, ``depth`` or ``slices`` is out of range.
     """
 
-    def __init__(self, *, width: int, depth: int, taken: bool = False, slices: int = 1,
-                 registered_read: bool = False):
+    def __init__(self, *, width: int, depth: int, taken: bool = False, slices: int = 1):
         self._width = check_integer("width", width, range(1, 4097))
         self._depth = check_integer("depth", depth, range(2, 65537))
-        for name, value in (("taken", taken), ("registered_read", registered_read)):
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be a bool, not {value!r}")
-        if registered_read and not taken:
-            raise ValueError("registered_read needs taken=True (r_taken is its only read port)")
-        self._taken, self._registered_read = taken, registered_read
+        if not isinstance(taken, bool):
+            raise TypeError(f"taken must be a bool, not {taken!r}")
+        self._taken = taken
         self._slices = check_integer("slices", slices, range(1, min(64, width) + 1))
-        members = {"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_en": In(1), "r_rdy": Out(1),
-                   "level": Out(range(depth + 1))}
-        if not registered_read:
-            members["r_data"] = Out(width)
+        members = {"w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "r_data": Out(width),
+                   "r_en": In(1), "r_rdy": Out(1), "level": Out(range(depth + 1))}
         if taken:
             members["r_taken"] = Out(width)
         super().__init__(members)
@@ -107,10 +91,6 @@ class UngatedFIFO(wiring.Component):
     @property
     def taken(self) -> bool:
         return self._taken
-
-    @property
-    def registered_read(self) -> bool:
-        return self._registered_read
 
     @property
     def slice_widths(self) -> tuple:
@@ -133,15 +113,8 @@ class UngatedFIFO(wiring.Component):
         # Each slice has pointers of its own (they hold the same values): a slice's address registers reach only
         # its own cells. Yosys does not merge them, as each counts from its own state; copies of one register
         # (the same input and enable) would be merged bit by bit.
-        # With the registered read, two registers of the read, each for half the slices: one holds its complement
-        # (from all ones, idle too), or Yosys would merge them.
-        if self._registered_read:
-            late = [Signal(name="read_late0"), Signal(name="read_late1", init=1)]
-            m.d.sync += [late[0].eq(read), late[1].eq(~read)]
-            late = [late[0], ~late[1]]
         low = 0
         for index, width in enumerate(self.slice_widths):
-            slice_read = late[index * 2 // self._slices] if self._registered_read else read
             def named(stem):
                 return stem if self._slices == 1 else f"{stem}{index}"
             storage = memory.Memory(shape=width, depth=entries, init=[])
@@ -150,18 +123,17 @@ class UngatedFIFO(wiring.Component):
                                                                                      name=named("consume"))
             with m.If(self.w_en):
                 m.d.sync += produce.eq(Mux(produce == entries - 1, 0, produce + 1))
-            with m.If(slice_read):
+            with m.If(read):
                 m.d.sync += consume.eq(Mux(consume == entries - 1, 0, consume + 1))
-            write = storage.write_port()
-            m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data[low:low + width]), write.en.eq(self.w_en)]
-            if not self._registered_read:
-                read_port = storage.read_port(domain="comb")
-                m.d.comb += [read_port.addr.eq(consume), self.r_data[low:low + width].eq(read_port.data)]
+            write, read_port = storage.write_port(), storage.read_port(domain="comb")
+            m.d.comb += [write.addr.eq(produce), write.data.eq(self.w_data[low:low + width]),
+                         write.en.eq(self.w_en), read_port.addr.eq(consume),
+                         self.r_data[low:low + width].eq(read_port.data)]
             if self._taken:
                 taken_port = storage.read_port(domain="comb")
                 taken_at = Signal(range(entries), init=entries - 1, name=named("taken_at"))
                 m.d.comb += [taken_port.addr.eq(taken_at), self.r_taken[low:low + width].eq(taken_port.data)]
-                with m.If(slice_read):
+                with m.If(read):
                     m.d.sync += taken_at.eq(consume)
             low += width
         return m
