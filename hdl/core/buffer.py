@@ -6,7 +6,6 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from .copies import register_copies
 from .types import ConfigSignature, Op, inserts
 
 __all__ = ["STAGE_TIME_COPIES", "BufferSignature", "buffer_signature", "CircularBuffer"]
@@ -454,7 +453,7 @@ class CircularBuffer(wiring.Component):
         writes_all = inserting & (~started | restart)           # the only way the command writes q1..q3
         staged_expired_next = registered["staged_expired_next"]
         staged_reached = registered["staged_reached"]
-        next_deadline, half = registered["next_deadline"], registered["half"]
+        next_deadline = registered["next_deadline"]
         w = c.time_width
 
         def register(name, r, init=0, shape=1):
@@ -516,8 +515,8 @@ class CircularBuffer(wiring.Component):
         # to 32 LUTs of the pick, and the pick's 416 inputs). Each bit's next value reads its two neighbours.
         for r in range(P):
             above = (r + 1) % P
-            m.d.sync += deadline_at[r].eq(Mux(shifting, Mux(writes_at(above), half(r), deadline_at[above]),
-                                              Mux(decide & writes_at(r), half(r), deadline_at[r])))
+            m.d.sync += deadline_at[r].eq(Mux(shifting, Mux(writes_at(above), next_deadline, deadline_at[above]),
+                                              Mux(decide & writes_at(r), next_deadline, deadline_at[r])))
         # Dirty at q1: after a shift, what was at q2, plus what the shift retires there (stale: the overflow
         # retires the oldest at q1 only); cleaned at q1: the segments' next cleaned flags, at the next q1.
         kept2 = at(dirty & ~cleaned, 2)
@@ -632,6 +631,7 @@ class CircularBuffer(wiring.Component):
         deadline = [Signal(w, name=f"deadline{j}") for j in range(P)]   # t_j + span + 1
         shift_deadline = Signal(w)                                        # t_shift + shift_interval
         # The entered command: its deadline and shift deadline, as written if it inserts (and shifts).
+        next_deadline = Signal(w)
         next_shift_deadline = Signal(w)
         expired = Signal(P)                                               # now >= deadline_j
         shift_due = Signal()
@@ -650,19 +650,7 @@ class CircularBuffer(wiring.Component):
         staged_shift_due_next = Signal()                                  # >= next_shift_deadline
         staged_base_expired = Signal()                                    # >= last_deadline
         with m.If(self.enter):
-            m.d.sync += next_shift_deadline.eq(staged_shift_deadline)
-        # The entered command's deadline is read by a carry chain and two registers (a segment's and a ring
-        # position's) per segment, and by the ring's compares: with the lookahead, in two copies (stored as they
-        # are, as registers and subtractions read them), one for each half of the segments and positions, the
-        # halves that read time copies 0 and 1 (a net from one register to all of them was the 512-bit
-        # de-duplicator's path on a seed).
-        next_deadlines = register_copies(m, staged_deadline, 2 if self._lookahead else 1, name="next_deadline",
-                                         enable=self.enter, reset_less=False, complements=False)
-        next_deadline = next_deadlines[0]
-
-        def half(j):
-            """The copy of the entered deadline that segment or ring position ``j`` reads."""
-            return next_deadlines[2 * j // P % len(next_deadlines)]
+            m.d.sync += [next_deadline.eq(staged_deadline), next_shift_deadline.eq(staged_shift_deadline)]
 
         # What the command that entered last writes when it is decided; when another enters, it is decided now
         # or was before (see the comment in elaborate).
@@ -713,7 +701,7 @@ class CircularBuffer(wiring.Component):
 
         m.d.sync += [
             staged_expired.eq(Cat(*[Mux(self.decide & writes[j],
-                                        staged_or(staged_reached(half(j), deadline_copy["segment"](j)),
+                                        staged_or(staged_reached(next_deadline, deadline_copy["segment"](j)),
                                                   staged_expired_next),
                                         staged_or(staged_reached(deadline[j], deadline_copy["segment"](j)),
                                                   staged_expired[j]))
@@ -755,7 +743,7 @@ class CircularBuffer(wiring.Component):
                 m.d.sync += last_deadline.eq(next_deadline)
                 for j in range(P):
                     with m.If(writes[j]):
-                        m.d.sync += deadline[j].eq(half(j))
+                        m.d.sync += deadline[j].eq(next_deadline)
             with m.If(self.shift):
                 m.d.sync += shift_deadline.eq(next_shift_deadline)
 
@@ -774,7 +762,7 @@ class CircularBuffer(wiring.Component):
         registered = {"base_stale": base_stale, "staged_base_expired": staged_base_expired,
                       "staged_expired_next": staged_expired_next, "staged_shift_due": staged_shift_due,
                       "staged_shift_due_next": staged_shift_due_next, "stale": stale, "expired": expired,
-                      "staged_expired": staged_expired, "deadline": deadline, "next_deadline": next_deadline, "half": half,
+                      "staged_expired": staged_expired, "deadline": deadline, "next_deadline": next_deadline,
                       "staged_reached": staged_reached, "writes": writes}
         return (stale_now, shift_due, started, newest_stale), upcoming, entering_expired, registered
 

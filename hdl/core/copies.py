@@ -17,35 +17,27 @@ MAX_COPIES = 4
 
 
 def register_copies(m, value, copies: int, *, name: str, enable=None, reset_less: bool = True,
-                    undo: bool = True, complements: bool = True) -> list:
+                    undo: bool = True) -> list:
     """Register ``value`` (when ``enable``, if given) in ``copies`` distinct flip-flop registers of the ``sync``
     domain; returns what each holds, as the value itself (the complement of an odd copy undone), or with
     ``undo=False`` as stored (odd copies the complement: for a reader that uses it as such, such as a carry chain,
     which would otherwise take a LUT in front of it).
-
-    With ``complements=False`` every copy stores the value itself, and the copies differ by their initial value
-    only: two at most. That is for readers where the complement would cost a LUT in front of each, such as a
-    register loaded with the value or a carry chain that subtracts it.
 
     The initial value of every copy is a don't-care to the caller: a copy starts from 0 or from all ones.
 
     Raises
     ------
     ValueError
-        If ``copies`` is not 1 to :data:`MAX_COPIES` (to 2 with ``complements=False``).
+        If ``copies`` is not 1 to :data:`MAX_COPIES`.
     """
-    most = MAX_COPIES if complements else 2
-    if not isinstance(copies, int) or not 1 <= copies <= most:
-        raise ValueError(f"copies must be an integer 1..{most}, not {copies!r}")
+    if not isinstance(copies, int) or not 1 <= copies <= MAX_COPIES:
+        raise ValueError(f"copies must be an integer 1..{MAX_COPIES}, not {copies!r}")
     value = Value.cast(value)
     width = len(value)
     ones = (1 << width) - 1
     held = []
     for copy in range(copies):
-        if complements:
-            inverted, init = ones * (copy & 1), ones * (copy >> 1)
-        else:
-            inverted, init = 0, ones * copy
+        inverted, init = ones * (copy & 1), ones * (copy >> 1)
         registered = Signal(width, name=f"{name}_copy{copy}" if copies > 1 else name, init=init,
                             reset_less=reset_less)
         update = registered.eq(value ^ inverted if inverted else value)

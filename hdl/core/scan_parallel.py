@@ -5,7 +5,7 @@ from amaranth.lib import data, wiring
 
 from ...model.config import Config, check_config, check_integer
 from .buffer import STAGE_TIME_COPIES
-from .copies import MAX_COPIES, register_copies
+from .copies import register_copies
 from .hash import block_mask, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
@@ -13,9 +13,6 @@ from .segments import READ_LATENCY
 from .types import Op, asks
 
 __all__ = ["ParallelScan", "PACES", "check_pace", "staging", "response_latency", "queue_depth", "restart_cycles"]
-
-#: Bits of a block that one copy of a forwarding flag selects in M (a DP16KD column's data bits at 1,024 words).
-FORWARD_COPY_BITS = 16
 
 #: Cycles per command at most that the parallel scan can be built for (:class:`ParallelScan`'s ``pace``).
 PACES = (1, 2, 3)
@@ -336,16 +333,12 @@ class ParallelScan(wiring.Component):
         m_index = Cat(*(ms["hashes"][j].index for j in range(P)))
         ahead_now = [(ms["targets"], m_index), (ws["targets"], w_index)] + \
                     [(en, addr.as_value()) for en, addr, _ in history[:READ_LATENCY - 1]]
-        # Each flag selects a whole block (block_bits multiplexers by the segment's block RAMs, which the placer
-        # spreads over their columns): so it is registered in copies, each for a group of FORWARD_COPY_BITS bits
-        # (a DP16KD column's data at 1,024 words), and no one net spans the segment's block RAMs.
+        same = [Signal(P, name=f"same{n}") for n in range(1, READ_LATENCY + 2)]
         width = c.block_index_bits
-        copies = min(MAX_COPIES, -(-c.block_bits // FORWARD_COPY_BITS))
-        group = -(-c.block_bits // copies)
-        same = []                           # same[n][j]: the copies of the flag, one per group of the block's bits
         for n, (enable, indices) in enumerate(ahead_now):
-            same.append([register_copies(m, enable[j] & (ft["hashes"][j].index == indices[j * width:(j + 1) * width]),
-                                         copies, name=f"same{n + 1}_{j}") for j in range(P)])
+            for j in range(P):
+                index = indices[j * width:(j + 1) * width]
+                m.d.sync += same[n][j].eq(enable[j] & (ft["hashes"][j].index == index))
 
         # M: each block as it is now (read data | the writes it missed), and the block to write back (| the key's
         # bits).
@@ -354,7 +347,7 @@ class ParallelScan(wiring.Component):
         for j in range(P):
             view = segments.read_data[j]
             for n, source in enumerate(sources):
-                view = view | (source[j] & Cat(*(same[n][j][bit // group] for bit in range(c.block_bits))))
+                view = view | (source[j] & same[n][j].replicate(c.block_bits))
             m.d.sync += [ws["view"][j].eq(view), ws["block"][j].eq(view | block_mask(c, ms["hashes"][j]))]
 
         # W: write the blocks back; pick the key's bit of each part from the block as it was.
