@@ -51,14 +51,15 @@ def _shift_in(m: Module, serial_in, width: int, name: str = "chain") -> Signal:
     return chain
 
 
-def _fold(m: Module, value, name: str = "fold") -> Signal:
+def _fold(m: Module, value, name: str = "folded") -> Signal:
     """``value`` folded (XOR) into one bit, a register, four bits into one per registered stage (one LUT4 each), so
     that the fold of a wide output is not the critical path: in two stages, the second XOR of a 512-bit beat's 145
-    nibbles was five LUTs across the device, the 512-bit de-duplicator's path on a seed."""
+    nibbles was five LUTs across the device, the 512-bit de-duplicator's path on a seed. Each stage's register is
+    named ``name`` with ``{depth}`` (its stage, from 0) formatted in."""
     value = Value.cast(value)
     depth = 0
     while True:
-        folded = Signal(-(-len(value) // 4), name=f"{name}{depth}")
+        folded = Signal(-(-len(value) // 4), name=name.format(depth=depth))
         m.d.sync += [folded[i].eq(value[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
         if len(folded) == 1:
             return folded
@@ -219,7 +220,7 @@ class RegisteredHash(wiring.Component):
         m.d.sync += en.eq(self.en_in)
         m.d.comb += [unit.key.eq(key), unit.en.eq(en)]
         # The outputs, 4 to a LUT, a register after each level, down to the pin.
-        m.d.sync += self.out.eq(_fold(m, unit.hashes, name="reduce"))
+        m.d.sync += self.out.eq(_fold(m, unit.hashes, name="reduce{depth}"))
         return m
 
 
