@@ -316,7 +316,6 @@ class _RegisteredBeats(wiring.Component):
         m.d.comb += [self._design.i.valid.eq(valid), self._design.i.payload.last.eq(last), Cat(*fields).eq(chain)]
 
 
-
 class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extractor"):
     """The key extractor for timing: a beat's ``data`` and ``keep`` are shifted in serially and presented from
     registers with ``valid`` and ``last`` (also registered); the key, length and class are folded (XOR) into a
