@@ -51,19 +51,18 @@ def _shift_in(m: Module, serial_in, width: int, name: str = "chain") -> Signal:
     return chain
 
 
-def _fold(m: Module, value, name: str = "folded") -> Signal:
+def _fold(m: Module, value) -> Signal:
     """``value`` folded (XOR) into one bit, a register, four bits into one per registered stage (one LUT4 each), so
     that the fold of a wide output is not the critical path: in two stages, the second XOR of a 512-bit beat's 145
     nibbles was five LUTs across the device, the 512-bit de-duplicator's path on a seed. Each stage's register is
-    named ``name`` with ``{depth}`` (its stage, from 0) formatted in."""
+    named ``folded`` (Amaranth numbers them apart)."""
     value = Value.cast(value)
-    depth = 0
     while True:
-        folded = Signal(-(-len(value) // 4), name=name.format(depth=depth))
+        folded = Signal(-(-len(value) // 4))
         m.d.sync += [folded[i].eq(value[4 * i:4 * i + 4].xor()) for i in range(len(folded))]
         if len(folded) == 1:
             return folded
-        value, depth = folded, depth + 1
+        value = folded
 
 
 class RegisteredCore(wiring.Component):
@@ -219,8 +218,16 @@ class RegisteredHash(wiring.Component):
         en = Signal()
         m.d.sync += en.eq(self.en_in)
         m.d.comb += [unit.key.eq(key), unit.en.eq(en)]
-        # The outputs, 4 to a LUT, a register after each level, down to the pin.
-        m.d.sync += self.out.eq(_fold(m, unit.hashes, name="reduce{depth}"))
+        # The outputs, 4 to a LUT, a register after each level, down to the pin. (Written out, not with `_fold`:
+        # `_fold`'s per-bit assignments give Yosys a netlist with other LUT names, and the hash unit's measured
+        # Fmax, seed by seed, is of this one.)
+        level = Value.cast(unit.hashes)
+        depth = 0
+        while len(level) > 1:
+            reduced = Signal((len(level) + 3) // 4, name=f"reduce{depth}")
+            m.d.sync += reduced.eq(Cat(*(level[i:i + 4].xor() for i in range(0, len(level), 4))))
+            level, depth = reduced, depth + 1
+        m.d.sync += self.out.eq(level[0])
         return m
 
 
