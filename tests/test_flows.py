@@ -20,12 +20,13 @@ from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.flows import args as flow_args
 from apbbf.flows.bench import BENCH, build_sim, markdown, merge, run_mix, sim_platform
-from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, target_platform
+from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, rtlil_text, synthesize, target_platform
 from apbbf.hdl.core.devices import block_ram
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
 from apbbf.sim.lanesbench import build_lanes_sim
-from apbbf.toolchain import critical_path, fmax_from_report, group_cells, nextpnr_device_args, yosys_cells
+from apbbf.toolchain import (ABC9_XAIGER1, conflicting_drivers, critical_path, execute_plan, fmax_from_report,
+                              group_cells, nextpnr_device_args, yosys_cells)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build" / "test_flows"
@@ -86,6 +87,110 @@ Printing statistics.
     assert group_cells(cells, "ice40") == {"luts": 6, "carry": 0, "brams": 1, "sprams": 0, "dsps": 0, "ffs": 5}
     with pytest.raises(ValueError, match="family must be one of ice40, ecp5"):
         group_cells(cells, "xilinx")
+
+
+#: A netlist with a wire driven by two flip-flops: Yosys keeps both, and its ``check`` warns.
+TWO_DRIVERS = r"""
+module \top
+  wire input 1 \clk
+  wire input 2 \a
+  wire input 3 \b
+  wire output 4 \q
+  cell $dff $first
+    parameter \WIDTH 1
+    parameter \CLK_POLARITY 1
+    connect \D \a
+    connect \CLK \clk
+    connect \Q \q
+  end
+  cell $dff $second
+    parameter \WIDTH 1
+    parameter \CLK_POLARITY 1
+    connect \D \b
+    connect \CLK \clk
+    connect \Q \q
+  end
+end
+"""
+
+
+def test_conflicting_drivers_from_the_log():
+    log = """
+Checking module top...
+Warning: multiple conflicting drivers for top.\\core.hash.seg0_1_12:
+    port Q[0] of cell core.hash.seg0_1_12_TRELLIS_FF_Q_1 (TRELLIS_FF)
+    port Q[0] of cell core.hash.seg0_1_12_TRELLIS_FF_Q (TRELLIS_FF)
+Warning: multiple conflicting drivers for top.\\count [13]:
+    port Q[0] of cell a (TRELLIS_FF)
+Found and reported 2 problems.
+"""
+    assert conflicting_drivers(log) == ["top.\\core.hash.seg0_1_12", "top.\\count [13]"]
+    assert conflicting_drivers("Checking module top...\nFound and reported 0 problems.\n") == []
+
+
+def test_synthesis_of_two_drivers_is_refused():
+    """A wire driven twice is synthesized once more with abc9 on the first XAIGER format (Yosys 0.70's abc9 can
+    make one; see ``test_synthesis_takes_abc9s_second_driver_away``), and if that keeps it too, the flow stops and
+    names it."""
+    work = BUILD / "two_drivers"
+    with pytest.raises(RuntimeError, match=r"more than one driver .*: top\.\\q$"):
+        synthesize(TWO_DRIVERS, "ecp5", work)
+    log = (work / "synth.log").read_text()
+    assert ABC9_XAIGER1 in log and conflicting_drivers(log) == ["top.\\q"]
+
+
+class _Plan:
+    """A build plan's stand-in: its Yosys script in ``files``, each run's outcome in turn (a log to write as
+    ``top.rpt``, and whether it fails)."""
+
+    def __init__(self, *runs):
+        self.files = {"top.ys": "read_rtlil top.il\nsynth_ecp5 -top top\n"}
+        self.runs, self.scripts = list(runs), []
+
+    def execute_local(self, root):
+        log, fails = self.runs.pop(0)
+        self.scripts.append(self.files["top.ys"])
+        (Path(root) / "top.rpt").write_text(log)
+        if fails:
+            raise subprocess.CalledProcessError(1, "nextpnr")
+
+
+def test_board_builds_take_abc9s_second_driver_away():
+    """A board build (an Amaranth build plan) that fails on a wire Yosys drove twice runs again with abc9 on the
+    first XAIGER format; a build that fails otherwise, or succeeds, runs once."""
+    work = BUILD / "plans"
+    work.mkdir(parents=True, exist_ok=True)
+    twice = "Warning: multiple conflicting drivers for top.\\q:\n"
+    plan = _Plan((twice, True), ("", False))
+    assert execute_plan(plan, work) is True
+    assert plan.scripts[0] == "read_rtlil top.il\nsynth_ecp5 -top top\n"
+    assert plan.scripts[1] == f"{ABC9_XAIGER1}\nread_rtlil top.il\nsynth_ecp5 -top top\n"
+    plan = _Plan(("", False))
+    assert execute_plan(plan, work) is False and len(plan.scripts) == 1
+    plan = _Plan(("ERROR: something else\n", True))
+    with pytest.raises(subprocess.CalledProcessError):
+        execute_plan(plan, work)
+    assert len(plan.scripts) == 1
+    plan = _Plan((twice, True), (twice, True))
+    with pytest.raises(subprocess.CalledProcessError):
+        execute_plan(plan, work)
+    assert len(plan.scripts) == 2
+
+
+@pytest.mark.slow
+def test_synthesis_takes_abc9s_second_driver_away():
+    """Yosys 0.70's abc9 drives the hash's tree register ``seg0_1_12`` from two flip-flops in the bare time-bounded
+    core at 512 blocks a segment (YosysHQ/yosys#6237), and nextpnr stops there; the flow's synthesis sees it and
+    maps the netlist again with abc9 on the first XAIGER format, which gives one driver."""
+    config = Config(k=3, l=8, block_bits=64, block_hashes=4, segment_blocks=512, key_width=64, seed=0, span=1000,
+                    time_width=32)
+    from apbbf.sim.designs import RegisteredCore
+    platform = target_platform("ecp5")
+    text = rtlil_text(RegisteredCore(config, "parallel"), platform)
+    work = BUILD / "abc9_second_driver"
+    synth = synthesize(text, "ecp5", work)
+    assert synth.startswith(ABC9_XAIGER1)
+    assert conflicting_drivers((work / "synth.log").read_text()) == []
 
 
 def test_fmax_from_report():

@@ -235,6 +235,13 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
         plan.extract(str(build_dir))
         _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+        if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
+            # Yosys's abc9 mapped a flip-flop twice onto one wire (toolchain.ABC9_XAIGER1): once more, without it.
+            script = build_dir / "top.ys"
+            script.write_text(toolchain.with_abc9_xaiger1(script.read_text()))
+            _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+            if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
+                raise RuntimeError(f"Yosys left wires with more than one driver: {build_dir / 'top.rpt'}")
         options_file.write_text(json.dumps(options, indent=2) + "\n")
     elif options_file.exists() and json.loads(options_file.read_text()) != options:
         raise ValueError(f"{build_dir} holds a build with other options ({options_file}): build it again")

@@ -159,11 +159,7 @@ def build_board(board: str, config=None, *, build_dir, seed=None) -> dict:
         nextpnr_opts += " --opt-timing"
     start = time.monotonic()
     plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False, nextpnr_opts=nextpnr_opts)
-    cwd = os.getcwd()
-    try:
-        plan.execute_local(str(build_dir))
-    finally:
-        os.chdir(cwd)
+    toolchain.execute_plan(plan, build_dir)
     seconds = time.monotonic() - start
 
     pnr = json.loads((build_dir / "nextpnr_report.json").read_text())

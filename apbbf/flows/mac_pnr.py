@@ -10,7 +10,6 @@ seeds, with the spread.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from pathlib import Path
@@ -83,11 +82,7 @@ def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64, top: str = "
         plan = platform.build(design, name="top", build_dir=str(build_dir),
                               do_build=False,
                               nextpnr_opts=f"--timing-allow-fail --report nextpnr_report.json --seed {seed}")
-        cwd = os.getcwd()
-        try:
-            plan.execute_local(str(build_dir))
-        finally:
-            os.chdir(cwd)
+        toolchain.execute_plan(plan, build_dir)
         report = json.loads((build_dir / "nextpnr_report.json").read_text())
         runs[seed] = {"fmax": toolchain.fmax_from_report(report), "seconds": round(time.monotonic() - start, 1),
                       "utilization": {k: v for k, v in report.get("utilization", {}).items() if v.get("used")}}

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from .. import toolchain
 
-__all__ = ["Target", "TARGETS", "SEEDS", "JOBS", "PNR_TIMEOUT_S", "target_platform", "rtlil_text", "run_pnr",
-           "run_pnr_cached", "core_pnr", "bram_pnr"]
+__all__ = ["Target", "TARGETS", "SEEDS", "JOBS", "PNR_TIMEOUT_S", "target_platform", "rtlil_text", "synthesize",
+           "run_pnr", "run_pnr_cached", "core_pnr", "bram_pnr"]
 
 #: nextpnr placer seeds of every Fmax figure (``--seed``): the figure is their median.
 SEEDS = (1, 2, 3)
@@ -125,27 +125,65 @@ def _nextpnr(platform, work: Path, env: dict, freq_mhz: float, seed: int, nextpn
             "seconds": round(time.monotonic() - t, 1)}
 
 
-def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_args=(),
-         timeout_s: float | None = None, jobs: int = 1, pool=None) -> dict:
-    family = toolchain.family(platform)
+def synthesize(rtlil_text: str, family: str, work) -> str:
+    """Yosys's ``synth_<family>`` of ``rtlil_text`` (top ``top``) in ``work``: the netlist in ``core.json``, the
+    log in ``synth.log`` (with ``stat``).
+
+    Two failures of Yosys 0.70's ``abc9`` are taken around: on an ECP5 netlist whose reintegration fails an
+    assertion (``ABC_OPS_REINTEGRATE``), the classic ``abc`` LUT mapping in place of ``synth_ecp5``'s
+    ``map_luts`` step; on a netlist left with a wire driven twice (:func:`apbbf.toolchain.conflicting_drivers`),
+    the same synthesis with :data:`apbbf.toolchain.ABC9_XAIGER1` first.
+
+    Returns
+    -------
+    str
+        The commands run after ``read_rtlil``.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        If Yosys fails otherwise.
+    RuntimeError
+        If the netlist still has a wire with more than one driver (the message names the first five): one in the
+        design itself.
+    """
+    work = Path(work)
     env = toolchain.tool_environ()
     work.mkdir(parents=True, exist_ok=True)
     (work / "core.il").write_text(rtlil_text)
-    start = time.monotonic()
-    # YoWASP cannot open absolute /tmp paths: run in the work directory with relative names
-    synth = f"synth_{family} -top top -json core.json"
-    try:
+
+    def run(synth):
+        # YoWASP cannot open absolute /tmp paths: run in the work directory with relative names
         subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p", f"read_rtlil core.il; {synth}; stat"],
                        cwd=work, check=True, env=env)
+        return toolchain.conflicting_drivers((work / "synth.log").read_text())
+
+    synth = f"synth_{family} -top top -json core.json"
+    try:
+        conflicts = run(synth)
     except subprocess.CalledProcessError:
-        # Yosys 0.70's abc9 flow fails an assertion on some large ECP5 netlists (its reintegration pass); the
-        # classic abc LUT mapping in place of synth_ecp5's own map_luts step takes them.
+        # The reintegration's assertion, on some large ECP5 netlists.
         if family != "ecp5" or "ABC_OPS_REINTEGRATE" not in (work / "synth.log").read_text():
             raise
         synth = ("synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
                  "synth_ecp5 -top top -run map_cells: -json core.json")
-        subprocess.run([toolchain.find_yosys(), "-q", "-l", "synth.log", "-p", f"read_rtlil core.il; {synth}; stat"],
-                       cwd=work, check=True, env=env)
+        conflicts = run(synth)
+    if conflicts:
+        # A flip-flop mapped twice onto one wire: nextpnr would stop there ("is multiply driven").
+        synth = toolchain.with_abc9_xaiger1(synth, "; ")
+        conflicts = run(synth)
+        if conflicts:
+            raise RuntimeError(f"Yosys left wires with more than one driver ({work / 'synth.log'}): "
+                               f"{', '.join(conflicts[:5])}")
+    return synth
+
+
+def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_args=(),
+         timeout_s: float | None = None, jobs: int = 1, pool=None) -> dict:
+    family = toolchain.family(platform)
+    env = toolchain.tool_environ()
+    start = time.monotonic()
+    synth = synthesize(rtlil_text, family, work)
     synth_seconds = time.monotonic() - start
     raw = toolchain.yosys_cells((work / "synth.log").read_text())
     # The seeds are independent runs: up to `jobs` at once (threads that each wait on a nextpnr process), or on
@@ -216,8 +254,9 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
         (:func:`apbbf.toolchain.group_cells`); ``utilization`` (nextpnr's, used resources only), ``bram_cells``,
         ``bram_used`` ("used/available") and ``critical_path`` (:func:`apbbf.toolchain.critical_path`) of the
         median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``seed_seconds`` (seed -> seconds
-        of its nextpnr run), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``;
-        ``synth_seconds``, ``seconds``.
+        of its nextpnr run), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``; ``synth``
+        (Yosys's commands after ``read_rtlil``: with :data:`~apbbf.toolchain.ABC9_XAIGER1` first where the
+        first synthesis left a wire with two drivers), ``synth_seconds``, ``seconds``.
 
     Raises
     ------
@@ -226,6 +265,9 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
         not an integer from 1 to 64.
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
+    RuntimeError
+        If the synthesis leaves a wire with more than one driver, with :data:`~apbbf.toolchain.ABC9_XAIGER1` too
+        (the message names the first five).
     """
     seeds, jobs = _check_seeds(seeds), _check_jobs(jobs)
     return _pnr(_rtlil(design, platform), platform, Path(work), freq_mhz, seeds, tuple(nextpnr_args), timeout_s,
