@@ -14,8 +14,8 @@ measurement, not a test: it asserts no speed.
    synthesis of the same design, each part's LUT4s, flip-flops, carry cells, LUT RAMs and DP16KD.
 4. **The packet buffer alone**: the de-duplicator's packet buffer
    (:meth:`~apbbf.hdl.packet.dedup.PacketDedup.packet_buffer`) between registers
-   (:class:`~apbbf.sim.designs.RegisteredQueue`), placed and routed with the same seeds, placer and router2: the
-   bound that the buffer's 65 block RAMs at 512 bits, spread over the device, set by themselves.
+   (:class:`~apbbf.sim.designs.RegisteredQueue`), placed and routed with the same seeds, placer and router as the
+   whole: the bound that the buffer's 65 block RAMs at 512 bits, spread over the device, set by themselves.
 
 Mpps = Fmax x frames per clock. :func:`markdown` gives the README's tables.
 """
@@ -217,7 +217,7 @@ def run(out_dir, work_dir, *, quick: bool = False, seeds=SEEDS, widths=WIDTHS, p
                 seeds=seeds, nextpnr_args=("--placer", placer, "--router", routers[width]), timeout_s=timeout_s,
                 pool=pool), designs.submit(
                 run_pnr_cached, buffer_text, platform, work_dir / f"buffer-{width}", freq_mhz=TARGET_MHZ,
-                reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", "router2"),
+                reuse=quick, seeds=seeds, nextpnr_args=("--placer", placer, "--router", routers[width]),
                 timeout_s=timeout_s, pool=pool))
         for width, (entry, future, buffer_future) in pending.items():
             buffer = buffer_future.result()
