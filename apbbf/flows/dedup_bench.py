@@ -54,7 +54,7 @@ PLACER = "static"
 #: nextpnr's router per ``data_width``. router1 weighs timing more: on the electrostatic placement, seed 1, it gave
 #: 136.4 MHz at 64 bits (router2 119.6) in 8 minutes. At 512 bits it first routed for 12 of its 19 minutes (109.4,
 #: router2 103.6), beyond the bench's limit per run; since the extractor's and the buffer's congestion went down it
-#: routes the 512-bit design in 2 minutes (9 with placing) at 137.8 MHz, where router2 gives 103.7 (seed 1).
+#: routes the 512-bit design in 2 minutes (6 to 7 with placing) at 137.8 MHz, where router2 gives 103.7 (seed 1).
 ROUTERS = {64: "router1", 512: "router1"}
 #: The router of a width not in :data:`ROUTERS`.
 ROUTER = "router2"
