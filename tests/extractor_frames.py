@@ -132,7 +132,7 @@ def run(frames, spec, width, *, fcs=False, gap=0.0, seed=0, name="run"):
                     last_cycles.append(cycle)
                 await ctx.tick()
                 cycle += 1
-                if not (ctx.get(dut._beats.w_rdy) and ctx.get(dut._infos.w_rdy)):
+                if not all(ctx.get(fifo.w_rdy) for fifo in (dut._beats, dut._beat_data, dut._infos)):
                     errors.append(f"a FIFO is full at cycle {cycle}")
         ctx.set(dut.i.valid, 0)
         state["done"] = True
