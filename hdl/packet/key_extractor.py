@@ -203,9 +203,9 @@ class KeyExtractor(wiring.Component):
 
     @property
     def latency(self) -> int:
-        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 3, d + 7, P0 of beat x - 1 + 1), d the cycle
+        # Beat x (arriving in cycle a_x) enters P0 in cycle max(a_x + 2, d + 7, P0 of beat x - 1 + 1), d the cycle
         # of the beat that decided its frame's class (info FIFO readable 6 cycles later, info register 7); with
-        # the FCS a beat also waits for the next one (a_(x+1) + 2). Unrolled, a last beat enters P0 by
+        # the FCS a beat also waits for the next one (a_(x+1) + 1). Unrolled, a last beat enters P0 by
         # a_x + 6 + head_beats (the deciding beat of an earlier, stalled frame is at most head_beats - 1 beats
         # after that frame's first; beats arrive one per cycle at most). Then Q, P1, P2, PD, PX, P3, F0s, F0a, F0;
         # two stages per bit of q + 1 and per Horner stage of slots 1..; the output register.
@@ -257,38 +257,26 @@ class KeyExtractor(wiring.Component):
         W, B, fcs, S = self._data_width, self._data_width // 8, self._fcs, self._slots
         cw = B.bit_length()                 # bytes in a beat, 0..B
 
-        # Input: the byte counts of the beat. keep is a run of ones from lane 0 (one-hot where it ends): each bit of
-        # a count is an OR of the run's possible ends (a shallow tree, not a priority chain or an adder).
+        # Input: the byte count of the beat. keep is a run of ones from lane 0 (one-hot where it ends): each bit of
+        # the count is an OR of the run's possible ends (a shallow tree, not a priority chain or an adder).
         keep = self.i.payload.keep
         ends = Cat(*[keep[lane] & ~keep[lane + 1] for lane in range(B - 1)], keep[B - 1])
-
-        def of_count(f):
-            # f(the beat's bytes), bit by bit from the run's end
-            value = Signal(cw)
-            m.d.comb += [value[bit].eq(Cat(*[ends[lane] for lane in range(B) if f(lane + 1) >> bit & 1]).any())
-                         for bit in range(cw)]
-            return value
-
-        count = of_count(lambda n: n)
+        count = Signal(cw)
+        m.d.comb += [count[bit].eq(Cat(*[ends[lane] for lane in range(B) if (lane + 1) >> bit & 1]).any())
+                     for bit in range(cw)]
         # With the FCS, the bytes of a beat that are the frame's depend on the next beat when the FCS straddles
         # them: each entry carries what it keeps if it is the last (`own`), and what the beat before it keeps
         # (`prev`), so that the read side only selects.
-        beat_entry = data.StructLayout({"own": cw, "prev": cw, "last": 1})
-        entry, entry_valid = Signal(beat_entry), Signal()
+        own, prev = Signal(cw), Signal(cw)
         if fcs:
-            own = of_count(lambda n: max(n - 4, 0))
-            prev = Mux(self.i.payload.last, of_count(lambda n: B - 4 + n if n < 4 else B), B)
+            m.d.comb += [own.eq(Mux(count > 4, count - 4, 0)),
+                         prev.eq(Mux(self.i.payload.last & (count < 4), B - 4 + count, B))]
         else:
-            own, prev = count, B
-        # The entry is a register, written into its queue a cycle after the beat's data enters the data queue: the
-        # queue's LUT RAM takes its write data from flip-flops, not from keep through the count's tree (the
-        # 512-bit de-duplicator's path on two of three seeds, four LUT levels, 7.26 ns). The read side waits for
-        # the entry, and the beat's data is in its queue by then; the data queue holds at most one entry more.
-        m.d.sync += [entry.own.eq(own), entry.prev.eq(prev), entry.last.eq(self.i.payload.last),
-                     entry_valid.eq(self.i.valid)]
+            m.d.comb += [own.eq(count), prev.eq(B)]
 
+        beat_entry = data.StructLayout({"own": cw, "prev": cw, "last": 1})
         # The beat queues never fill (their depth covers the classifier's latency): their write is not gated by
-        # their level, so the write enables of their LUT RAM (128 cells of data at 512 bits) are flip-flops.
+        # their level, so the write enable of their LUT RAM (133 cells at 512 bits) is the input's valid flip-flop.
         # A beat's data has a queue of its own, read where the beat taken last lies (`r_taken`): the read side
         # holds its counts and flags in a register, and its data in the queue, not in W flip-flops whose enable
         # would be the read.
@@ -298,8 +286,8 @@ class KeyExtractor(wiring.Component):
         m.submodules.beat_data = beat_data = UngatedFIFO(width=W, depth=self._depth, taken=True, slices=W // 64)
         self._beats, self._beat_data = beats, beat_data
         m.d.comb += [
-            beats.w_data.eq(entry),
-            beats.w_en.eq(entry_valid),
+            beats.w_data.eq(Cat(own, prev, self.i.payload.last)),
+            beats.w_en.eq(self.i.valid),
             beat_data.w_data.eq(self.i.payload.data),
             beat_data.w_en.eq(self.i.valid),
         ]
