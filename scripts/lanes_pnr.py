@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from apbbf.flows.lanes import PLACER, ROUTER, lanes_pnr
+from apbbf.flows.lanes import PLACER, ROUTER, ROUTERS, lanes_pnr
 from apbbf.model import Config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,8 +24,10 @@ def main(argv=None) -> int:
     parser.add_argument("--segment-blocks", type=int, default=512, help="of Config(3, 8, 64, 4, ...) (default 512)")
     parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
                         help=f"nextpnr's placer (default {PLACER})")
-    parser.add_argument("--router", default=ROUTER, choices=("router1", "router2"),
-                        help=f"nextpnr's router (default {ROUTER})")
+    parser.add_argument("--router", default=None, choices=("router1", "router2"),
+                        help="nextpnr's router (default " + ", ".join(f"{router} for {lanes} lanes"
+                                                                      for lanes, router in ROUTERS.items())
+                             + f", else {ROUTER})")
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at once (default 1)")
     parser.add_argument("--timeout", type=float, default=None, help="seconds one nextpnr run may take (default none)")
     args = parser.parse_args(argv)
