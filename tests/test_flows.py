@@ -374,18 +374,18 @@ def test_bench_cases_fit_and_name_their_family():
         sim_platform("xc7")
 
 
-
-@pytest.mark.parametrize("lanes, router", [(2, "router1"), (4, "router2")])
-def test_lanes_place_with_their_router(monkeypatch, tmp_path, lanes, router):
+@pytest.mark.parametrize("lanes, router, other", [(2, "router1", "router2"), (4, "router2", "router1")])
+def test_lanes_place_with_their_router(monkeypatch, tmp_path, lanes, router, other):
     """Two lanes are routed by router1, four by router2 (router1 does not route them in 15 minutes); a router
     given is used as it is."""
     from apbbf.flows import lanes as lanes_flow
     calls = []
     monkeypatch.setattr(lanes_flow, "run_pnr_cached", lambda design, platform, work, **kwargs: calls.append(kwargs))
     lanes_flow.lanes_pnr(BENCH["ecp5-lanes2"].config, lanes, "ecp5", tmp_path)
-    lanes_flow.lanes_pnr(BENCH["ecp5-lanes2"].config, lanes, "ecp5", tmp_path, router="router2")
+    lanes_flow.lanes_pnr(BENCH["ecp5-lanes2"].config, lanes, "ecp5", tmp_path, router=other)
     assert [call["nextpnr_args"] for call in calls] == [("--placer", "static", "--router", router),
-                                                         ("--placer", "static", "--router", "router2")]
+                                                         ("--placer", "static", "--router", other)]
+
 
 SCRIPTS = sorted(p.name for p in (ROOT / "scripts").glob("*.py"))
 
