@@ -380,6 +380,7 @@ def test_lanes_place_with_their_router(monkeypatch, tmp_path, lanes, router, oth
     given is used as it is."""
     from apbbf.flows import lanes as lanes_flow
     calls = []
+    monkeypatch.setattr(lanes_flow, "RegisteredLanes", lambda config, lanes: (config, lanes))    # nothing to elaborate
     monkeypatch.setattr(lanes_flow, "run_pnr_cached", lambda design, platform, work, **kwargs: calls.append(kwargs))
     lanes_flow.lanes_pnr(BENCH["ecp5-lanes2"].config, lanes, "ecp5", tmp_path)
     lanes_flow.lanes_pnr(BENCH["ecp5-lanes2"].config, lanes, "ecp5", tmp_path, router=other)
