@@ -3,8 +3,9 @@ is accepted.
 
 FSM scan: a command is accepted in cycle t (``IDLE``), hashed for ``latency`` cycles
 (:func:`~apbbf.hdl.core.hash.hash_latency`), its blocks read (``READ_LATENCY`` = 2: the block RAM's address and output
-registers) and matched (1); a query then scans one segment per cycle for as many cycles as Algorithm 1 counts
-accesses, an insert writes (1), and the response is offered (1). With ``rsp.ready`` high
+registers) and the key's bits picked from them (1); a query that reads segments (Algorithm 1 counts at least one
+access) then matches (1) and scans one segment per cycle for as many cycles as Algorithm 1 counts accesses, an
+insert writes (1), and the response is offered (1). With ``rsp.ready`` high
 and ``cmd.valid`` always high the next command is accepted in the following cycle. An insert that shifts waits
 at the end of its hashing until the segment it shifts into (the one the previous shift retired) is clear:
 ``segment_blocks + 2`` cycles after the previous shift's write. After reset every memory is cleared first, and
@@ -33,16 +34,22 @@ __all__ = ["hash_latency", "command_cycles", "accept_schedule"]
 def command_cycles(config: Config, op, accesses: int) -> int:
     """Cycles a command occupies the core when nothing stalls it.
 
-    INSERT: ``latency + R + 4``; QUERY: ``latency + R + 3 + accesses``; TEST_AND_INSERT:
-    ``latency + R + 4 + accesses``, R the read latency (``READ_LATENCY`` = 2).
+    INSERT: ``latency + R + 4``; QUERY: ``latency + R + 3 + scan``; TEST_AND_INSERT: ``latency + R + 4 + scan``,
+    R the read latency (``READ_LATENCY`` = 2) and ``scan`` the match cycle and the accesses (``accesses + 1``), or
+    0 when Algorithm 1 reads no segment.
     """
     latency = hash_latency(config) + READ_LATENCY
     op = Op(op)
     if op == Op.INSERT:
         return latency + 4
     if op == Op.QUERY:
-        return latency + 3 + accesses
-    return latency + 4 + accesses
+        return latency + 3 + _scan_cycles(accesses)
+    return latency + 4 + _scan_cycles(accesses)
+
+
+def _scan_cycles(accesses: int) -> int:
+    """The FSM's cycles between picking a query's bits and its answer: matching (1) and the accesses, if any."""
+    return accesses + 1 if accesses else 0
 
 
 def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndarray:
@@ -89,7 +96,7 @@ def accept_schedule(config: Config, ops, accesses, scan: str = "fsm") -> np.ndar
             t = max(t + 1, decided[0] + 1)
         else:
             delay = max(0, clean - (t + latency)) if shifting else 0
-            write = t + latency + READ_LATENCY + 2 + delay + (count if op == Op.TEST_AND_INSERT else 0)
+            write = t + latency + READ_LATENCY + 2 + delay + (_scan_cycles(count) if op == Op.TEST_AND_INSERT else 0)
             t += command_cycles(config, op, count) + delay
         if op != Op.QUERY:
             if shifting:

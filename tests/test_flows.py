@@ -285,7 +285,7 @@ def test_export_larger_than_any_ecp5(tmp_path):
 
 @pytest.mark.parametrize("scan,key_width,says", [
     ("fsm", 64, "(scan=fsm): one command at a time. With m_axis_rsp_tready high the response\n"
-                "//   comes INSERT 11, QUERY 10+A, TEST_AND_INSERT 11+A cycles"),         # L = 6, read 2
+                "//   comes INSERT 11, QUERY 11+A, TEST_AND_INSERT 12+A cycles"),         # L = 6, read 2
     ("parallel", 64, "(scan=parallel): one command per clock, up to 15 in flight"),
     ("parallel", 100, "(scan=parallel): one command per clock, up to 18 in flight"),  # folded key: L = 9
 ])

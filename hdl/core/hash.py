@@ -2,8 +2,8 @@
 
 The hash itself is specified once, in :mod:`apbbf.model.hashing` (fold, keyed mixer, H3 segment hashes); this
 file builds it as a pipeline and says how its output is read: :func:`segment_hash_layout` names the fields,
-:func:`block_mask` turns the offsets into the B-bit mask an insert ORs into the block, :func:`block_bits_set`
-tests them in a block that was read.
+:func:`block_mask` turns the offsets into the B-bit mask an insert ORs into the block, :func:`block_picks`
+picks them from a block that was read.
 
 The pipeline (:func:`hash_stages`), every stage at most two LUT4 levels deep so that the hash never sets the
 clock of the core behind it:
@@ -31,7 +31,7 @@ from .copies import MAX_COPIES, register_copies
 from .types import ConfigSignature
 
 __all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
-           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_bits_set"]
+           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_picks"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
@@ -221,19 +221,10 @@ def block_mask(config: Config, segment_hash):
     return Cat(*parts)
 
 
-def block_bits_set(config: Config, segment_hash, blocks):
-    """Whether the b bits a segment hash selects are all set in the given blocks, ORed together.
-
-    ``blocks`` holds B-bit blocks or ``(block, enable)`` pairs (a block that counts only when ``enable``).
-    One bit per part is picked by its offset (a B/b-to-1 multiplexer) and the b picks are ANDed: shallower
-    logic than comparing the whole B-bit block with the mask. The enable gates the picked bit, after the
-    multiplexer, so a late enable (forwarding) adds one gate, not a level in front of the multiplexer.
-    """
-    blocks = [item if isinstance(item, tuple) else (item, 1) for item in blocks]
-    picks = []
-    for part in range(config.block_hashes):
-        offset = segment_hash.offsets[part]
-        bits = [block[part * config.part_bits:(part + 1) * config.part_bits].bit_select(offset, 1) & enable
-                for block, enable in blocks]
-        picks.append(Cat(*bits).any())
-    return Cat(*picks).all()
+def block_picks(config: Config, segment_hash, block):
+    """The b bits a segment hash selects in a B-bit block that was read, a list of one per part (from part p, picked
+    by its offset: a B/b-to-1 multiplexer). The key's bits are all set exactly when every pick is: shallower
+    logic than comparing the whole block with the mask, and the picks can be registered before they are ANDed."""
+    width = config.part_bits
+    return [block[part * width:(part + 1) * width].bit_select(segment_hash.offsets[part], 1)
+            for part in range(config.block_hashes)]

@@ -1,11 +1,11 @@
 """The FSM scan: Algorithm 1 of paper 000 over the registered match bits, one segment per cycle."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 
 from ...model.config import Config, check_config
 from .buffer import STAGE_TIME_COPIES
-from .hash import block_bits_set, block_mask, hash_latency
+from .hash import block_mask, block_picks, hash_latency
 from .scan import scan_signature
 from .segments import READ_LATENCY
 from .types import Op, asks, inserts
@@ -23,13 +23,14 @@ def restart_cycles(config: Config) -> tuple[int, int]:
 
 
 class FSMScan(wiring.Component):
-    """One command at a time: hash, read every segment, register the match bits, walk them as Algorithm 1
-    does (one access per cycle, so a query takes as many scan cycles as the paper counts accesses), write,
-    respond.
+    """One command at a time: hash, read every segment, pick the key's bits from each block, register the match
+    bits, walk them as Algorithm 1 does (one access per cycle, so a query takes as many scan cycles as the paper
+    counts accesses), write, respond.
 
     Cycles per command with ``rsp.ready`` high (:func:`apbbf.sim.cycles.command_cycles`): accept 1, hash
-    ``latency``, read :data:`~apbbf.hdl.core.segments.READ_LATENCY` (2), match 1, then the scan's accesses (QUERY,
-    TEST_AND_INSERT), the write 1 (INSERT, TEST_AND_INSERT) and the response 1.
+    ``latency``, read :data:`~apbbf.hdl.core.segments.READ_LATENCY` (2), pick 1, then for a query that scans
+    (QUERY, TEST_AND_INSERT with k fresh segments) match 1 and the scan's accesses, the write 1 (INSERT,
+    TEST_AND_INSERT) and the response 1.
 
     Parameters
     ----------
@@ -90,16 +91,23 @@ class FSMScan(wiring.Component):
         else:
             m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
 
+        # The key's b bits are picked from each block into registers (``picks``), and ANDed into the match bits a
+        # cycle later: the picks' multiplexers sit beside each segment's block RAMs, and only P match bits cross
+        # to the scan (the whole test between the block RAMs' output registers and ``match`` was the FSM's path,
+        # most of it routing). Both load every cycle, with no enable: the read data, the hashes and the fresh
+        # segments hold still from the blocks' arrival (PICK) to the decision.
+        # ``write`` (the WRITE state) is a flip-flop set on the way in: the 2P block RAM write enables hang on it
+        # and on the buffer's registered targets, not on a decode of the state.
         write = Signal()
-        match_en = Signal()
         match = Signal(P)
         for j in range(P):
             segment_hash, block = hash.hashes[j], segments.read_data[j]
+            picks = Signal(c.block_hashes, name=f"picks{j}")
             m.d.comb += [segments.read_addr[j].eq(segment_hash.index),
                          segments.write_addr[j].eq(segment_hash.index),
                          segments.write_data[j].eq(block | block_mask(c, segment_hash))]
-            with m.If(match_en):
-                m.d.sync += match[j].eq(block_bits_set(c, segment_hash, [block]) & buffer.fresh[j])
+            m.d.sync += [picks.eq(Cat(*block_picks(c, segment_hash, block))),
+                         match[j].eq(picks.all() & buffer.fresh[j])]
         m.d.comb += [segments.write_en.eq(Mux(write, buffer.targets, 0)),
                      segments.retire.eq(Mux(write, buffer.retire, 0))]
 
@@ -110,8 +118,8 @@ class FSMScan(wiring.Component):
         scan_p = Signal(range(k + 1))
         scan_c = Signal(range(k + 1))
         # The fresh segments and the scan's start position do not change from the cycle after a command enters
-        # to its decision (only ``enter`` and ``decide`` move the buffer), and MATCH comes hash_latency + 2 cycles
-        # after entry: so both are counted in registers, one per cycle, off MATCH's path.
+        # to its decision (only ``enter`` and ``decide`` move the buffer), and PICK comes hash_latency + 2 cycles
+        # after entry: so both are counted in registers, one per cycle, off PICK's path.
         fresh = Signal(range(P + 1))
         start = Signal(range(P))
         m.d.sync += fresh.eq(sum(buffer.fresh[j] for j in range(P)))
@@ -130,6 +138,11 @@ class FSMScan(wiring.Component):
         # after reset is accepted a cycle after the reset's clearing).
         idle_next = Signal()
         m.d.sync += [idle.eq(idle_next), ready.eq(idle_next & segments.ready & ~segments.clear)]
+        # The hash runs every cycle: the key register holds the command's key from its accept until the FSM is
+        # idle again, after the write, so the hashes are the key's from ``latency`` cycles after the accept to the
+        # response. (Enabled in HASH only, a decode of the state drove the hash's hundreds of enables, and the
+        # FSM's path went to it across the device and back.)
+        m.d.comb += hash.en.eq(1)
 
         with m.FSM():
             with m.State("IDLE"):
@@ -137,7 +150,6 @@ class FSMScan(wiring.Component):
                 with m.If(accept):
                     m.next = "HASH"
             with m.State("HASH"):
-                m.d.comb += hash.en.eq(1)
                 with m.If(hash_wait != 0):
                     m.d.sync += hash_wait.eq(hash_wait - 1)
                 with m.Elif(buffer.restart):
@@ -159,17 +171,20 @@ class FSMScan(wiring.Component):
                 with m.If(read_wait != 0):
                     m.d.sync += read_wait.eq(read_wait - 1)
                 with m.Else():
-                    m.next = "MATCH"
-            with m.State("MATCH"):
-                # match[] registers at the end of this cycle.
-                m.d.comb += match_en.eq(1)
-                m.d.sync += [scan_i.eq(fresh - k), scan_pos.eq(start), scan_p.eq(0), scan_c.eq(0)]
+                    m.next = "PICK"
+            with m.State("PICK"):
+                # The blocks are here: picks[] registers at the end of this cycle. An insert writes next.
                 with m.If((op == Op.INSERT) | ((fresh < k) & (op == Op.TEST_AND_INSERT))):
+                    m.d.sync += write.eq(1)
                     m.next = "WRITE"
                 with m.Elif((fresh < k) | ~asks(op)):
                     m.next = "RESPOND"                     # absent with no access; or the reserved op 3
                 with m.Else():
-                    m.next = "SCAN"
+                    m.next = "MATCH"
+            with m.State("MATCH"):
+                # match[] registers at the end of this cycle.
+                m.d.sync += [scan_i.eq(fresh - k), scan_pos.eq(start), scan_p.eq(0), scan_c.eq(0)]
+                m.next = "SCAN"
             with m.State("SCAN"):
                 # One access per cycle (paper 000 Algorithm 1).
                 done = Signal()
@@ -188,9 +203,11 @@ class FSMScan(wiring.Component):
                 with m.If(done & (op == Op.QUERY)):
                     m.next = "RESPOND"
                 with m.Elif(done):
+                    m.d.sync += write.eq(1)
                     m.next = "WRITE"
             with m.State("WRITE"):
-                m.d.comb += [write.eq(1), buffer.decide.eq(1)]
+                m.d.comb += buffer.decide.eq(1)
+                m.d.sync += write.eq(0)
                 m.next = "RESPOND"
             with m.State("RESPOND"):
                 m.d.comb += self.rsp.valid.eq(1)

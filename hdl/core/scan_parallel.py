@@ -6,7 +6,7 @@ from amaranth.lib import data, wiring
 from ...model.config import Config, check_config, check_integer
 from .buffer import STAGE_TIME_COPIES
 from .copies import register_copies
-from .hash import block_mask, hash_latency, segment_hash_layout
+from .hash import block_mask, block_picks, hash_latency, segment_hash_layout
 from .response import ResponseQueue
 from .scan import scan_signature
 from .segments import READ_LATENCY
@@ -356,9 +356,8 @@ class ParallelScan(wiring.Component):
             m.d.comb += [segments.write_addr[j].eq(ws["hashes"][j].index), segments.write_data[j].eq(ws["block"][j])]
         m.d.sync += [ds["valid"].eq(ws["valid"]), ds["op"].eq(ws["op"]), ds["fresh"].eq(ws["fresh"])]
         for j in range(P):
-            for part in range(c.block_hashes):
-                bits = ws["view"][j][part * c.part_bits:(part + 1) * c.part_bits]
-                m.d.sync += ds["picks"][j][part].eq(bits.bit_select(ws["hashes"][j].offsets[part], 1))
+            for part, pick in enumerate(block_picks(c, ws["hashes"][j], ws["view"][j])):
+                m.d.sync += ds["picks"][j][part].eq(pick)
 
         # D: the match bits of the fresh segments.
         m.d.sync += [es["valid"].eq(ds["valid"]), es["op"].eq(ds["op"])]

@@ -102,9 +102,9 @@ def _timing(config, scan: str, pace: int = 1) -> list[str]:
     if scan == "fsm":
         return [
             "Latency and throughput (scan=fsm): one command at a time. With m_axis_rsp_tready high the response",
-            f"  comes INSERT {h + 3}, QUERY {h + 2}+A, TEST_AND_INSERT {h + 3}+A cycles after the command is accepted",
-            "  (A: the segments Algorithm 1 reads for the query) and the next command is accepted in the cycle",
-            "  after the response.",
+            f"  comes INSERT {h + 3}, QUERY {h + 3}+A, TEST_AND_INSERT {h + 4}+A cycles after the command is accepted",
+            "  (A: the segments Algorithm 1 reads for the query; a cycle sooner when it reads none) and the next",
+            "  command is accepted in the cycle after the response.",
             wait, *restart,
             "  See apbbf.sim.cycles (command_cycles, accept_schedule).",
         ]
