@@ -91,13 +91,12 @@ class FSMScan(wiring.Component):
         else:
             m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
 
-        # The key's b bits are picked from each block into registers (``picks``), and ANDed into the match bits a
-        # cycle later: the picks' multiplexers sit beside each segment's block RAMs, and only P match bits cross
-        # to the scan (the whole test between the block RAMs' output registers and ``match`` was the FSM's path,
-        # most of it routing). Both load every cycle, with no enable: the read data, the hashes and the fresh
-        # segments hold still from the blocks' arrival (PICK) to the decision.
-        # ``write`` (the WRITE state) is a flip-flop set on the way in: the 2P block RAM write enables hang on it
-        # and on the buffer's registered targets, not on a decode of the state.
+        # The key's b bits are picked from each block into registers (``picks``, loaded every cycle: the read
+        # data and the hashes hold still from the blocks' arrival, PICK, to the write), and ANDed into the match
+        # bits a cycle later: the picks' multiplexers sit beside each segment's block RAMs, and only P bits cross
+        # to the scan (the whole test between the block RAMs' output registers and the match bits was the FSM's
+        # path, most of it routing). ``write`` (the WRITE state) is a flip-flop set on the way in: the 2P block
+        # RAM write enables hang on it and on the buffer's registered targets, not on a decode of the state.
         write = Signal()
         match = Signal(P)
         for j in range(P):
@@ -111,12 +110,16 @@ class FSMScan(wiring.Component):
         m.d.comb += [segments.write_en.eq(Mux(write, buffer.targets, 0)),
                      segments.retire.eq(Mux(write, buffer.retire, 0))]
 
-        # Algorithm 1's registers: i (logical), its physical position, p and c. It starts at logical L' - k,
-        # L' the fresh segments (k + l in a window bounded by count).
+        # Algorithm 1's registers: i (logical), its physical position, p and c. It starts at logical L' - k, L'
+        # the fresh segments (k + l in a window bounded by count). The step's two ends are flags kept a step
+        # ahead, each picked by the match bit: ``completes`` (a match now makes p + c = k: present) and
+        # ``exhausted`` (i < k: a miss now leaves i < 0, absent). So a SCAN cycle is the match bit, done, and the
+        # next state, with no sum or compare between them.
         scan_i = Signal(range(-k, P + 1))
         scan_pos = Signal(range(P))
         scan_p = Signal(range(k + 1))
         scan_c = Signal(range(k + 1))
+        completes, exhausted = Signal(), Signal()
         # The fresh segments and the scan's start position do not change from the cycle after a command enters
         # to its decision (only ``enter`` and ``decide`` move the buffer), and PICK comes hash_latency + 2 cycles
         # after entry: so both are counted in registers, one per cycle, off PICK's path.
@@ -183,22 +186,25 @@ class FSMScan(wiring.Component):
                     m.next = "MATCH"
             with m.State("MATCH"):
                 # match[] registers at the end of this cycle.
-                m.d.sync += [scan_i.eq(fresh - k), scan_pos.eq(start), scan_p.eq(0), scan_c.eq(0)]
+                m.d.sync += [scan_i.eq(fresh - k), scan_pos.eq(start), scan_p.eq(0), scan_c.eq(0),
+                             completes.eq(k == 1), exhausted.eq(fresh < 2 * k)]
                 m.next = "SCAN"
             with m.State("SCAN"):
                 # One access per cycle (paper 000 Algorithm 1).
                 done = Signal()
                 with m.If(match.bit_select(scan_pos, 1)):
                     m.d.sync += [scan_c.eq(scan_c + 1), scan_i.eq(scan_i + 1),
-                                 scan_pos.eq(Mux(scan_pos == P - 1, 0, scan_pos + 1))]
-                    with m.If(scan_p + scan_c + 1 == k):          # p + c = k: present
+                                 scan_pos.eq(Mux(scan_pos == P - 1, 0, scan_pos + 1)),
+                                 completes.eq(scan_p + scan_c + 2 == k), exhausted.eq(scan_i + 1 < k)]
+                    with m.If(completes):                          # p + c = k: present
                         m.d.sync += hit.eq(1)
                         m.d.comb += done.eq(1)
                 with m.Else():                                     # miss: jump back k, the run becomes p
                     back = scan_pos - k
                     m.d.sync += [scan_i.eq(scan_i - k), scan_p.eq(scan_c), scan_c.eq(0),
-                                 scan_pos.eq(Mux(scan_pos >= k, back, back + P))]
-                    with m.If(scan_i < k):                         # i < 0: absent
+                                 scan_pos.eq(Mux(scan_pos >= k, back, back + P)),
+                                 completes.eq(scan_c + 1 == k), exhausted.eq(scan_i - k < k)]
+                    with m.If(exhausted):                          # i < 0: absent
                         m.d.comb += done.eq(1)
                 with m.If(done & (op == Op.QUERY)):
                     m.next = "RESPOND"
