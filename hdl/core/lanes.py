@@ -12,6 +12,7 @@ from .credits import credit_flag
 from .hash import HashUnit, selected_bits, tree_groups, hash_latency
 from .scan_parallel import queue_depth
 from .types import Op
+from ..packet.ungated_fifo import UngatedFIFO
 
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]
@@ -104,13 +105,11 @@ class Lanes(wiring.Component):
 
     **Dispatch.** The key of every slot goes through a :class:`LaneHash` (a free-running pipeline into a skid
     queue: ``cmd.ready`` is a register, high while the queue has room for every beat in flight). A beat
-    dispatches when a reorder entry is free and each valid slot's FIFO has room (a credit): one FIFO per (slot,
-    lane), so a beat's slots never contend for a write port, and slots of one beat in one lane simply queue.
-    Each entry carries the beat's reorder tag. Each lane takes, every clock, from the heads of its ``slots``
-    FIFOs the command with the oldest (tag, slot): its lane's next command in command order (a FIFO is written
-    the cycle after the dispatch, and its entry shows at its head, from its output register, two cycles after
-    its write into an empty FIFO and the cycle after the entry ahead of it is read, the same for every FIFO, so
-    no older command can be hidden behind a younger one's head).
+    dispatches when a reorder entry is free and the queue of every lane it has a command for has room (a
+    credit): one queue per lane, each entry a beat's commands, its reorder tag and a mask of the lane's slots, so a
+    beat takes one entry in each lane it reaches, whatever number of its slots go there. Each lane takes, every
+    clock, the lowest slot of its head beat that it has not taken yet, and lets the beat go with the last: its
+    commands in command order, by construction, with no compare of ages.
 
     **Reorder.** Each lane's core answers its commands in order; a FIFO per lane remembers the (tag, slot) of
     every command in flight in it, and the answer is written into the reorder buffer at that place. The oldest
@@ -129,8 +128,8 @@ class Lanes(wiring.Component):
     scan : {"parallel", "fsm"}
         The cores' scan (``"parallel"``: one command per clock per lane).
     fifo_depth : int
-        Entries of each (slot, lane) FIFO, 2 to 64 (default 8: on random keys 4 lanes take 3.67 commands per
-        clock with 8, 3.41 with 4, once the cores have cleared after reset; ``docs/lanes.md``).
+        Beats each lane's queue holds, 2 to 64 (default 16; the commands per clock on random keys for each depth
+        are in ``docs/lanes.md``).
     reorder_depth : int
         Beats in flight between dispatch and response, a power of two from 2 to 256 (default 32: more than a
         FIFO's wait plus a core's latency, so that it does not limit the rate).
@@ -149,7 +148,7 @@ class Lanes(wiring.Component):
     """
 
     def __init__(self, config: Config, lanes: int, *, slots: int | None = None, scan: str = "parallel",
-                 fifo_depth: int = 8, reorder_depth: int = 32):
+                 fifo_depth: int = 16, reorder_depth: int = 32):
         check_config(config)
         check_lanes(lanes)
         lane_masks(config, lanes)
@@ -183,33 +182,35 @@ class Lanes(wiring.Component):
         return hash_latency(self._config) if self._lanes > 1 else 0
 
     def elaborate(self, platform):
-        # Stall pipeline (lane hash) -> per-(slot, lane) FIFOs -> per-lane oldest-first merge -> a register slice
-        # -> N cores -> reorder buffer. A FIFO per (slot, lane) rather than a multi-write queue per lane: each has
-        # one write port and the merge compares a few tags; the reorder buffer is registers (a few bits per slot).
-        # The slice keeps the merge (the tags' compares, the pick) and the core's entry stage in separate cycles:
-        # together they were the critical path on ECP5.
+        # Stall pipeline (lane hash) -> a queue of beats per lane -> each lane's commands of a beat in slot order
+        # -> a register slice -> N cores -> reorder buffer. One queue per lane, each entry a whole beat with the
+        # lane's slots marked, so a lane's commands are in command order by construction: beats in the queue's
+        # order, slots in a beat lowest first, and no tag is compared to find the oldest (the compares of the
+        # heads of a queue per (slot, lane) were the lanes' critical path). The slice keeps the lane's pick and
+        # the core's entry stage in separate cycles.
         m = Module()
         c, N, S, D = self._config, self._lanes, self._slots, self._reorder_depth
         tag_bits = max(1, (D - 1).bit_length())
-        # An entry's tag counts beats modulo 2·D (one bit more than the reorder buffer's index): the beats in
-        # flight span fewer than D tags, so of two tags the older is the one whose difference to the other is
-        # negative, with no reference to the reorder buffer's head. The tag's complement rides beside it, so that
-        # the merge's compares are plain additions from flip-flops (below).
-        entry_layout = data.StructLayout({
-            "op": Op, "key": c.key_width, **({"time": c.time_width} if c.timed else {}), "tag": tag_bits + 1,
-            "tag_complement": tag_bits + 1})
+        command_layout = data.StructLayout({"op": Op, "key": c.key_width,
+                                            **({"time": c.time_width} if c.timed else {})})
+        # A lane's queue entry: the beat's commands, its reorder tag, and which of its slots are the lane's.
+        record_layout = data.StructLayout({"commands": data.ArrayLayout(command_layout, S), "tag": tag_bits})
+        queued_layout = data.StructLayout({"record": record_layout, "mask": S})
+        entry_layout = data.StructLayout({"command": command_layout, "tag": tag_bits})
         inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
 
         # 1. The lane hash. It runs freely: every register of it loads every clock, so that no stall signal fans
         # out to them (it did, to every pipeline register of every slot, and it was the critical path). A beat
         # leaves it into a skid queue that dispatch reads, and a beat is taken only while that queue has room for
-        # every beat in flight: ``cmd.ready`` is a register, from a count of the beats in flight.
+        # every beat in flight: ``cmd.ready`` is a register, from a count of the beats in flight. The skid holds
+        # each lane's slots of the beat as a bit mask, decoded on the way in.
         latency = self.latency
         beat = self.cmd.payload
         beat_valid = self.cmd.valid
-        lane_of = [Signal(range(N), name=f"lane_of{s}") for s in range(S)]
+        masks = [Cat(beat[s].valid for s in range(S))]      # per lane: its valid slots of the beat
         dispatch = Signal()
         if N > 1:
+            lane_of = [Signal(range(N), name=f"lane_of{s}") for s in range(S)]
             for s in range(S):
                 unit = LaneHash(c, N)
                 m.submodules[f"lane_hash{s}"] = unit
@@ -224,58 +225,57 @@ class Lanes(wiring.Component):
                 m.d.sync += [registered.eq(beat), valid.eq(beat_valid)]
                 beat, beat_valid = registered, valid
             skid_layout = data.StructLayout({"beat": lanes_command_layout(c, S),
-                                             "lane": data.ArrayLayout(range(N), S)})
+                                             "masks": data.ArrayLayout(S, N)})
             # Deep enough for every beat in flight: those in the pipeline and a write's two cycles to the head.
             capacity = latency + 3
             skid = fifo.SyncFIFOBuffered(width=skid_layout.size, depth=capacity)
             m.submodules.skid = skid
             skid_head = data.View(skid_layout, skid.r_data)
-            m.d.comb += [skid.w_en.eq(beat_valid), skid.w_data.eq(Cat(beat, *lane_of)), skid.r_en.eq(dispatch)]
+            m.d.comb += [skid.w_en.eq(beat_valid), skid.r_en.eq(dispatch),
+                         skid.w_data.eq(Cat(beat, *(Cat(beat[s].valid & (lane_of[s] == lane) for s in range(S))
+                                                     for lane in range(N))))]
             # ready: a place left in the queue for the beats in flight, by cases, so that no adder is behind it.
             m.d.sync += ready.eq(credit_flag(m, "skid", taken, dispatch, capacity))
             beat, beat_valid = skid_head.beat, skid.r_rdy
-            lane_of = [skid_head.lane[s] for s in range(S)]
+            masks = [skid_head.masks[lane] for lane in range(N)]
 
-        # 2. Dispatch into the (slot, lane) FIFOs, with a reorder entry per beat.
-        # SyncFIFOBuffered: the merge reads each head from flip-flops, not through LUT RAM.
-        # One entry more than the credits: a SyncFIFOBuffered's writes stop when the memory behind its output
-        # register is full, which can happen with one entry fewer than its depth in it.
-        queues = [[fifo.SyncFIFOBuffered(width=entry_layout.size, depth=self._fifo_depth + 1) for _ in range(N)]
-                  for _ in range(S)]
-        for s in range(S):
-            for lane in range(N):
-                m.submodules[f"queue_{s}_{lane}"] = queues[s][lane]
-        head = Signal(tag_bits)
-        tail = Signal(tag_bits + 1)
-        # A beat is written into its FIFOs a cycle after its dispatch, from registers, and the dispatch reads a
-        # registered room flag per FIFO kept from its credits (entries free, counting the writes on their way):
-        # the FIFOs sit by their lanes' cores across the device, and neither their levels nor their write
-        # enables are then in the same cycle as the decision. Every write is one cycle later, so the FIFOs still
-        # show entries in the order they were dispatched (see the merge below).
+        # 2. Dispatch into the lanes' queues, with a reorder entry per beat.
+        # A beat is written into its lanes' queues a cycle after its dispatch, from registers, and the dispatch
+        # reads a registered room flag per queue kept from its credits (entries free, counting the writes on their
+        # way): the queues sit by their lanes' cores across the device, and neither their levels nor their write
+        # enables are then in the same cycle as the decision. A queue is written only for a beat with a command in
+        # its lane. The queues never fill (the credits), so they are ungated, read straight from LUT RAM: no
+        # register of a whole beat has its enable on the lane's pick.
         depth = self._fifo_depth
-        has_room = [[Signal(init=1, name=f"room_{s}_{lane}") for lane in range(N)] for s in range(S)]
+        queues = [UngatedFIFO(width=queued_layout.size, depth=depth) for _ in range(N)]
+        for lane in range(N):
+            m.submodules[f"queue{lane}"] = queues[lane]
+        head = Signal(tag_bits)
+        tail = Signal(tag_bits)
+        has_room = [Signal(init=1, name=f"room_{lane}") for lane in range(N)]
         room = Signal()
-        m.d.comb += room.eq(Cat(~beat[s].valid | Array(has_room[s])[lane_of[s]] for s in range(S)).all())
+        m.d.comb += room.eq(Cat(~masks[lane].any() | has_room[lane] for lane in range(N)).all())
         if N == 1:
             m.d.comb += self.cmd.ready.eq(~beat_valid | dispatch)
-        takes = [[Signal(name=f"take_{s}_{lane}") for lane in range(N)] for s in range(S)]
+        takes = [Signal(name=f"take_{lane}") for lane in range(N)]
+        record = Signal(record_layout)
+        record_masks = [Signal(S, name=f"record_mask{lane}") for lane in range(N)]
+        m.d.sync += record.tag.eq(tail)
         for s in range(S):
-            entry = Signal(entry_layout, name=f"entry{s}")
-            m.d.sync += [entry.op.eq(beat[s].op), entry.key.eq(beat[s].key), entry.tag.eq(tail),
-                         entry.tag_complement.eq(~tail)]
+            m.d.sync += [record.commands[s].op.eq(beat[s].op), record.commands[s].key.eq(beat[s].key)]
             if c.timed:
-                m.d.sync += entry.time.eq(beat[s].time)
-            for lane in range(N):
-                take = takes[s][lane]
-                m.d.comb += take.eq(dispatch & beat[s].valid & (lane_of[s] == lane))
-                m.d.sync += queues[s][lane].w_en.eq(take)
-                m.d.comb += queues[s][lane].w_data.eq(entry)
+                m.d.sync += record.commands[s].time.eq(beat[s].time)
+        for lane in range(N):
+            m.d.comb += takes[lane].eq(dispatch & masks[lane].any())
+            m.d.sync += [queues[lane].w_en.eq(takes[lane]), record_masks[lane].eq(masks[lane])]
+            m.d.comb += queues[lane].w_data.eq(Cat(record, record_masks[lane]))
 
-        # 3. Per lane: the oldest head among its FIFOs goes to the lane's core.
-        # The pick is the one loop here (the heads' tags -> the pick -> the FIFOs' reads -> the next heads), so it
-        # does nothing else in its cycle: the picked head is copied into the slice, and its place into the
-        # in-flight FIFO, a cycle later, from registers (the pick, one-hot, and a copy of every head), and the
-        # pick reads a registered room flag kept from the slice's and the in-flight FIFO's credits.
+        # 3. Per lane: the lowest of the head beat's slots not yet taken goes to the lane's core; the beat leaves
+        # the queue with its last. The pick is the one loop here (the slots taken -> the pick -> the queue's read ->
+        # the next head), a few bits wide, so it does nothing else in its cycle: the picked command is copied into
+        # the slice, and its place into the in-flight FIFO, a cycle later, from registers (the pick, one-hot, and a
+        # copy of the head loaded every clock), and the pick reads a registered room flag kept from the slice's and
+        # the in-flight FIFO's credits.
         expected = [Signal(S, name=f"expected{e}") for e in range(D)]
         pending = [Signal(S, name=f"pending{e}") for e in range(D)]
         answers = [Signal(lanes_response_layout(S), name=f"answer{e}") for e in range(D)]
@@ -284,44 +284,44 @@ class Lanes(wiring.Component):
             core = APBBF(c, scan=self._scan)
             m.submodules[f"lane{lane}"] = core
             # Buffered: the place of an answer comes from flip-flops, not through LUT RAM. One entry more than
-            # its credits, as the (slot, lane) FIFOs.
+            # its credits: a SyncFIFOBuffered's writes stop when the memory behind its output register is full,
+            # which can happen with one entry fewer than its depth in it.
             inflight_credits = queue_depth(c) + _SLICE_CREDITS + 4
             inflight = fifo.SyncFIFOBuffered(width=inflight_layout.size, depth=inflight_credits + 1)
             m.submodules[f"inflight{lane}"] = inflight
             slice_ = fifo.SyncFIFOBuffered(width=entry_layout.size, depth=_SLICE_CREDITS + 1)
             m.submodules[f"slice{lane}"] = slice_
             sliced = data.View(entry_layout, slice_.r_data)
-            heads = [data.View(entry_layout, queues[s][lane].r_data) for s in range(S)]
-            ready = [queues[s][lane].r_rdy for s in range(S)]
-            wins = [Signal(name=f"win{lane}_{s}") for s in range(S)]
-
-            # Slot s's head is older than slot t's (tag, then slot), once per pair s < t: the tags' difference
-            # is at most 0, that is, one less is negative, and tag_s - tag_t - 1 = tag_s + ~tag_t: one carry
-            # chain's sign, from the heads' flip-flops (the complement is stored), no compare with zero. The
-            # tags in flight span fewer than D, so the difference is in (-D, D), its sign exact modulo 2·D, and
-            # the other order is the complement.
-            before = {}
-            for s in range(S):
-                for t in range(s + 1, S):
-                    difference = Signal(tag_bits + 1, name=f"tag_difference{lane}_{s}_{t}")
-                    m.d.comb += difference.eq(heads[s].tag + heads[t].tag_complement)
-                    before[s, t] = difference[-1]
-                    before[t, s] = ~before[s, t]
-            # Room in the slice and in the in-flight FIFO: one flag, registered from both credit counts.
+            queue = queues[lane]
+            queued = data.View(queued_layout, queue.r_data)
+            head_record, head_mask = queued.record, queued.mask
+            # The queue holds a beat: a flag kept from its writes and reads, not the level's compare.
+            nonempty_here = Signal(name=f"queue_nonempty{lane}")
+            done = Signal(S, name=f"done{lane}")             # the head beat's slots already taken
+            remaining = Signal(S, name=f"remaining{lane}")
+            pick = Signal(S, name=f"pick{lane}")
+            last = Signal(name=f"last{lane}")
             room_here = Signal(init=1, name=f"room{lane}")
-            for s in range(S):
-                older = [~ready[t] | before[s, t] for t in range(S) if t != s]
-                m.d.comb += wins[s].eq(room_here & ready[s] & (Cat(*older).all() if older else 1))
             fire = Signal(name=f"issue{lane}")
-            m.d.comb += fire.eq(Cat(*wins).any())
+            m.d.comb += [
+                remaining.eq(head_mask & ~done),
+                pick.eq(remaining & -remaining),
+                last.eq(~(remaining & ~pick).any()),
+                fire.eq(nonempty_here & room_here),
+                queue.r_en.eq(fire & last),
+            ]
+            with m.If(fire):
+                m.d.sync += done.eq(Mux(last, 0, done | pick))
+            m.d.sync += nonempty_here.eq(credit_flag(m, f"queue_held{lane}", queue.r_en, queue.w_en, depth, init=0))
             picked = Signal(S, name=f"picked{lane}")
-            copies = [Signal(entry_layout, name=f"head{lane}_{s}") for s in range(S)]
-            m.d.sync += [picked.eq(Cat(*wins))] + [copy.eq(head) for copy, head in zip(copies, heads)]
+            copy = Signal(record_layout, name=f"head{lane}")
+            m.d.sync += [picked.eq(Mux(fire, pick, 0)), copy.eq(head_record)]
             chosen = Signal(entry_layout, name=f"chosen{lane}")
             chosen_slot = Signal(range(S), name=f"chosen_slot{lane}")
+            m.d.comb += chosen.tag.eq(copy.tag)
             for s in range(S):
                 with m.If(picked[s]):
-                    m.d.comb += [chosen.eq(copies[s]), chosen_slot.eq(s)]
+                    m.d.comb += [chosen.command.eq(copy.commands[s]), chosen_slot.eq(s)]
             # The slice holds commands in the order the core takes them, so the in-flight record is written as
             # a command enters the slice.
             m.d.sync += room_here.eq(
@@ -331,32 +331,35 @@ class Lanes(wiring.Component):
                 slice_.w_en.eq(picked.any()),
                 slice_.w_data.eq(chosen),
                 inflight.w_en.eq(picked.any()),
-                inflight.w_data.eq(Cat(chosen.tag[:tag_bits], chosen_slot)),
+                inflight.w_data.eq(Cat(chosen.tag, chosen_slot)),
                 core.cmd.valid.eq(slice_.r_rdy),
-                core.cmd.payload.op.eq(sliced.op),
-                core.cmd.payload.key.eq(sliced.key),
+                core.cmd.payload.op.eq(sliced.command.op),
+                core.cmd.payload.key.eq(sliced.command.key),
                 slice_.r_en.eq(core.cmd.ready),
                 core.rsp.ready.eq(1),
                 inflight.r_en.eq(core.rsp.valid),
             ]
             if c.timed:
-                m.d.comb += core.cmd.payload.time.eq(sliced.time)
-            for s in range(S):
-                m.d.comb += queues[s][lane].r_en.eq(wins[s])
-                # The credits: one taken by a dispatch into this FIFO, one given back by a read from it.
-                m.d.sync += has_room[s][lane].eq(
-                    credit_flag(m, f"queue_{s}_{lane}", takes[s][lane], wins[s], depth))
+                m.d.comb += core.cmd.payload.time.eq(sliced.command.time)
+            # The credits: one taken by a dispatch into this queue, one given back by a read from it.
+            m.d.sync += has_room[lane].eq(credit_flag(m, f"queue_free{lane}", takes[lane], queue.r_en, depth))
             for name in self._counters:
                 m.d.comb += getattr(self, name)[lane].eq(getattr(core, name))
             where = data.View(inflight_layout, inflight.r_data)
-            # An answer lands a cycle later, from registers: its place decoded one-hot, so that each reorder
-            # entry's update reads one flip-flop per lane, not a compare of the tag fanned out to every entry.
-            lands = Signal(D * S, name=f"lands{lane}")
+            # An answer is registered with its place as it leaves the core, and lands a cycle later, its place
+            # decoded one-hot into registers: the core's response valid drives a few registers, not the decode of
+            # every reorder entry, and each entry's update reads one flip-flop per lane.
+            answer_valid = Signal(name=f"answer_valid{lane}")
+            answer_where = Signal(inflight_layout, name=f"answer_where{lane}")
             answer_op, answer_hit = Signal(Op, name=f"answer_op{lane}"), Signal(name=f"answer_hit{lane}")
-            m.d.sync += [lands.eq(Cat(core.rsp.valid & (where.tag == e) & (where.slot == s)
-                                      for e in range(D) for s in range(S))),
+            m.d.sync += [answer_valid.eq(core.rsp.valid), answer_where.eq(where),
                          answer_op.eq(core.rsp.payload.op), answer_hit.eq(core.rsp.payload.hit)]
-            answered.append((lands, answer_op, answer_hit))
+            lands = Signal(D * S, name=f"lands{lane}")
+            op_landing, hit_landing = Signal(Op, name=f"landing_op{lane}"), Signal(name=f"landing_hit{lane}")
+            m.d.sync += [lands.eq(Cat(answer_valid & (answer_where.tag == e) & (answer_where.slot == s)
+                                      for e in range(D) for s in range(S))),
+                         op_landing.eq(answer_op), hit_landing.eq(answer_hit)]
+            answered.append((lands, op_landing, hit_landing))
 
         # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
         # Retirement is a loop (the head's completeness -> leave -> the next head), so it is kept short: each

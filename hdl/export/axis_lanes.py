@@ -130,7 +130,7 @@ class AXIStreamLanes(wiring.Component):
     """
 
     def __init__(self, config: Config, lanes: int, *, slots: int | None = None, scan: str = "parallel",
-                 fifo_depth: int = 8, reorder_depth: int = 32):
+                 fifo_depth: int = 16, reorder_depth: int = 32):
         self._core = Lanes(config, lanes, slots=slots, scan=scan, fifo_depth=fifo_depth,
                            reorder_depth=reorder_depth)                  # checks every parameter now
         self._config, self._lanes = config, lanes
