@@ -384,6 +384,33 @@ def test_restart_clearing_time(config, idle, scan):
         f"says {expected}")
 
 
+def test_fsm_query_cycles_with_and_without_a_scan():
+    """The FSM's cycles per query (``apbbf.sim.cycles.command_cycles``, the export header): ``latency + R + 3 +
+    A + 1`` when Algorithm 1 reads A > 0 segments, and a cycle fewer than that with A = 0 (no match cycle), which
+    only a time window reaches: queries once every segment has expired find fewer than k fresh ones and read none.
+    Each back-to-back query's cycles are measured against the model's access count."""
+    from apbbf.sim.cycles import command_cycles
+    config = Config(2, 3, segment_blocks=16, span=100, time_width=12, extra_segments=2)
+    inserts = [(Op.INSERT, 0x100 + i, i) for i in range(12)]
+    fresh = [(Op.QUERY, 0x100 + i, 20) for i in range(6)] + [(Op.QUERY, 0x5000 + i, 20) for i in range(6)]
+    late = 20 + 3 * config.span                              # every segment expired: fewer than k fresh
+    expired = [(Op.QUERY, 0x100 + i, late) for i in range(8)]
+    commands = inserts + fresh + expired + [(Op.QUERY, 0x7000, late)]
+    model = TimedAPBBF(config)
+    accesses = [model.command(op, key, time)[1] for op, key, time in commands]
+    accepted = accepted_cycles(config, "fsm", commands)
+    measured, predicted = [], []
+    # From the second fresh query on (the first follows an insert), and from the second late one (the first may
+    # pay the restart's clearing); each gap is the cycles of the query before it.
+    for index in [*range(len(inserts) + 1, len(inserts) + len(fresh)),
+                  *range(len(inserts) + len(fresh) + 1, len(commands))]:
+        measured.append(accepted[index] - accepted[index - 1])
+        predicted.append(command_cycles(config, Op.QUERY, accesses[index - 1]))
+    scanned = {accesses[index - 1] for index in range(len(inserts) + 1, len(inserts) + len(fresh))}
+    assert 0 not in scanned and accesses[-2] == 0, f"the queries' accesses were {accesses}"
+    assert measured == predicted, f"cycles per query {measured}, the cycle model says {predicted} ({accesses=})"
+
+
 @pytest.mark.parametrize("pace", [2, 3])
 @pytest.mark.parametrize("name,rate", [("k2l3-pool2", 4.0), pytest.param("k3l4-B256", 1.0, marks=pytest.mark.slow),
                                        pytest.param("apbf-key100", 0.1, marks=pytest.mark.slow)])
