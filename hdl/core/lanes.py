@@ -195,7 +195,8 @@ class Lanes(wiring.Component):
                                             **({"time": c.time_width} if c.timed else {})})
         # A lane's queue entry: the beat's commands, its reorder tag, and which of its slots are the lane's.
         record_layout = data.StructLayout({"commands": data.ArrayLayout(command_layout, S), "tag": tag_bits})
-        queued_layout = data.StructLayout({"record": record_layout, "mask": S})
+        # Beside it, the lane's slots of the beat and how many there are, less one.
+        mask_layout = data.StructLayout({"mask": S, "extra": range(S)})
         entry_layout = data.StructLayout({"command": command_layout, "tag": tag_bits})
         inflight_layout = data.StructLayout({"tag": tag_bits, "slot": range(S)})
 
@@ -244,12 +245,17 @@ class Lanes(wiring.Component):
         # reads a registered room flag per queue kept from its credits (entries free, counting the writes on their
         # way): the queues sit by their lanes' cores across the device, and neither their levels nor their write
         # enables are then in the same cycle as the decision. A queue is written only for a beat with a command in
-        # its lane. The queues never fill (the credits), so they are ungated, read straight from LUT RAM: no
-        # register of a whole beat has its enable on the lane's pick.
+        # its lane. A queue is two in step: the beats' records in LUT RAM, ungated (the credits keep it from
+        # filling) and read straight, so that no register of a whole beat has its enable on the lane's pick; and
+        # their masks, a few bits, in a SyncFIFOBuffered, so that the pick starts from flip-flops, not from a
+        # LUT RAM read. The mask shows at its head a cycle after the record does, so its ``r_rdy`` is the queue's.
+        # The mask's count less one rides with it: the beat's last slot is then a compare of two small registers.
         depth = self._fifo_depth
-        queues = [UngatedFIFO(width=queued_layout.size, depth=depth) for _ in range(N)]
+        queues = [UngatedFIFO(width=record_layout.size, depth=depth) for _ in range(N)]
+        mask_queues = [fifo.SyncFIFOBuffered(width=mask_layout.size, depth=depth + 1) for _ in range(N)]
         for lane in range(N):
             m.submodules[f"queue{lane}"] = queues[lane]
+            m.submodules[f"mask_queue{lane}"] = mask_queues[lane]
         head = Signal(tag_bits)
         tail = Signal(tag_bits)
         has_room = [Signal(init=1, name=f"room_{lane}") for lane in range(N)]
@@ -259,7 +265,7 @@ class Lanes(wiring.Component):
             m.d.comb += self.cmd.ready.eq(~beat_valid | dispatch)
         takes = [Signal(name=f"take_{lane}") for lane in range(N)]
         record = Signal(record_layout)
-        record_masks = [Signal(S, name=f"record_mask{lane}") for lane in range(N)]
+        record_masks = [Signal(mask_layout, name=f"record_mask{lane}") for lane in range(N)]
         m.d.sync += record.tag.eq(tail)
         for s in range(S):
             m.d.sync += [record.commands[s].op.eq(beat[s].op), record.commands[s].key.eq(beat[s].key)]
@@ -267,8 +273,10 @@ class Lanes(wiring.Component):
                 m.d.sync += record.commands[s].time.eq(beat[s].time)
         for lane in range(N):
             m.d.comb += takes[lane].eq(dispatch & masks[lane].any())
-            m.d.sync += [queues[lane].w_en.eq(takes[lane]), record_masks[lane].eq(masks[lane])]
-            m.d.comb += queues[lane].w_data.eq(Cat(record, record_masks[lane]))
+            m.d.sync += [queues[lane].w_en.eq(takes[lane]), mask_queues[lane].w_en.eq(takes[lane]),
+                         record_masks[lane].mask.eq(masks[lane]),
+                         record_masks[lane].extra.eq(sum(masks[lane][s] for s in range(S)) - 1)]
+            m.d.comb += [queues[lane].w_data.eq(record), mask_queues[lane].w_data.eq(record_masks[lane])]
 
         # 3. Per lane: the lowest of the head beat's slots not yet taken goes to the lane's core; the beat leaves
         # the queue with its last. The pick is the one loop here (the slots taken -> the pick -> the queue's read ->
@@ -293,26 +301,25 @@ class Lanes(wiring.Component):
             m.submodules[f"slice{lane}"] = slice_
             sliced = data.View(entry_layout, slice_.r_data)
             queue = queues[lane]
-            queued = data.View(queued_layout, queue.r_data)
-            head_record, head_mask = queued.record, queued.mask
-            # The queue holds a beat: a flag kept from its writes and reads, not the level's compare.
-            nonempty_here = Signal(name=f"queue_nonempty{lane}")
+            mask_queue = mask_queues[lane]
+            head_record, head_mask = data.View(record_layout, queue.r_data), data.View(mask_layout, mask_queue.r_data)
             done = Signal(S, name=f"done{lane}")             # the head beat's slots already taken
+            taken_here = Signal(range(S), name=f"taken{lane}")   # and how many
             remaining = Signal(S, name=f"remaining{lane}")
             pick = Signal(S, name=f"pick{lane}")
             last = Signal(name=f"last{lane}")
             room_here = Signal(init=1, name=f"room{lane}")
             fire = Signal(name=f"issue{lane}")
             m.d.comb += [
-                remaining.eq(head_mask & ~done),
+                remaining.eq(head_mask.mask & ~done),
                 pick.eq(remaining & -remaining),
-                last.eq(~(remaining & ~pick).any()),
-                fire.eq(nonempty_here & room_here),
+                last.eq(taken_here == head_mask.extra),
+                fire.eq(mask_queue.r_rdy & room_here),
                 queue.r_en.eq(fire & last),
+                mask_queue.r_en.eq(fire & last),
             ]
             with m.If(fire):
-                m.d.sync += done.eq(Mux(last, 0, done | pick))
-            m.d.sync += nonempty_here.eq(credit_flag(m, f"queue_held{lane}", queue.r_en, queue.w_en, depth, init=0))
+                m.d.sync += [done.eq(Mux(last, 0, done | pick)), taken_here.eq(Mux(last, 0, taken_here + 1))]
             picked = Signal(S, name=f"picked{lane}")
             copy = Signal(record_layout, name=f"head{lane}")
             m.d.sync += [picked.eq(Mux(fire, pick, 0)), copy.eq(head_record)]
