@@ -14,7 +14,7 @@ from apbbf.model import Config
 from apbbf.sim.lanes import rates
 
 #: (lanes, slots, FIFO depth) of the table
-ROWS = ((2, 2, 4), (2, 2, 8), (4, 4, 4), (4, 4, 8), (8, 4, 4), (8, 8, 4))
+ROWS = ((2, 2, 8), (2, 2, 16), (4, 4, 8), (4, 4, 16), (8, 4, 16), (8, 8, 16))
 
 
 def main(argv=None) -> int:

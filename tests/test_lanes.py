@@ -84,10 +84,9 @@ def test_reset():
 
 def test_commands_per_clock():
     """Random distinct keys, no gaps, no backpressure: 4 lanes, 4 slots take at least 3.5 commands per clock
-    (3.721 over these 640 commands, the same as after the cores' reset clear, which the FIFOs absorb at 16 blocks;
-    3.667 in docs/lanes.md; what is lost: beats whose keys pile into one lane beyond what its FIFOs absorb). Measured
-    once on broken designs: 1.14 with one command per clock into all the cores, 3.09 with three slice credits, 3.30
-    with FIFOs of depth 4."""
+    (3.699 over these 640 commands, with the cores' reset clear absorbed by the queues at 16 blocks; docs/lanes.md
+    has the steady rates; what is lost: beats whose keys pile into one lane beyond what its queue absorbs). Measured
+    once on weakened designs: 3.08 with three slice credits, 3.02 with queues of 4 beats (3.54 with 8)."""
     seed = 61
     print("seed", seed)
     config = Config(3, 8, segment_blocks=16, seed=seed)
