@@ -20,7 +20,7 @@ from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.flows import args as flow_args
 from apbbf.flows.bench import BENCH, build_sim, markdown, merge, run_mix, sim_platform
-from apbbf.flows.pnr import SEEDS, bram_pnr, core_pnr, rtlil_text, synthesize, target_platform
+from apbbf.flows.pnr import CLASSIC_ECP5, SEEDS, bram_pnr, core_pnr, rtlil_text, synthesize, target_platform
 from apbbf.hdl.core.devices import block_ram
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
@@ -137,6 +137,47 @@ def test_synthesis_of_two_drivers_is_refused():
         synthesize(TWO_DRIVERS, "ecp5", work)
     log = (work / "synth.log").read_text()
     assert ABC9_XAIGER1 in log and conflicting_drivers(log) == ["top.\\q"]
+
+
+_TWICE = ("2.1. Executing CHECK pass.\nWarning: multiple conflicting drivers for top.\\q:\n"
+          "    port Q[0] of cell a (TRELLIS_FF)\n    port Q[0] of cell b (TRELLIS_FF)\nFound and reported 1 problems.\n")
+_REINTEGRATION = "2.46.23.7. Executing ABC_OPS_REINTEGRATE pass.\nERROR: Assert `count_id(wire->name) == 0' failed\n"
+_ELSEWHERE = "2.46.23.7. Executing ABC_OPS_REINTEGRATE pass.\n2.47. Executing OPT pass.\nERROR: out of memory\n"
+_CLEAN = "2.1. Executing CHECK pass.\nFound and reported 0 problems.\n"
+
+
+@pytest.mark.parametrize("runs, synth", [
+    ([(_CLEAN, False)], "synth_ecp5 -top top -json core.json"),
+    ([(_REINTEGRATION, True), (_CLEAN, False)], CLASSIC_ECP5),
+    ([(_TWICE, False), (_CLEAN, False)], f"{ABC9_XAIGER1}; synth_ecp5 -top top -json core.json"),
+    ([(_TWICE, False), (_REINTEGRATION, True), (_CLEAN, False)], CLASSIC_ECP5),
+    ([(_TWICE, False), (_ELSEWHERE, True)], subprocess.CalledProcessError),
+    ([(_TWICE, False), (_REINTEGRATION, True), (_TWICE, False)], RuntimeError),
+], ids=["abc9", "reintegration", "twice", "twice-then-reintegration", "twice-then-elsewhere", "twice-classic"])
+def test_synthesis_falls_back_in_order(monkeypatch, runs, synth):
+    """The flow's synthesis on Yosys's outcomes in turn (a log, and whether Yosys failed): abc9; the classic
+    mapping after a failure in abc9's reintegration; abc9 on the first XAIGER format after a wire driven twice,
+    and the classic mapping when that fails its reintegration (four lanes of the bench's Config, Yosys 0.70).
+    A failure in another pass is raised, and a wire still driven twice stops the flow."""
+    from apbbf.flows import pnr
+    work = BUILD / "synth_fallbacks"
+    scripts = []
+
+    def run(args, *, cwd, check, env):
+        log, fails = runs.pop(0)
+        scripts.append(args[-1])
+        (Path(cwd) / "synth.log").write_text(log)
+        if fails:
+            raise subprocess.CalledProcessError(1, args)
+
+    monkeypatch.setattr(pnr.subprocess, "run", run)
+    if isinstance(synth, str):
+        assert synthesize("module top\nend\n", "ecp5", work) == synth
+        assert scripts[-1] == f"read_rtlil core.il; {synth}; stat"
+    else:
+        with pytest.raises(synth):
+            synthesize("module top\nend\n", "ecp5", work)
+    assert not runs, "Yosys was run fewer times than the outcomes given"
 
 
 class _Plan:

@@ -125,14 +125,20 @@ def _nextpnr(platform, work: Path, env: dict, freq_mhz: float, seed: int, nextpn
             "seconds": round(time.monotonic() - t, 1)}
 
 
+#: ``synth_ecp5`` with the classic ``abc`` LUT mapping in place of its ``map_luts`` step (abc9).
+CLASSIC_ECP5 = ("synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
+                "synth_ecp5 -top top -run map_cells: -json core.json")
+
+
 def synthesize(rtlil_text: str, family: str, work) -> str:
     """Yosys's ``synth_<family>`` of ``rtlil_text`` (top ``top``) in ``work``: the netlist in ``core.json``, the
     log in ``synth.log`` (with ``stat``).
 
     Two failures of Yosys 0.70's ``abc9`` are taken around: on an ECP5 netlist whose reintegration fails an
     assertion (``ABC_OPS_REINTEGRATE``), the classic ``abc`` LUT mapping in place of ``synth_ecp5``'s
-    ``map_luts`` step; on a netlist left with a wire driven twice (:func:`apbbf.toolchain.conflicting_drivers`),
-    the same synthesis with :data:`apbbf.toolchain.ABC9_XAIGER1` first.
+    ``map_luts`` step (:data:`CLASSIC_ECP5`); on a netlist left with a wire driven twice
+    (:func:`apbbf.toolchain.conflicting_drivers`), the same synthesis with :data:`apbbf.toolchain.ABC9_XAIGER1`
+    first, and the classic mapping if that fails the reintegration.
 
     Returns
     -------
@@ -158,20 +164,32 @@ def synthesize(rtlil_text: str, family: str, work) -> str:
                        cwd=work, check=True, env=env)
         return toolchain.conflicting_drivers((work / "synth.log").read_text())
 
+    def reintegration_failed():
+        # Yosys stopped in abc9's reintegration: the last pass the log names is ABC_OPS_REINTEGRATE.
+        log = (work / "synth.log").read_text()
+        return family == "ecp5" and log.startswith("Executing ABC_OPS_REINTEGRATE", log.rfind("Executing "))
+
     synth = f"synth_{family} -top top -json core.json"
     try:
         conflicts = run(synth)
     except subprocess.CalledProcessError:
         # The reintegration's assertion, on some large ECP5 netlists.
-        if family != "ecp5" or "ABC_OPS_REINTEGRATE" not in (work / "synth.log").read_text():
+        if not reintegration_failed():
             raise
-        synth = ("synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
-                 "synth_ecp5 -top top -run map_cells: -json core.json")
+        synth = CLASSIC_ECP5
         conflicts = run(synth)
     if conflicts:
         # A flip-flop mapped twice onto one wire: nextpnr would stop there ("is multiply driven").
-        synth = toolchain.with_abc9_xaiger1(synth, "; ")
-        conflicts = run(synth)
+        try:
+            synth = toolchain.with_abc9_xaiger1(synth, "; ")
+            conflicts = run(synth)
+        except subprocess.CalledProcessError:
+            # abc9 on the first format can fail the reintegration where the second format mapped (four lanes of
+            # the bench's Config): the classic mapping, which gives one driver too.
+            if not reintegration_failed():
+                raise
+            synth = CLASSIC_ECP5
+            conflicts = run(synth)
         if conflicts:
             raise RuntimeError(f"Yosys left wires with more than one driver ({work / 'synth.log'}): "
                                f"{', '.join(conflicts[:5])}")
