@@ -279,6 +279,11 @@ def test_bench_run_of_some_cases_keeps_the_others():
     assert any(f"| {timed} " in row and "| 151.6 |" in row for row in rows)
     assert f"{ecp5} on aaaaaaa (2026-11-28); {timed} on bbbbbbb (2026-11-28)" in merged["markdown"]
     assert "Rows measured on" not in merge(report([ecp5], "a", 1.0), report([], "a", 1.0))["markdown"]
+    # A case measured again whose place and route failed: no Fmax, and none of the earlier run's Mops/s either.
+    earlier = report([ecp5], "aaaaaaa", 120.0)
+    earlier["mops"] = {ecp5: {"parallel": {"QUERY": 120.0}}}
+    failed = report([ecp5], "bbbbbbb", None)
+    assert merge(failed, earlier)["mops"] == {}
 
 
 def test_block_ram_place_and_route():

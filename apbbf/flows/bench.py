@@ -415,8 +415,13 @@ def merge(results: dict, earlier: dict) -> dict:
     """``results`` with the cases and block RAM families of an ``earlier`` report that it did not measure, kept as
     they were (each case's ``measured`` says when), in :data:`BENCH`'s order; its tables rewritten."""
     merged = {**results}
-    for part in ("ops_per_cycle", "fmax", "mops", "targets", "bram"):
-        merged[part] = {**earlier.get(part, {}), **results.get(part, {})}
+    # A case measured now takes nothing from the earlier report, not even a part this run left out (the Mops/s
+    # of a case whose place and route failed).
+    measured = set(results["devices"])
+    for part in ("ops_per_cycle", "fmax", "mops", "targets"):
+        merged[part] = {**{case: value for case, value in earlier.get(part, {}).items() if case not in measured},
+                        **results.get(part, {})}
+    merged["bram"] = {**earlier.get("bram", {}), **results.get("bram", {})}
     devices = {**earlier.get("devices", {}), **results["devices"]}
     order = list(BENCH)
     merged["devices"] = {case: devices[case]
