@@ -169,27 +169,21 @@ def synthesize(rtlil_text: str, family: str, work) -> str:
         log = (work / "synth.log").read_text()
         return family == "ecp5" and log.startswith("Executing ABC_OPS_REINTEGRATE", log.rfind("Executing "))
 
-    synth = f"synth_{family} -top top -json core.json"
-    try:
-        conflicts = run(synth)
-    except subprocess.CalledProcessError:
-        # The reintegration's assertion, on some large ECP5 netlists.
-        if not reintegration_failed():
-            raise
-        synth = CLASSIC_ECP5
-        conflicts = run(synth)
-    if conflicts:
-        # A flip-flop mapped twice onto one wire: nextpnr would stop there ("is multiply driven").
+    def run_mapped(synth):
+        # The reintegration's assertion, on some large ECP5 netlists: the classic mapping instead.
         try:
-            synth = toolchain.with_abc9_xaiger1(synth, "; ")
-            conflicts = run(synth)
+            return synth, run(synth)
         except subprocess.CalledProcessError:
-            # abc9 on the first format can fail the reintegration where the second format mapped (four lanes of
-            # the bench's Config): the classic mapping, which gives one driver too.
             if not reintegration_failed():
                 raise
-            synth = CLASSIC_ECP5
-            conflicts = run(synth)
+            return CLASSIC_ECP5, run(CLASSIC_ECP5)
+
+    synth, conflicts = run_mapped(f"synth_{family} -top top -json core.json")
+    if conflicts:
+        # A flip-flop mapped twice onto one wire: nextpnr would stop there ("is multiply driven"). abc9 on the
+        # first format can fail the reintegration where the second format mapped (four lanes of the bench's
+        # Config); the classic mapping gives one driver too.
+        synth, conflicts = run_mapped(toolchain.with_abc9_xaiger1(synth, "; "))
         if conflicts:
             raise RuntimeError(f"Yosys left wires with more than one driver ({work / 'synth.log'}): "
                                f"{', '.join(conflicts[:5])}")
