@@ -1,6 +1,6 @@
 """Lanes: several commands per clock, each to the filter of its key's lane (:mod:`apbbf.model.lanes`)."""
 
-from amaranth import Array, Cat, Module, Mux, Signal
+from amaranth import Cat, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -44,6 +44,14 @@ def lanes_command_layout(config: Config, slots: int) -> data.ArrayLayout:
 def lanes_response_layout(slots: int) -> data.ArrayLayout:
     """A response beat: ``slots`` :func:`slot_response_layout` slots, slot 0 in the least significant bits."""
     return data.ArrayLayout(slot_response_layout(), slots)
+
+
+def _one_hot_pick(select, values):
+    """The value of ``values`` whose bit of ``select`` (one-hot) is set: an OR of ANDs."""
+    picked = 0
+    for bit, value in zip(select, values):
+        picked = picked | (value & bit.replicate(len(value)))
+    return picked
 
 
 class LaneHash(HashUnit):
@@ -209,6 +217,7 @@ class Lanes(wiring.Component):
         beat = self.cmd.payload
         beat_valid = self.cmd.valid
         masks = [Cat(beat[s].valid for s in range(S))]      # per lane: its valid slots of the beat
+        lane_any = [masks[0].any()]                          # and whether it has any
         dispatch = Signal()
         if N > 1:
             lane_of = [Signal(range(N), name=f"lane_of{s}") for s in range(S)]
@@ -225,20 +234,28 @@ class Lanes(wiring.Component):
                 valid = Signal(name=f"beat{stage}_valid")
                 m.d.sync += [registered.eq(beat), valid.eq(beat_valid)]
                 beat, beat_valid = registered, valid
-            skid_layout = data.StructLayout({"beat": lanes_command_layout(c, S),
-                                             "masks": data.ArrayLayout(S, N)})
+            # The skid is two queues in step, as a lane's queue is: the beats in LUT RAM, ungated (the credits keep
+            # it from filling) and read straight; and, for each lane, its slots of the beat and whether it has any,
+            # in a small SyncFIFOBuffered. The dispatch decides from those few flip-flops, and its read is the
+            # enable of that queue's output register and of the beats' read pointer, not of a register of the
+            # whole beat (about 290 flip-flops at four lanes: the dispatch's fan-out was the four lanes' path).
+            skid_layout = data.StructLayout({"masks": data.ArrayLayout(S, N), "any": N})
             # Deep enough for every beat in flight: those in the pipeline and a write's two cycles to the head.
             capacity = latency + 3
-            skid = fifo.SyncFIFOBuffered(width=skid_layout.size, depth=capacity)
-            m.submodules.skid = skid
-            skid_head = data.View(skid_layout, skid.r_data)
-            m.d.comb += [skid.w_en.eq(beat_valid), skid.r_en.eq(dispatch),
-                         skid.w_data.eq(Cat(beat, *(Cat(beat[s].valid & (lane_of[s] == lane) for s in range(S))
-                                                     for lane in range(N))))]
+            skid = UngatedFIFO(width=len(beat.as_value()), depth=capacity)
+            skid_masks = fifo.SyncFIFOBuffered(width=skid_layout.size, depth=capacity + 1)
+            m.submodules.skid, m.submodules.skid_masks = skid, skid_masks
+            lane_masks_in = [Cat(beat[s].valid & (lane_of[s] == lane) for s in range(S)) for lane in range(N)]
+            m.d.comb += [skid.w_en.eq(beat_valid), skid.w_data.eq(beat), skid.r_en.eq(dispatch),
+                         skid_masks.w_en.eq(beat_valid), skid_masks.r_en.eq(dispatch),
+                         skid_masks.w_data.eq(Cat(*lane_masks_in, Cat(mask.any() for mask in lane_masks_in)))]
             # ready: a place left in the queue for the beats in flight, by cases, so that no adder is behind it.
             m.d.sync += ready.eq(credit_flag(m, "skid", taken, dispatch, capacity))
-            beat, beat_valid = skid_head.beat, skid.r_rdy
+            # The masks show at their head a cycle after the beat does, so their r_rdy is the skid's.
+            skid_head = data.View(skid_layout, skid_masks.r_data)
+            beat, beat_valid = data.View(lanes_command_layout(c, S), skid.r_data), skid_masks.r_rdy
             masks = [skid_head.masks[lane] for lane in range(N)]
+            lane_any = [skid_head.any[lane] for lane in range(N)]
 
         # 2. Dispatch into the lanes' queues, with a reorder entry per beat.
         # A beat is written into its lanes' queues a cycle after its dispatch, from registers, and the dispatch
@@ -256,11 +273,10 @@ class Lanes(wiring.Component):
         for lane in range(N):
             m.submodules[f"queue{lane}"] = queues[lane]
             m.submodules[f"mask_queue{lane}"] = mask_queues[lane]
-        head = Signal(tag_bits)
         tail = Signal(tag_bits)
         has_room = [Signal(init=1, name=f"room_{lane}") for lane in range(N)]
         room = Signal()
-        m.d.comb += room.eq(Cat(~masks[lane].any() | has_room[lane] for lane in range(N)).all())
+        m.d.comb += room.eq(Cat(~lane_any[lane] | has_room[lane] for lane in range(N)).all())
         if N == 1:
             m.d.comb += self.cmd.ready.eq(~beat_valid | dispatch)
         takes = [Signal(name=f"take_{lane}") for lane in range(N)]
@@ -272,7 +288,7 @@ class Lanes(wiring.Component):
             if c.timed:
                 m.d.sync += record.commands[s].time.eq(beat[s].time)
         for lane in range(N):
-            m.d.comb += takes[lane].eq(dispatch & masks[lane].any())
+            m.d.comb += takes[lane].eq(dispatch & lane_any[lane])
             m.d.sync += [queues[lane].w_en.eq(takes[lane]), mask_queues[lane].w_en.eq(takes[lane]),
                          record_masks[lane].mask.eq(masks[lane]),
                          record_masks[lane].extra.eq(sum(masks[lane][s] for s in range(S)) - 1)]
@@ -404,11 +420,13 @@ class Lanes(wiring.Component):
                 pending_next.append(Mux(here, allocate_valid[s], pending[e][s] & ~arrives))
                 m.d.sync += pending[e][s].eq(pending_next[-1])
             m.d.sync += complete[e].eq(~Cat(*pending_next).any())
+        # The oldest beat's answers are picked by the one-hot head, an AND-OR: each of its flip-flops reaches one
+        # entry's few bits (a binary head's bits reached every entry's, and that 32-way pick was a path).
         oldest = Signal(lanes_response_layout(S))
         oldest_expected = Signal(S)
         m.d.comb += [
-            oldest_expected.eq(Array(expected)[head]),
-            oldest.eq(Array(answer.as_value() for answer in answers)[head]),
+            oldest_expected.eq(_one_hot_pick(head_onehot, expected)),
+            oldest.eq(_one_hot_pick(head_onehot, [answer.as_value() for answer in answers])),
         ]
         for s in range(S):
             m.d.comb += [
@@ -427,6 +445,6 @@ class Lanes(wiring.Component):
         with m.If(dispatch):
             m.d.sync += tail.eq(tail + 1)
         with m.If(leave):
-            m.d.sync += [head.eq(head + 1), head_onehot.eq(head_onehot.rotate_left(1))]
+            m.d.sync += head_onehot.eq(head_onehot.rotate_left(1))
         return m
 
