@@ -17,7 +17,7 @@ from ..packet.ungated_fifo import UngatedFIFO
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]
 
-#: Credits of the register slice between each lane's merge and its core: a credit comes back four cycles after
+#: Credits of the register slice between each lane's pick and its core: a credit comes back four cycles after
 #: the pick that took it (the slice's write a cycle later, its head two cycles after that, the credit's count), so
 #: four keep a command per clock flowing.
 _SLICE_CREDITS = 4
