@@ -386,10 +386,10 @@ class Lanes(wiring.Component):
 
         # 4. The reorder buffer: answers land at their (tag, slot); the oldest beat leaves when complete.
         # Retirement is a loop (the head's completeness -> leave -> the next head), so it is kept short: each
-        # entry's completeness is a register, computed from its next state, the head is one-hot as well as
-        # binary, and "not empty" and "full" are flags registered from the count's next value by cases, so the
-        # loop is a one-hot pick of D flip-flops, the leave gate and the head's update. The binary head only
-        # picks the answers, which leave through the response and loop nowhere.
+        # entry's completeness is a register, computed from its next state, the head is one-hot, and "not
+        # empty" and "full" are flags registered from the count's next value by cases, so the loop is a one-hot
+        # pick of D flip-flops, the leave gate and the head's update. The same one-hot head picks the answers,
+        # which leave through the response and loop nowhere.
         # A dispatched beat is written into its entry a cycle later, from registers (its entry one-hot, its
         # valid slots), so that ``dispatch``, behind the FIFOs' room, fans out to those registers and not to
         # every entry. Its first answer comes many cycles later (through a FIFO, the slice and a core), and the
