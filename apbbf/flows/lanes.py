@@ -14,7 +14,8 @@ PLACER = "static"
 #: nextpnr's router per number of lanes (:data:`ROUTER` for the others). Two lanes of the benchmark's Config:
 #: router1 routes each seed in 7-10 minutes and closes at 134.8 MHz (128.6-150.3), router2 at 110.8 (103.5-114.1).
 #: Four lanes: router1 had 120,000-137,000 of 217,646 arcs left when 15 minutes ran out (seeds 1 and 2, two at
-#: once, 12 minutes of them placing); router2 places and routes a seed in 10 to 13.
+#: once, 12 minutes of them placing); alone, it routed seeds 1 and 3 in 19 and 27 minutes (120.6 and 125.2 MHz,
+#: router2 108.3 and 101.9) and not seed 2 in 45. Router2 places and routes a seed in 10 to 13.
 ROUTERS = {2: "router1"}
 ROUTER = "router2"
 
