@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["Config", "KEY_WIDTHS", "SEEDS", "TIME_WIDTHS", "EXTRA_SEGMENTS", "check_integer", "check_key_width", "check_config"]
+__all__ = ["Config", "KEY_WIDTHS", "SEEDS", "TIME_WIDTHS", "EXTRA_SEGMENTS", "ROW_BITS", "check_integer", "check_key_width",
+           "check_config"]
 
 #: Key widths the filter takes, in bits: the one definition every other check (protocol, AXI4-Stream layout,
 #: ``key_from_bytes``) uses.
@@ -16,6 +17,8 @@ SEEDS = range(0, 1 << 64)
 TIME_WIDTHS = range(2, 65)
 #: Segments a time-bounded window may hold beyond ``k + l + 1`` (its burst pool).
 EXTRA_SEGMENTS = range(0, 65)
+#: Bits in one memory row of the row layout (a power of two): 0 for the on-chip layout, else 2**3 .. 2**24.
+ROW_BITS = range(0, (1 << 24) + 1)
 
 
 def _is_power_of_two(value: int) -> bool:
@@ -105,13 +108,27 @@ class Config:
         Segments beyond ``k + l + 1`` in the pool of a time-bounded window, 0..64: room for the segments that
         stay alive when inserts come faster than planned; ``l - 1`` or more make the count floor hold by
         construction (:func:`apbbf.model.timeanalysis.default_extra_segments` sizes it). Must be 0 without a span.
+    row_bits : int
+        0 (the default): the on-chip layout, every physical segment its own memory and every block index its own
+        hash. Otherwise the **row layout** for a memory whose random rows are slow (DRAM): bits in one memory
+        row, a power of two from ``physical_segments * block_bits`` to 2**24. A key's blocks then all sit in one
+        row: a row hash shared by every segment picks one of :attr:`rows` rows, and each segment's own hash
+        picks one of the :attr:`row_blocks` blocks that segment has in the row (:mod:`apbbf.model.hashing`,
+        step 3). Row r holds, from bit 0, segment 0's ``row_blocks`` blocks, then segment 1's, and so on
+        (:meth:`memory_block`), so one activation serves a key's whole scan and its insert's writes.
+    burst_bits : int
+        (Row layout.) Bits the memory moves in one burst, a power of two from 8 to ``row_bits``; 0 (the default)
+        for one block per burst. It sets what a block access costs (:attr:`bursts_per_block`); the answers do
+        not depend on it.
 
     Raises
     ------
     TypeError
         If a field is not an integer.
     ValueError
-        If a field is out of its range, or the shape leaves a generation of fewer than one element.
+        If a field is out of its range, the shape leaves a generation of fewer than one element, or a row of
+        ``row_bits`` cannot hold a key's blocks (one block of every physical segment; the message names both
+        sizes).
     """
 
     k: int
@@ -124,10 +141,12 @@ class Config:
     span: int = 0
     time_width: int = 32
     extra_segments: int = 0
+    row_bits: int = 0
+    burst_bits: int = 0
 
     def __post_init__(self):
         for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
-                     "time_width", "extra_segments"):
+                     "time_width", "extra_segments", "row_bits", "burst_bits"):
             check_integer(name, getattr(self, name))
         if self.k < 1:
             raise ValueError(f"k must be at least 1, not {self.k}")
@@ -150,6 +169,23 @@ class Config:
         if self.extra_segments and not self.span:
             raise ValueError(f"extra_segments must be 0 without a span (the pool only serves a time-bounded "
                              f"window), not {self.extra_segments}")
+        check_integer("row_bits", self.row_bits, ROW_BITS)
+        if self.row_bits:
+            key_bits = self.physical_segments * self.block_bits
+            if not _is_power_of_two(self.row_bits) or self.row_bits < 8:
+                raise ValueError(f"row_bits must be 0 (the on-chip layout) or a power of two from 8 to 2**24, not "
+                                 f"{self.row_bits}")
+            if self.row_bits < key_bits:
+                raise ValueError(f"row_bits={self.row_bits} cannot hold a key's blocks: one block of "
+                                 f"block_bits={self.block_bits} in each of the {self.physical_segments} physical "
+                                 f"segments needs {key_bits} bits per row (raise row_bits, or take fewer segments "
+                                 f"or smaller blocks)")
+            if self.burst_bits and (not _is_power_of_two(self.burst_bits) or not 8 <= self.burst_bits
+                                    <= self.row_bits):
+                raise ValueError(f"burst_bits must be 0 (one block per burst) or a power of two from 8 to "
+                                 f"row_bits ({self.row_bits}), not {self.burst_bits}")
+        elif self.burst_bits:
+            raise ValueError(f"burst_bits must be 0 without a row layout (row_bits=0), not {self.burst_bits}")
         if self.hash_bits > 64:
             raise ValueError(f"block_hashes={self.block_hashes} with block_bits={self.block_bits} and "
                              f"segment_blocks={self.segment_blocks} needs {self.hash_bits} hash bits per "
@@ -216,8 +252,77 @@ class Config:
 
     @property
     def hash_bits(self) -> int:
-        """Hash output bits per segment: block index, then b offsets."""
-        return self.block_index_bits + self.block_hashes * self.offset_bits
+        """Hash output bits per segment: the segment's block index (within the row, in the row layout), then b
+        offsets."""
+        return self.segment_index_bits + self.block_hashes * self.offset_bits
+
+    # The row layout ------------------------------------------------------------------------------------------
+
+    @property
+    def row_layout(self) -> bool:
+        """A key's blocks share one memory row (``row_bits > 0``)."""
+        return self.row_bits > 0
+
+    @property
+    def row_blocks(self) -> int:
+        """Blocks of each segment in one row: the largest power of two with ``physical_segments · row_blocks · B
+        <= row_bits``, at most ``segment_blocks`` (``segment_blocks`` in the on-chip layout: one row)."""
+        if not self.row_bits:
+            return self.segment_blocks
+        fit = self.row_bits // (self.physical_segments * self.block_bits)
+        return min(self.segment_blocks, 1 << (fit.bit_length() - 1))
+
+    @property
+    def rows(self) -> int:
+        """Rows, ``segment_blocks / row_blocks`` (1 in the on-chip layout)."""
+        return self.segment_blocks // self.row_blocks
+
+    @property
+    def row_index_bits(self) -> int:
+        """Bits of the row hash shared by every segment, log2(rows) (0 in the on-chip layout)."""
+        return self.rows.bit_length() - 1
+
+    @property
+    def segment_index_bits(self) -> int:
+        """Bits of each segment's own hash that pick its block: log2(row_blocks); log2(segment_blocks) in the
+        on-chip layout, where :attr:`block_index_bits` = :attr:`row_index_bits` + this."""
+        return self.row_blocks.bit_length() - 1
+
+    @property
+    def row_stride_blocks(self) -> int:
+        """Block words from one row's start to the next's in the memory: ``row_bits / B`` (one row of the
+        filter is one row of the memory, its unused tail included)."""
+        if not self.row_bits:
+            raise ValueError("a Config without a row layout (row_bits=0) has no memory rows")
+        return self.row_bits // self.block_bits
+
+    @property
+    def bursts_per_block(self) -> int:
+        """(Row layout.) Bursts a block access costs: ``B / burst_bits`` rounded up, at least 1."""
+        if not self.row_bits:
+            raise ValueError("a Config without a row layout (row_bits=0) has no memory bursts")
+        burst = self.burst_bits or self.block_bits
+        return max(1, -(-self.block_bits // burst))
+
+    @property
+    def memory_blocks(self) -> int:
+        """(Row layout.) Block words the memory must hold: ``rows · row_stride_blocks``."""
+        return self.rows * self.row_stride_blocks
+
+    def memory_block(self, segment: int, index: int) -> int:
+        """(Row layout.) The memory word of block ``index`` of physical segment ``segment``: row
+        ``index // row_blocks`` at ``row · row_stride_blocks``, then ``segment · row_blocks + index mod
+        row_blocks`` within it.
+
+        Raises
+        ------
+        ValueError
+            Without a row layout, or if ``segment`` or ``index`` is out of range.
+        """
+        check_integer("segment", segment, range(self.physical_segments))
+        check_integer("index", index, range(self.segment_blocks))
+        row, within = divmod(index, self.row_blocks)
+        return row * self.row_stride_blocks + segment * self.row_blocks + within
 
     # Capacity (paper 000 §5.2 and §6) ------------------------------------------------------------------------
 

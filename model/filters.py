@@ -420,5 +420,5 @@ class APBBF(AgePartitioned):
 
     def _locate_many(self, position, folded):
         c = self._config
-        blocks, positions = self._hash.split_many(self._hash.segment_hash_many(position, folded))
+        blocks, positions = self._hash.locate_many(position, folded)
         return blocks[:, None] * c.block_bits + positions

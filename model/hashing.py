@@ -58,6 +58,12 @@ discarded and the next one is drawn.
 4. **Fields** of the segment hash, least significant first: the block index (``log2(segment_blocks)`` bits),
    then b offsets of ``log2(B/b)`` bits each. Offset p selects bit ``p * (B/b) + offset_p`` of the B-bit block
    word (bit 0 is the least significant): one bit in each of the b parts.
+5. **Row layout** (``Config.row_bits > 0``): the segment's block index field of step 4 is
+   ``log2(row_blocks)`` bits (:attr:`Config.segment_index_bits`), the block within the key's row, and stream
+   :data:`ROW_STREAM` (-3) gives ``log2(rows)`` masks of W bits (:attr:`Config.row_index_bits`) for the **row
+   hash**, shared by every segment: bit r is ``parity(mixed & row_mask[r])``. The block index in physical
+   segment j is then ``row * row_blocks + within_j``: every segment's block of a key is in the same row, and
+   which block of the row stays each segment's own (:meth:`Config.memory_block` places it in the memory).
 
 Stream -2 gives the lane masks of a lanes filter (:mod:`apbbf.model.lanes`: N filters, a key's lane an H3 hash
 of the mixed key, its masks independent of every segment's).
@@ -87,7 +93,7 @@ import numpy as np
 from .config import Config, check_config, check_key_width
 
 __all__ = ["HashSpec", "key_from_bytes", "splitmix64", "SBOX", "MIX_ROUNDS", "mix_width", "mix_permutation",
-           "round_keys", "slice_salt", "slice_index", "slice_index_many"]
+           "round_keys", "slice_salt", "slice_index", "slice_index_many", "ROW_STREAM"]
 
 _M64 = (1 << 64) - 1
 _STREAM_STRIDE = 0xD1B54A32D192ED03
@@ -98,6 +104,8 @@ SBOX = (0xC, 0x5, 0x6, 0xB, 0x9, 0x0, 0xA, 0xD, 0x3, 0xE, 0xF, 0x8, 0x4, 0x7, 0x
 MIX_ROUNDS = 8
 #: The splitmix64 stream of the round keys.
 ROUND_KEY_STREAM = -1
+#: The splitmix64 stream of the row hash's masks (the row layout, step 5).
+ROW_STREAM = -3
 
 
 def splitmix64(state: int):
@@ -242,6 +250,8 @@ class HashSpec:
         ``K[0] .. K[rounds]`` (empty without mixing).
     segment_masks : tuple of tuple of int
         ``segment_masks[j][r]``: mask of output bit r of physical segment j.
+    row_masks : tuple of int
+        ``row_masks[r]``: mask of bit r of the row hash (step 5; empty in the on-chip layout).
 
     Raises
     ------
@@ -264,6 +274,7 @@ class HashSpec:
             self.mix_width, self.rounds, self.round_keys = min(width, FOLD_WIDTH), 0, ()
         self.segment_masks = tuple(_masks(config.seed, j + 1, config.hash_bits, self.mix_width)
                                    for j in range(config.physical_segments))
+        self.row_masks = _masks(config.seed, ROW_STREAM, config.row_index_bits, self.mix_width)
 
     @property
     def config(self) -> Config:
@@ -308,11 +319,17 @@ class HashSpec:
         mixed = self.fold(key)
         return sum(_parity(mixed & mask) << r for r, mask in enumerate(self.segment_masks[segment]))
 
-    def split(self, value: int) -> tuple[int, int]:
-        """Split a segment hash into (block index, B-bit mask of the b bits it sets)."""
+    def row_hash(self, key: int) -> int:
+        """The row of ``key`` (step 5; 0 in the on-chip layout)."""
+        mixed = self.fold(key)
+        return sum(_parity(mixed & mask) << r for r, mask in enumerate(self.row_masks))
+
+    def split(self, value: int, row: int = 0) -> tuple[int, int]:
+        """Split a segment hash into (block index, B-bit mask of the b bits it sets); in the row layout the
+        block index is ``row * row_blocks`` plus the hash's block field."""
         c = self._config
-        block = value & (c.segment_blocks - 1)
-        value >>= c.block_index_bits
+        block = row * c.row_blocks + (value & (c.row_blocks - 1))
+        value >>= c.segment_index_bits
         bits = 0
         for part in range(c.block_hashes):
             bits |= 1 << (part * c.part_bits + (value & (c.part_bits - 1)))
@@ -321,7 +338,7 @@ class HashSpec:
 
     def locate(self, segment: int, key: int) -> tuple[int, int]:
         """(block index, B-bit block mask) of ``key`` in physical segment ``segment``."""
-        return self.split(self.segment_hash(segment, key))
+        return self.split(self.segment_hash(segment, key), self.row_hash(key))
 
     # Batch path (numpy) ----------------------------------------------------------------------------------
 
@@ -392,12 +409,35 @@ class HashSpec:
         bits = (np.bitwise_count(folded[:, None] & masks[None, :]) & 1).astype(np.uint64)
         return (bits << np.arange(len(masks), dtype=np.uint64)[None, :]).sum(axis=1, dtype=np.uint64)
 
-    def split_many(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Vectorised :meth:`split`: block indices (n,) and bit positions (n, b) within the block."""
+    @cached_property
+    def _np_row_masks(self) -> np.ndarray:
+        return np.array(self.row_masks, dtype=np.uint64)                  # (row_index_bits,)
+
+    def row_hash_many(self, folded: np.ndarray) -> np.ndarray:
+        """Vectorised :meth:`row_hash` of folded keys (:meth:`fold_many`), as ``int64`` of shape (n,)."""
+        masks = self._np_row_masks
+        if not len(masks):
+            return np.zeros(len(folded), dtype=np.int64)
+        bits = (np.bitwise_count(folded[:, None] & masks[None, :]) & 1).astype(np.int64)
+        return (bits << np.arange(len(masks), dtype=np.int64)[None, :]).sum(axis=1)
+
+    def locate_many(self, segment: int, folded: np.ndarray, rows: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised :meth:`locate` of folded keys in physical segment ``segment``: block indices (n,) and bit
+        positions (n, b). ``rows``: the keys' :meth:`row_hash_many`, if already computed."""
+        if rows is None and self._config.row_layout:
+            rows = self.row_hash_many(folded)
+        return self.split_many(self.segment_hash_many(segment, folded), rows)
+
+    def split_many(self, values: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Vectorised :meth:`split`: block indices (n,) and bit positions (n, b) within the block; ``rows``
+        (n,), the keys' rows in the row layout (all 0 when omitted)."""
         c = self._config
-        blocks = (values & np.uint64(c.segment_blocks - 1)).astype(np.int64)
+        blocks = (values & np.uint64(c.row_blocks - 1)).astype(np.int64)
+        if rows is not None:
+            blocks += np.asarray(rows, dtype=np.int64) * c.row_blocks
         parts = np.arange(c.block_hashes, dtype=np.uint64)
-        shifts = np.uint64(c.block_index_bits) + parts * np.uint64(c.offset_bits)
+        shifts = np.uint64(c.segment_index_bits) + parts * np.uint64(c.offset_bits)
         offsets = (values[:, None] >> shifts[None, :]) & np.uint64(c.part_bits - 1)
         positions = (parts * np.uint64(c.part_bits))[None, :] + offsets
         return blocks, positions.astype(np.int64)

@@ -215,7 +215,7 @@ class TimedAPBBF:
 
     def _locate(self, position: int, folded: np.ndarray) -> np.ndarray:
         c = self._config
-        blocks, offsets = self._hash.split_many(self._hash.segment_hash_many(position, folded))
+        blocks, offsets = self._hash.locate_many(position, folded)
         return blocks[:, None] * c.block_bits + offsets
 
     def _expire(self, now: int) -> None:

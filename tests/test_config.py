@@ -175,3 +175,80 @@ def test_frozen():
     assert c == Config(k=2, l=3) and hash(c) == hash(Config(k=2, l=3))
     assert c != Config(k=2, l=3, seed=1)
     assert dataclasses.replace(c, k=3).generation == math.floor(512 * c.block_capacity / 3)
+
+
+# The row layout --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("row_bits", [-1, 3, 100, 1000, (1 << 24) + 1, 1 << 25])
+def test_init_wrong_row_bits(row_bits):
+    _raises(ValueError, "row_bits", row_bits=row_bits)
+
+
+@pytest.mark.parametrize("burst_bits, row_bits", [(4, 4096), (24, 4096), (8192, 4096), (-8, 4096), (64, 0)])
+def test_init_wrong_burst_bits(burst_bits, row_bits):
+    _raises(ValueError, "burst_bits", burst_bits=burst_bits, row_bits=row_bits)
+
+
+def test_row_too_small_names_both_sizes():
+    # k + l + 1 = 6 physical segments of 64-bit blocks: 384 bits, more than a 256-bit row.
+    with pytest.raises(ValueError) as info:
+        Config(2, 3, row_bits=256)
+    message = str(info.value)
+    assert "row_bits=256" in message and "384" in message and "6 physical segments" in message, message
+    Config(2, 3, row_bits=512)                     # the smallest power of two that holds them
+
+
+ROWS = [
+    # P = 6, B = 64: 4096 // 384 = 10 → 8 blocks of each segment per row; 512 / 8 = 64 rows.
+    dict(cfg=dict(k=2, l=3, row_bits=4096), row_blocks=8, rows=64, row_index_bits=6, segment_index_bits=3,
+         hash_bits=3 + 4 * 4, stride=64, memory_blocks=64 * 64),
+    # P = 3 + 8 + 1 + 8 = 20, B = 64, 8192-bit rows (the 5A-75B's 256 columns x 32 bits): 8192 // 1280 = 6 → 4.
+    dict(cfg=dict(k=3, l=8, segment_blocks=4096, span=1000, extra_segments=8, row_bits=8192), row_blocks=4,
+         rows=1024, row_index_bits=10, segment_index_bits=2, hash_bits=2 + 4 * 4, stride=128,
+         memory_blocks=1024 * 128),
+    # A row larger than a segment: one row, every block of every segment in it.
+    dict(cfg=dict(k=1, l=1, segment_blocks=4, row_bits=1 << 16), row_blocks=4, rows=1, row_index_bits=0,
+         segment_index_bits=2, hash_bits=2 + 4 * 4, stride=1024, memory_blocks=1024),
+]
+
+
+@pytest.mark.parametrize("case", ROWS, ids=lambda case: ",".join(f"{k}={v}" for k, v in case["cfg"].items()))
+def test_row_layout_hand_computed(case):
+    c = Config(**case["cfg"])
+    assert c.row_layout
+    assert (c.row_blocks, c.rows, c.row_index_bits, c.segment_index_bits) == (
+        case["row_blocks"], case["rows"], case["row_index_bits"], case["segment_index_bits"])
+    assert c.row_index_bits + c.segment_index_bits == c.block_index_bits
+    assert c.hash_bits == case["hash_bits"]
+    assert c.row_stride_blocks == case["stride"] and c.memory_blocks == case["memory_blocks"]
+    assert c.physical_segments * c.row_blocks * c.block_bits <= c.row_bits
+
+
+def test_memory_block_places_a_row_per_memory_row():
+    c = Config(2, 3, row_bits=4096)                # 8 blocks per segment per row, 64-word stride
+    assert c.memory_block(0, 0) == 0
+    assert c.memory_block(0, 7) == 7
+    assert c.memory_block(1, 0) == 8               # segment 1's blocks follow segment 0's in the row
+    assert c.memory_block(5, 7) == 47              # the last segment's last block: 5 * 8 + 7
+    assert c.memory_block(0, 8) == 64              # the next row starts a stride later
+    assert c.memory_block(3, 8 * 63 + 2) == 63 * 64 + 3 * 8 + 2
+    words = {c.memory_block(s, i) for s in range(c.physical_segments) for i in range(c.segment_blocks)}
+    assert len(words) == c.physical_segments * c.segment_blocks and max(words) < c.memory_blocks
+    with pytest.raises(ValueError, match="index"):
+        c.memory_block(0, c.segment_blocks)
+    with pytest.raises(ValueError, match="row layout"):
+        Config(2, 3).memory_block(0, 0)
+
+
+def test_bursts_per_block():
+    assert Config(2, 3, row_bits=4096).bursts_per_block == 1                     # one block per burst
+    assert Config(2, 3, row_bits=4096, burst_bits=32).bursts_per_block == 2
+    assert Config(2, 3, row_bits=4096, burst_bits=256).bursts_per_block == 1     # a burst holds the block
+    with pytest.raises(ValueError, match="row layout"):
+        Config(2, 3).bursts_per_block
+
+
+def test_on_chip_layout_unchanged():
+    c = Config(2, 3)
+    assert not c.row_layout and c.rows == 1 and c.row_blocks == c.segment_blocks
+    assert c.segment_index_bits == c.block_index_bits and c.row_index_bits == 0

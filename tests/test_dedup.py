@@ -46,6 +46,9 @@ CONFIGS = {
     "apbf-k1": Config(1, 2, block_bits=16, block_hashes=1, segment_blocks=4, span=30, time_width=9, extra_segments=3),
     "k3l15": Config(3, 15, segment_blocks=32, span=1000, extra_segments=4),
     "k4l2-b8": Config(4, 2, block_bits=64, block_hashes=8, segment_blocks=8, span=200, time_width=16),
+    "rows-k3l4": Config(3, 4, segment_blocks=32, span=200, extra_segments=2, row_bits=2048),
+    "rows-apbf": Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=64, span=60, time_width=12,
+                        extra_segments=1, row_bits=512),
 }
 
 

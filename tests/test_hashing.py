@@ -571,3 +571,48 @@ def test_check_key(width):
     if width < 64:
         with pytest.raises(ValueError):
             spec.as_array(np.array([1 << width], dtype=np.uint64))
+
+
+# The row layout (step 5) ---------------------------------------------------------------------------------------
+
+ROW_CONFIGS = [Config(3, 8, segment_blocks=4096, span=1000, extra_segments=8, row_bits=8192, seed=0x1234),
+               Config(2, 3, key_width=32, block_bits=16, block_hashes=1, segment_blocks=256, row_bits=1024, seed=7),
+               Config(2, 3, key_width=128, segment_blocks=64, row_bits=1 << 14, seed=99)]
+
+
+@pytest.mark.parametrize("config", ROW_CONFIGS, ids=lambda c: f"rows{c.rows}-w{c.key_width}")
+def test_row_layout_follows_spec(config):
+    """The row hash from stream -3's masks; every segment's block of a key in the key's row; the per-key and
+    vectorised paths agree."""
+    from apbbf.model.hashing import ROW_STREAM, _masks
+    spec = HashSpec(config)
+    assert spec.row_masks == _masks(config.seed, ROW_STREAM, config.row_index_bits, spec.mix_width)
+    rng = np.random.default_rng(5)
+    keys = [int(x) for x in rng.integers(0, 1 << min(config.key_width, 63), 300)]
+    folded = spec.fold_many(spec.as_array(keys))
+    rows_many = spec.row_hash_many(folded)
+    seen_rows, seen_within = set(), set()
+    for n, key in enumerate(keys):
+        mixed = spec.fold(key)
+        row = sum((bin(mixed & mask).count("1") & 1) << r for r, mask in enumerate(spec.row_masks))
+        assert spec.row_hash(key) == row == rows_many[n]
+        seen_rows.add(row)
+        for segment in range(config.physical_segments):
+            value = spec.segment_hash(segment, key)
+            block, bits = spec.locate(segment, key)
+            assert block == row * config.row_blocks + (value & (config.row_blocks - 1)), (key, segment)
+            assert block // config.row_blocks == row
+            seen_within.add(block % config.row_blocks)
+            assert bin(bits).count("1") == config.block_hashes
+    for segment in range(config.physical_segments):
+        blocks, positions = spec.locate_many(segment, folded)
+        for n, key in enumerate(keys):
+            block, bits = spec.locate(segment, key)
+            assert blocks[n] == block and sum(1 << int(p) for p in positions[n]) == bits
+    # 300 keys over the rows and the blocks within them: every row bit and every in-row block is used.
+    assert len(seen_rows) > min(config.rows, 300) // 2 and len(seen_within) == config.row_blocks
+
+
+def test_row_masks_empty_on_chip():
+    assert HashSpec(Config(2, 3)).row_masks == ()
+    assert HashSpec(Config(2, 3)).row_hash(12345) == 0

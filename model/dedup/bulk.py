@@ -183,9 +183,11 @@ class TimedTestAndInsert:
         hashes = self._tab[0][(keys & np.uint64(0xFF)).astype(np.intp)]
         for q in range(1, 8):
             hashes ^= self._tab[q][((keys >> np.uint64(8 * q)) & np.uint64(0xFF)).astype(np.intp)]
-        blocks = (hashes & np.uint64(c.segment_blocks - 1)).astype(np.int64)
+        blocks = (hashes & np.uint64(c.row_blocks - 1)).astype(np.int64)
+        if c.row_layout:
+            blocks += self._hash.row_hash_many(keys)[:, None] * c.row_blocks
         parts = np.arange(c.block_hashes, dtype=np.uint64)
-        shifts = np.uint64(c.block_index_bits) + parts * np.uint64(c.offset_bits)
+        shifts = np.uint64(c.segment_index_bits) + parts * np.uint64(c.offset_bits)
         offsets = ((hashes[:, :, None] >> shifts) & np.uint64(c.part_bits - 1)).astype(np.int64)
         return blocks[:, :, None] * c.block_bits + (parts.astype(np.int64) * c.part_bits) + offsets
 
