@@ -107,16 +107,22 @@ class Bench:
         async def consumer(ctx):
             await self._job[1](ctx)
 
+        async def server(ctx):
+            if self._job[2] is not None:
+                await self._job[2](ctx)
+
         self.sim.add_testbench(producer)
         self.sim.add_testbench(consumer)
+        self.sim.add_testbench(server, background=True)
 
-    def run(self, producer, consumer, vcd_path) -> None:
+    def run(self, producer, consumer, vcd_path, server=None) -> None:
         """Run the testbenches ``producer`` and ``consumer`` to the end from the initial state (a VCD to
-        ``vcd_path`` unless it is ``None``)."""
+        ``vcd_path`` unless it is ``None``), and ``server`` (a testbench that answers another port of the design,
+        a memory's) beside them for as long as they run."""
         if not self._fresh:
             self.sim.reset()
         self._fresh = False
-        self._job = (producer, consumer)
+        self._job = (producer, consumer, server)
         run_with_vcd(self.sim, vcd_path)
 
 
@@ -141,7 +147,7 @@ def bench(key, make, *, stream: str = "cmd") -> Bench:
 
 
 def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_cycles: int, vcd_path, put,
-          answer, counters=None) -> None:
+          answer, counters=None, server=None) -> None:
     """The producer and consumer every core bench shares: offer ``items`` on ``dut.cmd`` in order (a
     :data:`RESET` item pulses the reset; the items in flight then are recorded in ``run.dropped``), take
     ``dut.rsp``, and match each response to the oldest item outstanding.
@@ -162,6 +168,8 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
         :class:`Mismatch`.
     counters : callable or None
         ``counters(ctx)``, called every cycle: reads the counters into ``run``.
+    server : async callable or None
+        A background testbench run beside the two (:meth:`Bench.run`): a model of a memory the design uses.
 
     Raises
     ------
@@ -224,7 +232,7 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
             answer(index, raw)
 
     try:
-        test.run(producer, consumer, vcd_path)
+        test.run(producer, consumer, vcd_path, server)
     except BaseException:
         for key, kept in list(_BENCHES.items()):     # not run again from a state an exception left behind
             if kept is test:
@@ -233,11 +241,13 @@ def drive(dut, items, run, *, seed: int, cmd_gap: float, rsp_stall: float, max_c
 
 
 def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vcd_path, max_cycles, scan,
-                   parity=False, pace=1):
+                   parity=False, pace=1, design=None, server=None):
     # a simulation of this design is built once and run again from its initial state (Bench); the run that
-    # writes a VCD after a mismatch gets a new one
-    test = bench(None if vcd_path else ("core", config, scan, parity, pace),
-                 lambda: CoreAPBBF(config, scan=scan, parity=parity, pace=pace))
+    # writes a VCD after a mismatch gets a new one. ``design``: (key, make) of another core than APBBF's;
+    # ``server(dut)``: the testbench of a memory it needs.
+    key, make = design or (("core", config, scan, parity, pace),
+                           lambda: CoreAPBBF(config, scan=scan, parity=parity, pace=pace))
+    test = bench(None if vcd_path else key, make)
     dut = test.dut
     run = Run(config, seed)
     names = list(Reference(config).counters)
@@ -272,7 +282,8 @@ def _simulate_once(config, commands, model_hits, *, seed, cmd_gap, rsp_stall, vc
             raise Mismatch(_describe(commands, index, model_hits[index], f"op={op} hit={hit}"))
 
     drive(test, commands, run, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles,
-          vcd_path=vcd_path, put=put, answer=answer, counters=counters)
+          vcd_path=vcd_path, put=put, answer=answer, counters=counters,
+          server=None if server is None else server(dut))
     return run
 
 
@@ -288,7 +299,7 @@ def run_with_vcd(sim: Simulator, vcd_path) -> None:
 
 def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, rsp_stall: float = 0.0,
              name: str = "apbbf", max_cycles: int | None = None, scan: str = "fsm", parity: bool = False,
-             pace: int = 1) -> Run:
+             pace: int = 1, design=None, server=None) -> Run:
     """Run ``commands`` (``(op, key)`` pairs, ``(op, key, time)`` triples for a Config with a span, and
     :data:`RESET` markers) through the core; check every response, in order, against
     :class:`~apbbf.sim.reference.Reference` (the reserved op 3 included), and, at the end, the core's counters.
@@ -307,6 +318,11 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
         The parallel scan's cycles per command at most (:class:`~apbbf.hdl.core.APBBF`).
     name : str
         Name of the VCD (``build/vcd/<name>.vcd``) left behind on a failure.
+    design : (key, callable) or None
+        Another core than :class:`~apbbf.hdl.core.APBBF` with the same ``cmd``, ``rsp`` and counters: a key for
+        keeping its simulation (:func:`bench`) and a function that makes it (:func:`apbbf.sim.memory.simulate`).
+    server : callable or None
+        ``server(dut)``: a background testbench for a port of ``dut`` other than its streams (a memory's).
 
     Raises
     ------
@@ -323,7 +339,7 @@ def simulate(config: Config, commands, *, seed: int = 0, cmd_gap: float = 0.0, r
             shifts = len(commands)
         max_cycles = int((budget + 4 * config.segment_blocks * shifts) * slowdown * 2) + 2000
     kwargs = dict(seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, max_cycles=max_cycles, scan=scan, parity=parity,
-                  pace=pace)
+                  pace=pace, design=design, server=server)
     try:
         run = _simulate_once(config, commands, model_hits, vcd_path=None, **kwargs)
         received = set(run.hits)

@@ -46,10 +46,10 @@ _GROUP = 16
 
 def segment_hash_layout(config: Config) -> data.StructLayout:
     """The fields of one segment hash, least significant first (:meth:`apbbf.model.hashing.HashSpec.split`):
-    ``index`` (``log2(segment_blocks)`` bits) picks the block, ``offsets[p]`` (``log2(B/b)`` bits each) picks
-    the bit of part p."""
+    ``index`` (``log2(segment_blocks)`` bits; in the row layout ``log2(row_blocks)``, the block within the key's
+    row) picks the block, ``offsets[p]`` (``log2(B/b)`` bits each) picks the bit of part p."""
     return data.StructLayout({
-        "index": unsigned(config.block_index_bits),
+        "index": unsigned(config.segment_index_bits),
         "offsets": data.ArrayLayout(config.offset_bits, config.block_hashes),
     })
 
@@ -83,16 +83,20 @@ def hash_latency(config: Config) -> int:
 
 
 class HashSignature(ConfigSignature):
-    """The hash unit's ports: ``key`` and ``en`` in, one :func:`segment_hash_layout` per physical segment out.
-    A user of the unit takes ``Out(HashSignature(config).flip())``."""
+    """The hash unit's ports: ``key`` and ``en`` in, one :func:`segment_hash_layout` per physical segment out,
+    and in the row layout the key's ``row`` (:attr:`~apbbf.model.Config.row_index_bits` bits). A user of the unit
+    takes ``Out(HashSignature(config).flip())``."""
 
     @staticmethod
     def members_of(config: Config) -> dict:
-        return {
+        members = {
             "key": In(config.key_width),
             "en": In(1),
             "hashes": Out(data.ArrayLayout(segment_hash_layout(config), config.physical_segments)),
         }
+        if config.row_layout:
+            members["row"] = Out(max(1, config.row_index_bits))
+        return members
 
 
 #: The former name of :class:`HashSignature`.
@@ -122,6 +126,9 @@ class HashUnit(wiring.Component):
         their value (and do not toggle).
     hashes : Out(ArrayLayout(segment_hash_layout(config), physical_segments))
         ``hashes[j]``: the hash of physical segment j, valid :attr:`latency` cycles after ``key``.
+    row : Out(max(1, row_index_bits))
+        (Row layout.) The key's row (:meth:`apbbf.model.hashing.HashSpec.row_hash`), with ``hashes``; 0 for a
+        Config of one row.
 
     Raises
     ------
@@ -210,6 +217,11 @@ class HashUnit(wiring.Component):
             copy = mixed[j * len(mixed) // segments]             # the copy of this segment's group
             bits = self._tree(m, [selected_bits(copy, mask) for mask in masks], groups, f"seg{j}_")
             m.d.comb += self.hashes[j].eq(Cat(*bits))
+        if self._config.row_layout and spec.row_masks:
+            # The row hash is one more H3 hash of the mixed key, from the last copy: the same trees, the same
+            # latency.
+            bits = self._tree(m, [selected_bits(mixed[-1], mask) for mask in spec.row_masks], groups, "row")
+            m.d.comb += self.row.eq(Cat(*bits))
         return m
 
 

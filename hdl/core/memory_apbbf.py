@@ -1,0 +1,97 @@
+# amaranth: UnusedElaboratable=no
+"""The APBBF core with its segments in an external memory: the hash unit, the circular buffer and the memory scan,
+composed."""
+
+from amaranth import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ...model.config import Config, check_config
+from .buffer import CircularBuffer
+from .hash import HashUnit
+from .memory_port import MemoryPortSignature, check_depth
+from .scan_memory import MemoryScan
+from .types import command_layout, response_layout
+
+__all__ = ["MemoryAPBBF"]
+
+
+class MemoryAPBBF(wiring.Component):
+    """The Age-Partitioned Blocked Bloom Filter of :class:`~apbbf.hdl.core.apbbf.APBBF`, answering as
+    :class:`apbbf.model.APBBF` (or :class:`apbbf.model.timewindow.TimedAPBBF`) does, with every segment in one
+    external memory laid out in rows (:attr:`apbbf.model.Config.row_bits`): a key's blocks of every segment are in
+    one row of the memory, reached through :attr:`memory`, a port of variable latency with up to ``depth``
+    commands in flight (:class:`~apbbf.hdl.core.scan_memory.MemoryScan`).
+
+    Per command the memory sees one read per segment the command may match or writes (a query: the live
+    segments; an insert: its k newest) and one write per segment an insert writes, all in one row; a retired
+    segment costs ``segment_blocks`` writes of zeros in the background.
+
+    Parameters
+    ----------
+    config : Config
+        With a row layout (``row_bits > 0``).
+    depth : int
+        Commands in flight at most, 1..64.
+
+    Attributes
+    ----------
+    cmd, rsp
+        As :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
+    memory : Out(MemoryPortSignature(config))
+        The memory (:class:`~apbbf.hdl.core.memory_port.MemoryPortSignature`).
+    inserts, shifts, overflows, expired : Out(32)
+        As :class:`~apbbf.hdl.core.apbbf.APBBF`'s, counted as each command is decided (before its memory
+        access).
+    in_flight : Out(range(depth + 1))
+        Commands in flight now.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config or ``depth`` not an integer.
+    ValueError
+        If the Config has no row layout, or ``depth`` is not 1..64.
+    """
+
+    def __init__(self, config: Config, *, depth: int = 8):
+        check_config(config)
+        check_depth(depth)
+        if not config.row_layout:
+            raise ValueError("a memory core needs a Config with a row layout (row_bits > 0), not row_bits=0")
+        self._config, self._depth = config, depth
+        members = {
+            "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
+            "rsp": Out(stream.Signature(response_layout())),
+            "memory": Out(MemoryPortSignature(config)),
+            "inserts": Out(32),
+            "shifts": Out(32),
+            "in_flight": Out(range(depth + 1)),
+        }
+        if config.timed:
+            members.update({"overflows": Out(32), "expired": Out(32)})
+        super().__init__(members)
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    def elaborate(self, platform):
+        # key -> hash -> buffer's decision -> memory -> answer: the scan drives the other two through their ports.
+        m = Module()
+        m.submodules.hash = hash_unit = HashUnit(self._config)
+        m.submodules.buffer = buffer = CircularBuffer(self._config)
+        m.submodules.scan = scan = MemoryScan(self._config, depth=self._depth)
+        wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
+        wiring.connect(m, scan.hash, hash_unit)
+        wiring.connect(m, scan.buffer, buffer)
+        wiring.connect(m, scan.rsp, wiring.flipped(self.rsp))
+        wiring.connect(m, scan.memory, wiring.flipped(self.memory))
+        m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts), self.in_flight.eq(scan.in_flight)]
+        if self._config.timed:
+            m.d.comb += [self.overflows.eq(buffer.overflows), self.expired.eq(buffer.expired)]
+        return m
