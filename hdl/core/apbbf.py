@@ -82,13 +82,18 @@ class APBBF(wiring.Component):
     TypeError
         If ``config`` is not a Config or ``parity`` not a bool.
     ValueError
-        If ``scan`` is unknown, or ``pace`` is not 1, 2 or 3 (or not 1 with the FSM scan).
+        If ``scan`` is unknown, ``pace`` is not 1, 2 or 3 (or not 1 with the FSM scan), or the Config has a row
+        layout.
     """
 
     def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
+        if config.row_layout:
+            raise ValueError(f"the on-chip core takes a Config without a row layout (row_bits=0), not "
+                             f"row_bits={config.row_bits}: a row layout is for a memory behind a port "
+                             f"(apbbf.hdl.core.memory_apbbf.MemoryAPBBF)")
         check_parity(parity)
         check_pace(pace)
         if scan == "fsm" and pace != 1:
