@@ -20,3 +20,10 @@ LANES_PNR_ARGS ?= --lanes 2 --seeds 1,2,3 --jobs 2
 .PHONY: lanes-pnr
 lanes-pnr: setup
 	$(PY) scripts/lanes_pnr.py $(LANES_PNR_ARGS)
+
+# The memory core's access budget (a script, not a test): accesses and bytes per command, commands per cycle against
+# a memory of fixed latency at each in-flight depth, the depth each latency needs. build/reports/memory_bench.json
+# (scripts/memory_bench.py; a few minutes).
+.PHONY: memory-bench
+memory-bench: setup
+	$(PY) scripts/memory_bench.py $(MEMORY_BENCH_ARGS)

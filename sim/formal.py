@@ -16,6 +16,14 @@ the stream rules a correct producer and consumer follow; it asserts:
 
 Covers make the proof not vacuous: a tracked key answered present, and the filter shifting more than once.
 ``check(config, scan, depth)`` writes the design and the ``.sby`` file under ``build/formal/`` and runs it.
+
+``scan="memory"`` checks :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF` the same way, its port answered by
+:class:`FormalMemory`: every word of a small memory, starting as garbage the solver picks, with the latency left
+free: the solver decides in every cycle whether the memory takes a request, offers the oldest read's answer
+(the word as it is then) and lands the oldest write (``written``). So a read may be answered before the writes
+ahead of it land, as an AXI4 slave may answer, and the properties must hold for every such order. The core's
+requests are checked too: once offered, a request stays, unchanged, until it is taken, and its address is in the
+memory.
 """
 
 from __future__ import annotations
@@ -26,17 +34,101 @@ import sys
 import time
 from pathlib import Path
 
-from amaranth import Module, Mux, ResetSignal, Signal
+from amaranth import Array, Module, Mux, ResetSignal, Signal
 from amaranth.hdl import Assert, Assume, Cover
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
 from ..hdl.core.apbbf import APBBF
+from ..hdl.core.memory_apbbf import MemoryAPBBF
+from ..hdl.core.memory_port import MemoryPortSignature
 from ..hdl.core.scan_parallel import queue_depth, staging
 from ..hdl.core.types import Op, inserts
 from ..model.config import Config, check_config, check_integer
 
-__all__ = ["Properties", "check"]
+__all__ = ["Properties", "FormalMemory", "check"]
+
+#: Reads and writes the formal memory holds unanswered (it takes no request beyond them).
+MEMORY_QUEUE = 4
+
+
+class FormalMemory(wiring.Component):
+    """A memory whose every choice is the solver's (see the module documentation), for a formal check.
+
+    Attributes
+    ----------
+    port : In(MemoryPortSignature(config))
+        The memory side of the port.
+    take, offer, land : In(1)
+        Free inputs: take the request offered; offer the oldest read's answer; land the oldest write.
+    garbage : In(memory_blocks * B)
+        Free input: the words as they are in the first cycle.
+    """
+
+    def __init__(self, config: Config):
+        self._config = config
+        super().__init__({"port": In(MemoryPortSignature(config)), "take": In(1), "offer": In(1), "land": In(1),
+                          "garbage": In(config.memory_blocks * config.block_bits)})
+
+    def elaborate(self, platform):
+        c = self._config
+        B, words, Q = c.block_bits, c.memory_blocks, MEMORY_QUEUE
+        port = self.port
+        m = Module()
+        started = Signal()
+        m.d.sync += started.eq(1)
+        memory = Array(Signal(B, name=f"word{n}") for n in range(words))
+        garbage = self.garbage
+        with m.If(~started):
+            m.d.sync += [memory[n].eq(garbage[n * B:(n + 1) * B]) for n in range(words)]
+
+        # The request stream's rules, asserted of the core.
+        last_valid, last_ready = Signal(), Signal()
+        last = Signal(len(port.req.payload.as_value()))
+        m.d.sync += [last_valid.eq(port.req.valid), last_ready.eq(port.req.ready), last.eq(port.req.payload.as_value())]
+        with m.If(started & last_valid & ~last_ready):
+            m.d.comb += Assert(port.req.valid & (port.req.payload.as_value() == last))
+        with m.If(port.req.valid):
+            m.d.comb += Assert(port.req.payload.addr < words)
+
+        reads = Array(Signal(range(words), name=f"read_addr{n}") for n in range(Q))
+        writes = Array(Signal(range(words), name=f"write_addr{n}") for n in range(Q))
+        values = Array(Signal(B, name=f"write_data{n}") for n in range(Q))
+        read_count, write_count = Signal(range(Q + 1)), Signal(range(Q + 1))
+        room = Mux(port.req.payload.write, write_count < Q, read_count < Q)
+        m.d.comb += port.req.ready.eq(self.take & room)
+        taken = port.req.valid & port.req.ready
+
+        # The oldest read's answer, once offered, stays (the word as it was when offered) until it is taken.
+        offered = Signal()
+        answer = Signal(B)
+        m.d.comb += [port.rsp.valid.eq(offered), port.rsp.payload.data.eq(answer)]
+        pop_read = offered & port.rsp.ready
+        with m.If(~offered & self.offer & (read_count != 0)):
+            m.d.sync += [offered.eq(1), answer.eq(memory[reads[0]])]
+        with m.If(pop_read):
+            m.d.sync += offered.eq(0)
+        landing = self.land & (write_count != 0)
+        m.d.comb += port.written.eq(landing)
+        with m.If(landing):
+            m.d.sync += memory[writes[0]].eq(values[0])
+
+        new_read = taken & ~port.req.payload.write
+        new_write = taken & port.req.payload.write
+        for n in range(Q):
+            slot = Mux(pop_read, read_count - 1, read_count)
+            with m.If(pop_read & (n + 1 < Q)):
+                m.d.sync += reads[n].eq(reads[n + 1] if n + 1 < Q else 0)
+            with m.If(new_read & (slot == n)):
+                m.d.sync += reads[n].eq(port.req.payload.addr)
+            slot = Mux(landing, write_count - 1, write_count)
+            with m.If(landing & (n + 1 < Q)):
+                m.d.sync += [writes[n].eq(writes[n + 1] if n + 1 < Q else 0),
+                             values[n].eq(values[n + 1] if n + 1 < Q else 0)]
+            with m.If(new_write & (slot == n)):
+                m.d.sync += [writes[n].eq(port.req.payload.addr), values[n].eq(port.req.payload.data)]
+        m.d.sync += [read_count.eq(read_count + new_read - pop_read), write_count.eq(write_count + new_write - landing)]
+        return m
 
 
 class Properties(wiring.Component):
@@ -57,15 +149,20 @@ class Properties(wiring.Component):
         If ``config`` is not a Config or ``queue`` is out of range.
     """
 
-    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16, pace: int = 1):
+    def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16, pace: int = 1,
+                 memory_depth: int = 2):
         check_config(config)
         check_integer("queue", queue, range(2, 65))
         self._config = config
         self._scan = scan
         self._pace = pace
         self._queue = queue
+        self._memory_depth = memory_depth
         members = {"cmd_valid": In(1), "cmd_op": In(Op), "cmd_key": In(config.key_width), "rsp_ready": In(1),
                    "tracked": In(config.key_width)}
+        if scan == "memory":
+            members.update({"mem_take": In(1), "mem_offer": In(1), "mem_land": In(1),
+                            "mem_garbage": In(config.memory_blocks * config.block_bits)})
         if config.timed:
             members["cmd_time"] = In(config.time_width)
         super().__init__(members)
@@ -74,7 +171,14 @@ class Properties(wiring.Component):
         c = self._config
         m = Module()
         m.d.comb += Assume(~ResetSignal())               # from the reset state (the init values), never reset again
-        m.submodules.core = core = APBBF(c, scan=self._scan, pace=self._pace)
+        if self._scan == "memory":
+            m.submodules.core = core = MemoryAPBBF(c, depth=self._memory_depth)
+            m.submodules.memory = memory = FormalMemory(c)
+            wiring.connect(m, core.memory, memory.port)
+            m.d.comb += [memory.take.eq(self.mem_take), memory.offer.eq(self.mem_offer),
+                         memory.land.eq(self.mem_land), memory.garbage.eq(self.mem_garbage)]
+        else:
+            m.submodules.core = core = APBBF(c, scan=self._scan, pace=self._pace)
         m.d.comb += [core.cmd.valid.eq(self.cmd_valid), core.cmd.payload.op.eq(self.cmd_op),
                      core.cmd.payload.key.eq(self.cmd_key), core.rsp.ready.eq(self.rsp_ready)]
         if c.timed:
@@ -175,7 +279,8 @@ def _sby(config: Config, scan: str, depth: int, rtlil: str, solver: str = "boole
     ])
 
 
-def check(config: Config, scan: str, depth: int, work, solver: str = "boolector", pace: int = 1) -> dict:
+def check(config: Config, scan: str, depth: int, work, solver: str = "boolector", pace: int = 1,
+          memory_depth: int = 2) -> dict:
     """Write the design and its ``.sby`` under ``work`` and run SymbiYosys (BMC and cover to ``depth`` cycles).
 
     Returns
@@ -202,8 +307,12 @@ def check(config: Config, scan: str, depth: int, work, solver: str = "boolector"
     # the shadow queue holds every command the core may have in flight: the parallel scan's response queue's
     # credits, one more waiting for a credit in A, one in T (a time-bounded window) and one in the skid register
     # behind them (and the shadow queue's count stays below its depth)
-    queue = queue_depth(config) + 3 + staging(config) if scan == "parallel" else 4
-    (work / "top.il").write_text(rtlil.convert(Properties(config, scan=scan, queue=queue, pace=pace), name="top"))
+    # (the memory core: its commands in flight, the dispatch queue's two and the response queue's four, the one
+    # being hashed, and two of slack)
+    queue = (queue_depth(config) + 3 + staging(config) if scan == "parallel" else
+             memory_depth + 9 if scan == "memory" else 4)
+    design = Properties(config, scan=scan, queue=queue, pace=pace, memory_depth=memory_depth)
+    (work / "top.il").write_text(rtlil.convert(design, name="top"))
     (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
     shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them
     shims.mkdir(exist_ok=True)

@@ -54,3 +54,13 @@ def _with_scan(scan_class):
                 core.SCANS["parallel"] = saved
 
     return Core
+
+
+MEMORY_CONFIG = Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, row_bits=64)
+
+
+def test_shallow_memory_proof_passes():
+    """The memory core with its memory's every choice free (apbbf.sim.formal.FormalMemory): BMC passes at depth 20
+    (the reset's clearing, the first commands, their reads and writes; the full depth is make formal's)."""
+    result = formal.check(MEMORY_CONFIG, "memory", 20, f"{BUILD}/memory", memory_depth=2)
+    assert result["status"]["bmc"].startswith("PASS"), result["log"]
