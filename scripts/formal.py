@@ -26,6 +26,8 @@ CHECKS = [
     ("time-parallel", _TIMED, "parallel", 1, 24),
     ("time-parallel-pace2", _TIMED, "parallel", 2, 24),
     ("time-parallel-pace3", _TIMED, "parallel", 3, 26),
+    ("count-memory", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, row_bits=64),
+     "memory", 1, 32),
 ]
 
 
@@ -41,7 +43,7 @@ def main(argv=None) -> int:
         if args.only and name not in args.only:
             continue
         depth = args.depth or depth
-        result = check(config, scan, depth, Path(args.out) / "formal" / name, pace=pace)
+        result = check(config, scan, depth, Path(args.out) / "formal" / name, pace=pace, memory_depth=2)
         results[name] = {"config": str(config), "scan": scan, "pace": pace, "depth": depth, **{k: result[k] for k in
                                                                                   ("passed", "seconds", "status")}}
         print(f"{name:15} depth {depth:3}: {'PASS' if result['passed'] else 'FAIL'} ({result['seconds']} s; "

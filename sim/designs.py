@@ -19,12 +19,13 @@ from ..hdl.core.devices import BlockRAM
 from ..hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
 from ..hdl.core.hash import HashUnit
 from ..hdl.core.lanes import Lanes
+from ..hdl.core.memory_apbbf import MemoryAPBBF
 from ..hdl.packet.banked_queue import BankedQueue
 from ..hdl.packet.dedup import PacketDedup
 from ..hdl.packet.key_extractor import KeyExtractor
 from ..model.config import check_config
 
-__all__ = ["RegisteredCore", "BlockRAMProbe", "RegisteredHash", "BareHash", "RegisteredLanes",
+__all__ = ["RegisteredCore", "RegisteredMemoryCore", "BlockRAMProbe", "RegisteredHash", "BareHash", "RegisteredLanes",
            "RegisteredKeyExtractor", "RegisteredQueue", "RegisteredDedup"]
 
 
@@ -113,6 +114,63 @@ class RegisteredCore(wiring.Component):
                      self.hit_out.eq(core.rsp.valid & core.rsp.payload.hit), self.ready_out.eq(core.cmd.ready)]
         m.d.comb += [core.cmd.valid.eq(valid), core.cmd.payload.key.eq(chain[:c.key_width]),
                      core.cmd.payload.op.as_value().eq(op), core.rsp.ready.eq(1)]
+        if c.timed:
+            m.d.comb += core.cmd.payload.time.eq(chain[c.key_width:])
+        return m
+
+
+class RegisteredMemoryCore(wiring.Component):
+    """The memory core (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`) for timing: the key (and time) and the
+    memory's read data are shifted in serially, every other input is a register, and the request (folded), the
+    handshakes and ``rsp.valid & hit`` are registered out; ``rsp.ready`` is high.
+
+    Parameters
+    ----------
+    config : Config
+        With a row layout.
+    depth : int
+        Commands in flight at most.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`.
+    """
+
+    serial_in: In(1)
+    valid_in: In(1)
+    op_in: In(2)
+    mem_in: In(4)                     # req.ready, rsp.valid, written, read data's serial bit
+    hit_out: Out(1)
+    ready_out: Out(1)
+    mem_out: Out(3)                   # req.valid, rsp.ready, the request folded
+
+    def __init__(self, config, depth: int = 8):
+        check_config(config)
+        self._config = config
+        self._core = MemoryAPBBF(config, depth=depth)
+        super().__init__()
+
+    @property
+    def config(self):
+        """The filter's Config."""
+        return self._config
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        c = self._config
+        chain = _shift_in(m, self.serial_in, c.key_width + (c.time_width if c.timed else 0))
+        read_data = _shift_in(m, self.mem_in[3], c.block_bits, name="read_chain")
+        valid, op, memory = Signal(), Signal(2), Signal(3)
+        m.d.sync += [valid.eq(self.valid_in), op.eq(self.op_in), memory.eq(self.mem_in[:3]),
+                     self.hit_out.eq(core.rsp.valid & core.rsp.payload.hit), self.ready_out.eq(core.cmd.ready),
+                     self.mem_out[0].eq(core.memory.req.valid), self.mem_out[1].eq(core.memory.rsp.ready)]
+        m.d.comb += [core.cmd.valid.eq(valid), core.cmd.payload.key.eq(chain[:c.key_width]),
+                     core.cmd.payload.op.as_value().eq(op), core.rsp.ready.eq(1),
+                     core.memory.req.ready.eq(memory[0]), core.memory.rsp.valid.eq(memory[1]),
+                     core.memory.written.eq(memory[2]), core.memory.rsp.payload.data.eq(read_data),
+                     self.mem_out[2].eq(_fold(m, core.memory.req.payload.as_value()))]
         if c.timed:
             m.d.comb += core.cmd.payload.time.eq(chain[c.key_width:])
         return m

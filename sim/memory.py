@@ -58,6 +58,7 @@ class MemoryModel:
         self.reads = collections.deque()          # (cycle it may be offered, address)
         self.writes = collections.deque()         # (cycle it lands, address, data)
         self.taken = {"reads": 0, "writes": 0}
+        self.read_addresses = []                  # every read's address, in order
         self.max_latency_seen = 0
 
     def _refreshing(self, now: int) -> bool:
@@ -110,6 +111,7 @@ class MemoryModel:
                         last = self.reads[-1][0] if self.reads else 0
                         self.reads.append((max(last, now + self.rng.randint(*self.latency)), address))
                         self.taken["reads"] += 1
+                        self.read_addresses.append(address)
                 if offered is not None and rsp_ready:
                     self.reads.popleft()
                     offered = None

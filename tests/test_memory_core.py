@@ -134,3 +134,17 @@ def test_restart_forgets_the_inserts_in_flight():
     later = t + 3 * c.span
     commands = [(Op.INSERT, x, t), (Op.INSERT, z, later), (Op.TEST_AND_INSERT, x, later), (Op.QUERY, x, later)]
     simulate(c, commands, seed=1, depth=4, write_delay=(0, 3), latency=(1, 3))
+
+
+def test_reads_follow_the_row_layout():
+    """A query's reads are at the words the specification places its blocks (Config.memory_block of each live
+    segment's block, HashSpec.locate): one row for all of them."""
+    from apbbf.model import HashSpec
+    config = WIDE
+    spec = HashSpec(config)
+    key = 0x0123456789ABCDEF
+    run = simulate(config, [(Op.QUERY, key)], seed=2, depth=2, latency=(1, 3), write_delay=(0, 3))
+    live = range(config.k + config.l)              # after reset: positions 0..k+l-1
+    expected = [config.memory_block(j, spec.locate(j, key)[0]) for j in live]
+    assert run.memory.read_addresses == expected
+    assert len({address // config.row_stride_blocks for address in expected}) == 1
