@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The core with its segments behind a memory port of variable latency (MemoryAPBBF, MemoryScan), in the Amaranth
 simulator against the golden model: every answer in order and the counters at the end, with random latency,
 writes that land late, refresh stalls and backpressure on both sides; a key repeated at every distance up to the

@@ -63,7 +63,9 @@ class MemoryPortSignature(ConfigSignature):
       the requester means them. The memory takes one when ``req.ready`` is high; a requester holds ``valid`` and
       the payload until then.
     - ``rsp`` (in, a stream of :func:`read_layout`): one answer per read, in the order of the reads, whenever the
-      memory has it; the requester may hold ``rsp.ready`` low.
+      memory has it. (:class:`~apbbf.hdl.core.scan_memory.MemoryScan` leaves at most its ``answer_depth`` reads
+      unanswered and has room for all of their answers, so its ``rsp.ready`` stays high: a memory that holds
+      only a few answers before it stops taking requests cannot stall it.)
     - ``written`` (in, 1 bit): high for one cycle per write, in the order of the writes, once the write has landed:
       every read the memory takes from the next cycle on returns it. Before that a read may return the word as it
       was (AXI4 allows exactly this between its read and write channels). A memory that keeps the order of its

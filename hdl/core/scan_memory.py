@@ -121,6 +121,12 @@ class MemoryScan(wiring.Component):
         """Commands in flight at most."""
         return self._depth
 
+    @property
+    def answer_depth(self) -> int:
+        """Answers the scan holds unread, and so reads it leaves unanswered at most: two commands' reads
+        (``2 · physical_segments``). The memory never has to hold an answer for it."""
+        return 2 * self._config.physical_segments
+
     def elaborate(self, platform):
         c = self._config
         k, P, D = c.k, c.physical_segments, self._depth
@@ -140,8 +146,8 @@ class MemoryScan(wiring.Component):
         # write before them has landed: so "done" and "clean" always mean "acknowledged".
         out_valid = Signal()
         out = Signal(port.req.payload.shape())
-        slot = Signal()
-        m.d.comb += [port.req.valid.eq(out_valid), port.req.payload.eq(out), slot.eq(~out_valid | port.req.ready)]
+        free = Signal()
+        m.d.comb += [port.req.valid.eq(out_valid), port.req.payload.eq(out), free.eq(~out_valid | port.req.ready)]
         with m.If(port.req.ready):
             m.d.sync += out_valid.eq(0)
 
@@ -268,32 +274,51 @@ class MemoryScan(wiring.Component):
             m.d.sync += [h_valid.eq(1), h.eq(entering_h), h_left.eq(reads(entering_h)), h_match.eq(0),
                          h_phase.eq(GATHER)]
 
-        # The table: the ``depth - 1`` commands answered last, newest first (a query writes nothing: its targets
-        # are 0). A segment retired (its DONE marker out) leaves every entry: it is cleared next, and a later
-        # command that finds it clean must not see its old bits.
-        entry_layout = data.StructLayout({"targets": P, "row": max(1, c.row_index_bits),
-                                          "hashes": data.ArrayLayout(segment_hash_layout(c), P)})
+        # The table: the ``depth - 1`` commands answered last, newest first, each as its row and the k blocks its
+        # insert wrote (a slot per target: its segment, block and bits; a query's slots are empty). A segment
+        # retired (its DONE marker out) leaves every slot: it is cleared next, and a later command that finds it
+        # clean must not see its old bits.
+        slot_layout = data.StructLayout({"valid": 1, "segment": range(P), "hash": segment_hash_layout(c)})
+        entry_layout = data.StructLayout({"row": max(1, c.row_index_bits), "slots": data.ArrayLayout(slot_layout, k)})
         table = [Signal(entry_layout, name=f"table{n}") for n in range(D - 1)]
         forget = Signal(P)
         m.d.comb += forget.eq(released | Mux(clear_all, (1 << P) - 1, 0))
-        for entry in table:
-            m.d.sync += entry.targets.eq(entry.targets & ~forget)
 
-        # A block arrives: the segment is the lowest still awaited.
+        def kept(slot):
+            return slot.valid & ~forget.bit_select(slot.segment, 1)
+
+        for entry in table:
+            for held in entry.slots:
+                m.d.sync += held.valid.eq(kept(held))
+
+        # A block arrives: the segment is the lowest still awaited. Each slot of the table that wrote the same
+        # block (segment, row, block within the row) adds its bits.
         arriving = _lowest(h_left)
+        arriving_segment = Signal(range(P))
+        m.d.comb += arriving_segment.eq(_select(arriving, [Const(j, range(P)) for j in range(P)]))
         own = Signal(segment_hash_layout(c))
         m.d.comb += own.eq(_select(arriving, [h.hashes[j] for j in range(P)]))
         view = Signal(c.block_bits)
-        merged = port.rsp.payload.data
-        for n, entry in enumerate(table):
-            theirs = Signal(segment_hash_layout(c), name=f"theirs{n}")
-            m.d.comb += theirs.eq(_select(arriving, [entry.hashes[j] for j in range(P)]))
-            same = ((entry.targets & arriving).any() & (entry.row == h.row) & (theirs.index == own.index))
-            merged = merged | Mux(same, block_mask(c, theirs), 0)
+        # The answers land in a queue of the scan's own, as they come: a read is only issued while the queue has
+        # room for its answer, so ``rsp.ready`` is always high and the memory never waits on the scan (a memory
+        # that holds few answers would otherwise stop taking requests, the read ahead of the answered command's
+        # writes among them, while the scan waited for those writes to go out before it took more answers).
+        m.submodules.answers = answers = fifo.SyncFIFOBuffered(width=c.block_bits, depth=self.answer_depth)
+        reads_out = Signal(range(self.answer_depth + 1))   # reads issued whose answer is not consumed yet
+        read_issued, answer_used = Signal(), Signal()
+        m.d.sync += reads_out.eq(reads_out + read_issued - answer_used)
+        m.d.comb += [answers.w_data.eq(port.rsp.payload.data), answers.w_en.eq(port.rsp.valid),
+                     port.rsp.ready.eq(answers.w_rdy)]
+        merged = answers.r_data
+        for entry in table:
+            same_row = entry.row == h.row
+            for held in entry.slots:
+                same = held.valid & (held.segment == arriving_segment) & same_row & (held.hash.index == own.index)
+                merged = merged | Mux(same, block_mask(c, held.hash), 0)
         m.d.comb += view.eq(merged)
         gathering = h_valid & (h_phase == GATHER) & (h_left != 0)
-        m.d.comb += port.rsp.ready.eq(gathering)
-        with m.If(gathering & port.rsp.valid):
+        m.d.comb += [answers.r_en.eq(gathering), answer_used.eq(gathering & answers.r_rdy)]
+        with m.If(gathering & answers.r_rdy):
             m.d.sync += h_left.eq(h_left & ~arriving)
             picks = Cat(*block_picks(c, own, view)).all()
             for j in range(P):
@@ -307,11 +332,19 @@ class MemoryScan(wiring.Component):
                          responses.w_data.eq(Cat(h.op, runs.any() & asks(h.op)))]
             m.d.sync += [h_writes.eq(h.targets), h_phase.eq(WRITE)]
             if table:
-                m.d.sync += [table[0].targets.eq(h.targets & ~forget), table[0].row.eq(h.row),
-                             table[0].hashes.eq(h.hashes)]
+                # The insert's k targets into the slots, lowest segment first.
+                remaining = h.targets
+                m.d.sync += table[0].row.eq(h.row)
+                for newest in table[0].slots:
+                    pick = _lowest(remaining)
+                    m.d.sync += [newest.valid.eq((pick & ~forget).any()),
+                                 newest.segment.eq(_select(pick, [Const(j, range(P)) for j in range(P)])),
+                                 newest.hash.eq(_select(pick, [h.hashes[j] for j in range(P)]))]
+                    remaining = remaining & ~pick
                 for newer, older in zip(table, table[1:]):
                     m.d.sync += older.eq(newer)
-                    m.d.sync += older.targets.eq(newer.targets & ~forget)
+                    for old_slot, new_slot in zip(older.slots, newer.slots):
+                        m.d.sync += old_slot.valid.eq(kept(new_slot))
         with m.If(h_valid & (h_phase == WRITE) & (h_writes == 0)):
             m.d.sync += h_phase.eq(MARK)
         write_pick = _lowest(h_writes)
@@ -340,10 +373,10 @@ class MemoryScan(wiring.Component):
         # that needs it stops the reads until it is done).
         want_write = h_valid & (h_phase == WRITE) & (h_writes != 0)
         want_mark = h_valid & (h_phase == MARK)
-        want_read = issue_left != 0
+        want_read = (issue_left != 0) & (reads_out < self.answer_depth)
         want_clear = clear_busy & ~clear_marking & ~clear_all
         want_cleared = clear_marking
-        with m.If(slot):
+        with m.If(free):
             with m.If(want_write & tags.w_rdy):
                 m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE)]
                 m.d.sync += [out_valid.eq(1), out.write.eq(1), out.addr.eq(write_addr), out.data.eq(write_data),
@@ -354,6 +387,7 @@ class MemoryScan(wiring.Component):
             with m.Elif(want_read):
                 m.d.sync += [out_valid.eq(1), out.write.eq(0), out.addr.eq(read_addr), out.data.eq(0),
                              issue_left.eq(issue_left & ~read_pick)]
+                m.d.comb += read_issued.eq(1)
             with m.Elif(want_cleared & tags.w_rdy):
                 m.d.comb += [tags.w_en.eq(1),
                              tags.w_data.eq(Cat(Const(_CLEARED, 2), Mux(clearing_all, (1 << P) - 1, clearing)))]
