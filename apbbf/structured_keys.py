@@ -26,7 +26,8 @@ from .model.config import Config, check_config, check_integer
 from .model.filters import APBBF
 from .model.hashing import HashSpec
 
-__all__ = ["Family", "FAMILIES", "DEFAULT_SHAPE", "SEEDS", "ROW_SHAPE", "ROW_SEEDS", "STRATEGIES", "family_keys", "wilson", "measure",
+__all__ = ["Family", "FAMILIES", "DEFAULT_SHAPE", "SEEDS", "ROW_SHAPE", "ROW_SEEDS", "STRATEGIES", "family_keys",
+           "wilson", "measure",
            "measure_all", "pollute", "plot"]
 
 #: The filter shape of the measurement (key width and seed are set per family and run): predicted worst-case
