@@ -7,12 +7,15 @@ moves whole blocks there:
 
 - a QUERY reads the key's block in each live segment (``k + l`` in the count window; in the time window the live
   segments, ``k + l`` at the planned rate and up to ``physical_segments - 1`` with the pool full);
-- an INSERT writes the key's block in the k newest segments;
-- a TEST_AND_INSERT reads as a QUERY does and writes as an INSERT does, in the same activation.
+- an INSERT reads the key's block in the k newest segments and writes them back with its bits merged (a write
+  replaces a whole B-bit word: :class:`apbbf.hdl.core.MemoryAPBBF` reads, merges, writes);
+- a TEST_AND_INSERT reads as a QUERY does (the k targets among the live segments) and writes k blocks, in the same
+  activation.
 
 A block of B bits costs :attr:`Config.bursts_per_block` bursts. On a shift the retired segment is cleared in the
 background, row by row: in each of the ``rows`` rows its ``row_blocks`` blocks are written (``segment_blocks``
 block writes, ``rows`` activations), and the clearing must be done within one shift interval (by the next shift).
+Reset and a time window's restart clear every word of the memory (:attr:`Config.memory_blocks` writes).
 """
 
 from __future__ import annotations
@@ -86,9 +89,9 @@ def command_accesses(config: Config, op: str = "test_and_insert", *, live: int |
     Returns
     -------
     dict
-        ``reads`` (blocks read: ``live`` for a query or test-and-insert, else 0), ``writes`` (k for an insert or
-        test-and-insert, else 0), ``accesses`` (their sum), ``bursts`` (``accesses · bursts_per_block``),
-        ``activations`` (1: every block of the command is in one row).
+        ``reads`` (blocks read: ``live`` for a query or test-and-insert, k for an insert), ``writes`` (k for an
+        insert or test-and-insert, else 0), ``accesses`` (their sum), ``bursts`` (``accesses ·
+        bursts_per_block``), ``activations`` (1: every block of the command is in one row).
 
     Raises
     ------
@@ -101,7 +104,7 @@ def command_accesses(config: Config, op: str = "test_and_insert", *, live: int |
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}, not {op!r}")
     live = _live(c, live)
-    reads = live if op != "insert" else 0
+    reads = live if op != "insert" else c.k
     writes = c.k if op != "query" else 0
     accesses = reads + writes
     return {"reads": reads, "writes": writes, "accesses": accesses, "bursts": accesses * c.bursts_per_block,
@@ -220,7 +223,8 @@ def access_rate(config: Config, rate: float, *, op: str = "test_and_insert", tic
 def memory_facts(config: Config, rate: float | None = None, *, tick: float | None = None) -> dict:
     """Everything above for one Config, JSON-ready: ``bytes``, ``rows``, ``row_bits``, ``row_blocks``,
     ``bursts_per_block``, ``query``, ``insert`` and ``test_and_insert`` (:func:`command_accesses` with ``k + l``
-    live segments), ``clearing_per_shift`` (:func:`clearing_accesses`), and, with a ``rate`` (commands per
+    live segments), ``clearing_per_shift`` (:func:`clearing_accesses`), ``clearing_at_reset`` (block writes that
+    clear the whole memory, :attr:`Config.memory_blocks`), and, with a ``rate`` (commands per
     second; default for a time window with ``tick``: its planned rate, g per shift interval), ``per_second``
     (:func:`access_rate` of TEST_AND_INSERT at that rate) and ``rate``.
 
@@ -232,7 +236,8 @@ def memory_facts(config: Config, rate: float | None = None, *, tick: float | Non
     c = _row_config(config)
     facts = {"bytes": memory_bytes(c), "rows": c.rows, "row_bits": c.row_bits, "row_blocks": c.row_blocks,
              "bursts_per_block": c.bursts_per_block,
-             **{op: command_accesses(c, op) for op in OPS}, "clearing_per_shift": clearing_accesses(c)}
+             **{op: command_accesses(c, op) for op in OPS}, "clearing_per_shift": clearing_accesses(c),
+             "clearing_at_reset": c.memory_blocks}
     if rate is None and c.timed and tick is not None:
         rate = c.generation / (c.shift_interval * _positive("tick", tick))
     if rate is not None:

@@ -224,7 +224,8 @@ def test_board_config_items_take_row_bits():
 def test_memory_facts_by_hand():
     """Config(3, 8, 4096 blocks, span, 8 extra, 8192-bit rows, 32-bit bursts): 20 physical segments of 64-bit
     blocks, 128 blocks a row, so 4 blocks per segment per row and 1024 rows: 1024 · 8192 / 8 = 1 MiB. A
-    test-and-insert reads 11 blocks and writes 3: 14 accesses, 2 bursts each. A shift clears 4096 blocks in 1024
+    test-and-insert reads 11 blocks and writes 3: 14 accesses, 2 bursts each; an insert reads its 3 and writes
+    them back. A shift clears 4096 blocks in 1024
     activations. At 1e6 commands per second and 1 us ticks: g = 14663, I = 31251, so shifts by count (1e6/14663
     = 68.20 per second) beat those by time (32.0): 14e6 + 68.20 · 4096 accesses per second."""
     c = ROW_CONFIG
@@ -233,8 +234,8 @@ def test_memory_facts_by_hand():
     assert memory.memory_bytes(c) == 1 << 20
     assert memory.command_accesses(c, "query") == {"reads": 11, "writes": 0, "accesses": 11, "bursts": 22,
                                                    "activations": 1}
-    assert memory.command_accesses(c, "insert") == {"reads": 0, "writes": 3, "accesses": 3, "bursts": 6,
-                                                    "activations": 1}
+    assert memory.command_accesses(c, "insert") == {"reads": 3, "writes": 3, "accesses": 6, "bursts": 12,
+                                                    "activations": 1}          # read, merge, write back
     assert memory.command_accesses(c, "test_and_insert", live=19)["accesses"] == 22
     assert memory.clearing_accesses(c) == {"writes": 4096, "bursts": 8192, "activations": 1024}
     shifts = 1e6 / 14663
@@ -244,7 +245,9 @@ def test_memory_facts_by_hand():
     assert rate["accesses"] == pytest.approx(14e6 + shifts * 4096)
     assert rate["bursts"] == pytest.approx(28e6 + shifts * 8192)
     assert rate["activations"] == pytest.approx(1e6 + shifts * 1024)
+    assert memory.access_rate(c, 1e6, op="insert", tick=1e-6)["accesses"] == pytest.approx(6e6 + shifts * 4096)
     facts = memory.memory_facts(c, tick=1e-6)                 # the planned rate, g per shift interval
+    assert facts["clearing_at_reset"] == 1024 * 128           # every word of the 1024 rows of 128 words
     assert facts["rate"] == pytest.approx(14663 / 31251e-6)
     assert facts["per_second"]["shifts"] == pytest.approx(1 / 31251e-6)
 
