@@ -121,11 +121,12 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
                                 key_width=key_width, seed=seed, **rows)
             except ValueError:
                 continue                                 # e.g. more than 64 hash bits per segment
-            if row_bits and analysis.config_false_positive_rate(config) > fp:
-                continue                                 # the rows' loads vary: above the independent fp
             key = (config.memory_bits, -config.window, k + l)
-            if best_key is None or key < best_key:
-                best, best_key = config, key
+            if best_key is not None and key >= best_key:
+                continue
+            if row_bits and (k > analysis.ROW_MAX_K or analysis.config_false_positive_rate(config) > fp):
+                continue                                 # the rows' loads vary: above the independent fp
+            best, best_key = config, key
         k += 1
     if best is None:
         raise ValueError(f"no configuration meets fp={fp}, window={window}, max_npws={max_npws} with "

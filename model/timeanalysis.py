@@ -248,7 +248,8 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
                         break                               # no smaller than the best: its fp does not matter
                 if config is not None and timed_analysis(config, rate, rows=False)["fp"] > fp:
                     break                  # the pool keeps more segments alive, or a phase is worse: next l
-                if config is not None and config.row_layout and timed_analysis(config, rate)["fp"] > fp:
+                if config is not None and config.row_layout and (k > analysis.ROW_MAX_K
+                                                                 or timed_analysis(config, rate)["fp"] > fp):
                     break                  # the rows' loads vary: the row layout's fp is above it; next l
                 if config is not None:
                     best, best_key = config, key
