@@ -118,7 +118,7 @@ def _params(args) -> int:
         from .model.lanes import lane_window_for, lanes_window
         per_lane = lane_window_for(args.window, args.lanes)
         config = solve(args.fp, per_lane, max_npws=args.max_npws, block_bits=args.block_bits,
-                       block_hashes=args.block_hashes)
+                       block_hashes=args.block_hashes, row_bits=args.row_bits, burst_bits=args.burst_bits)
         result = describe(config)
         title = f"smallest filter with fp <= {args.fp} and window >= {args.window}"
         if args.lanes > 1:
@@ -140,7 +140,8 @@ def _params(args) -> int:
         time_width = args.time_width or next(w for w in (32, 48, 64) if ticks < 1 << (w - 2))
         rate /= args.lanes                                 # each lane takes its share of the keys
         config = solve_timed(args.fp, ticks, rate, burst=args.burst, block_bits=args.block_bits,
-                             block_hashes=args.block_hashes, time_width=time_width, floor=not args.no_floor)
+                             block_hashes=args.block_hashes, time_width=time_width, floor=not args.no_floor,
+                             row_bits=args.row_bits, burst_bits=args.burst_bits)
         steady, burst = timed_analysis(config, rate), timed_analysis(config, rate * args.burst)
         c = config
         result = {"k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
@@ -153,6 +154,12 @@ def _params(args) -> int:
                   "burst_rate_per_second": args.rate * args.burst, "burst_fp": burst["fp"],
                   "burst_alive_segments": burst["alive"], "burst_keeps_span": not burst["overflow"],
                   "count_floor": floor_headroom(c)}
+        if c.row_layout:
+            from .model.memory import memory_facts
+            facts = memory_facts(c, args.rate / args.lanes, tick=args.tick)
+            result.update(row_bits=c.row_bits, burst_bits=c.burst_bits, rows=c.rows, row_blocks=c.row_blocks,
+                          **{f"memory_{name}": value for name, value in facts.items()
+                             if name not in ("rows", "row_bits", "row_blocks")})
         title = (f"smallest time window with fp <= {args.fp} at {args.rate:g} keys/s over {args.span:g} s "
                  f"(tick {args.tick:g} s), span kept up to {args.burst:g}x that rate")
         if args.lanes > 1:
@@ -196,7 +203,16 @@ def _add_params(subparsers) -> None:
                         help="size each of N lanes (apbbf.model.lanes): a count window over all lanes kept with "
                              "probability 1-1e-9 on random keys; a time window at 1/N of the rate per lane")
     _block_args(parser, 64, 4)
+    _row_args(parser)
     parser.set_defaults(func=_params)
+
+
+def _row_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--row-bits", type=int, default=0, metavar="BITS",
+                        help="the row layout for a memory of slow random rows (DRAM): bits per memory row, a power "
+                             "of two holding a block of every physical segment (default 0: on-chip segments)")
+    parser.add_argument("--burst-bits", type=int, default=0, metavar="BITS",
+                        help="with --row-bits: bits per memory burst (default 0: one block per burst)")
 
 
 # demo ------------------------------------------------------------------------------------------------------------

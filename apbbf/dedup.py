@@ -50,7 +50,7 @@ __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_fil
 
 #: Config fields that ``--config`` reads, in the order the report prints them.
 CONFIG_FIELDS = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
-                 "time_width", "extra_segments")
+                 "time_width", "extra_segments", "row_bits", "burst_bits")
 
 
 # Sizing -----------------------------------------------------------------------------------------------------------
@@ -204,7 +204,9 @@ def export_command(config, key: str, action: str, *, data_width: int = 512, max_
              "--max-frame", max_frame] + (["--fcs"] if fcs else []) + [
         "--k", c.k, "--l", c.l, "--block-bits", c.block_bits, "--block-hashes", c.block_hashes,
         "--segment-blocks", c.segment_blocks, "--span", c.span, "--time-width", c.time_width,
-        "--extra-segments", c.extra_segments, "--seed", f"{c.seed:#x}", "-o", output]
+        "--extra-segments", c.extra_segments] + (
+        ["--row-bits", c.row_bits] + (["--burst-bits", c.burst_bits] if c.burst_bits else []) if c.row_layout
+        else []) + ["--seed", f"{c.seed:#x}", "-o", output]
     return " ".join(shlex.quote(str(w)) for w in words)
 
 
@@ -542,8 +544,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         "filter": {
             "k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
             "segment_blocks": c.segment_blocks, "key_width": c.key_width, "seed": c.seed, "span": c.span,
-            "time_width": c.time_width, "extra_segments": c.extra_segments,
-            "physical_segments": c.physical_segments, "generation": c.generation,
+            "time_width": c.time_width, "extra_segments": c.extra_segments, "row_bits": c.row_bits,
+            "burst_bits": c.burst_bits, "physical_segments": c.physical_segments, "generation": c.generation,
             "shift_interval": c.shift_interval, "memory_bits": c.hardware_memory_bits, "fp_target": fp, **sizing,
             "shifts": filt.shifts, "overflows": filt.overflows, "restarts": filt.restarts, "engine": engine,
         },
@@ -627,7 +629,9 @@ def _seed(text: str) -> int:
 def _config_text(f: dict) -> str:
     return (f"Config(k={f['k']}, l={f['l']}, block_bits={f['block_bits']}, block_hashes={f['block_hashes']}, "
             f"segment_blocks={f['segment_blocks']}, seed={f['seed']:#x}, span={f['span']}, "
-            f"time_width={f['time_width']}, extra_segments={f['extra_segments']})")
+            f"time_width={f['time_width']}, extra_segments={f['extra_segments']}"
+            + (f", row_bits={f['row_bits']}, burst_bits={f.get('burst_bits', 0)}" if f.get("row_bits") else "")
+            + ")")
 
 
 def _print_report(report: dict, file=None) -> None:

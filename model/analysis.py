@@ -41,7 +41,8 @@ __all__ = [
     "accesses_window", "peak_npws", "bloom_bits_per_element", "bloom_table_row", "bloom_false_accesses",
     "space_efficiency", "apbf_efficiency", "block_capacity_factor", "block_full_load",
     "block_match_probability", "block_segment_probabilities", "apbbf_bits_per_element",
-    "naor_yogev_bits_per_element", "analyze", "analyze_config",
+    "naor_yogev_bits_per_element", "analyze", "analyze_config", "config_false_positive_rate", "ROW_NODES",
+    "ROW_BUDGET", "ROW_MAX_K", "row_match_probability", "row_nodes", "row_false_positive_rate",
 ]
 
 FILLS = ("paper", "realistic")
@@ -563,7 +564,9 @@ def analyze_config(config) -> dict:
     The design point assumes ``λ_full`` elements per block; a configuration rounds the generation down, so its
     full segments hold ``k · generation / segment_blocks`` per block and its fp is slightly lower. Returns the
     :func:`analyze` keys evaluated at that load (``fp_design`` keeps the design-point fp), plus the
-    configuration's ``window``, ``generation`` and ``bits_per_element``.
+    configuration's ``window``, ``generation`` and ``bits_per_element``. In the row layout ``fp`` is
+    :func:`row_false_positive_rate`'s (``fp_independent`` keeps the segments-independent value; ``rows`` and
+    ``row_blocks`` are added); the access counts and NPWS stay the segments-independent ones.
     """
     from .config import check_config
     check_config(config)
@@ -576,4 +579,288 @@ def analyze_config(config) -> dict:
                       c.bits_per_element)
     result["fp_design"] = analyze(c.k, c.l, c.block_bits, c.block_hashes)["fp"]
     result.update(window=c.window, generation=c.generation)
+    if c.row_layout:
+        result["fp_independent"] = result["fp"]
+        result["fp"] = config_false_positive_rate(c)
+        result.update(rows=c.rows, row_blocks=c.row_blocks)
     return result
+
+
+def config_false_positive_rate(config) -> float:
+    """The worst-case fp (just before a shift) of a count window :class:`~apbbf.model.config.Config`: k + l
+    segments of full generations of ``g`` keys. In the row layout :func:`row_false_positive_rate` (the rows' loads
+    and their correlation across segments); otherwise :func:`false_positive_rate` over
+    :func:`block_segment_probabilities` (paper 000 §6), which the row analysis equals for one row.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If ``block_hashes == block_bits``.
+    """
+    from .config import check_config
+    c = check_config(config)
+    if c.block_hashes >= c.block_bits:
+        raise ValueError("block_hashes must be smaller than block_bits")
+    if c.row_layout:
+        return row_false_positive_rate(c.k, [c.generation] * c.segments, c.rows, c.row_blocks, c.block_bits,
+                                       c.block_hashes)
+    load = c.k * c.generation / c.segment_blocks
+    return false_positive_rate(c.k, c.l, block_segment_probabilities(c.k, c.l, c.block_bits, c.block_hashes,
+                                                                     full_load=load))
+
+
+# The row layout (Config.row_bits) ------------------------------------------------------------------------------
+#
+# A key's blocks in every segment sit in one row (a row hash shared by all segments, model/hashing.py step 5), so
+# the query's block in segment i is one of the row_blocks blocks of the query's row, and that row holds, in
+# segment i, the row's keys of every generation written into segment i. Let X_j be the keys of generation j that
+# fall in the query's row: X_j ~ Binomial(g_j, 1/rows), independent across generations (each key's row is its own
+# hash, uniform). Segment i holds generations max(0, i-k+1) .. i (a key is written into the k newest segments), so
+# its row holds N_i = X_{i-k+1} + ... + X_i keys, and N_i, N_{i+1}, ... share terms: the segments' loads are
+# positively correlated. Given the X_j, each segment's block within the row and its b bits are that segment's own
+# hash, so the segments match independently with rho(N_i) (row_match_probability), and the fp is
+#
+#     fp = E_X[ P(k consecutive matches among the K segments | rho(N_0), ..., rho(N_{K-1})) ],
+#
+# the inner probability being paper 000 §5.3's F over the conditional rho. The expectation is a sum over the X_j
+# evaluated as a forward recursion over the segments whose state is the run length a (F's a) and the row loads of
+# the k-1 newest generations seen (those still to be written into the next segment): each X_j's law is replaced
+# by its Gauss quadrature (ROW_NODES nodes, exact when the law has fewer support points).
+
+#: Gauss nodes per generation's row load (fewer when k is large: the recursion's state holds k - 1 of them).
+ROW_NODES = 5
+#: Most entries (k · nodes**k) of one step of the row recursion: the nodes per generation are lowered to stay
+#: under it, down to 3 (k = 1..7: 5 nodes, 8: 4, 9..12: 3). Against one node more the fp moves by less than
+#: 1e-6 at k = 5, 1e-4 at k = 8, 0.3 % at k = 10..12 (2 nodes would be 6-9 % low there).
+ROW_BUDGET = 1_000_000
+#: The largest k the row recursion takes: at k = 12 its 3 nodes make 6.4·10⁶ entries a step (about 2 s).
+ROW_MAX_K = 12
+_ROW_TAIL = 1e-17
+
+
+def _check_count(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a non-negative finite number, not {value!r}")
+    return float(value)
+
+
+def _binomial_pmf(n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """Support and pmf of Binomial(n, p), truncated where the mass is below ``_ROW_TAIL`` of the mode's."""
+    mean, sd = n * p, math.sqrt(n * p * (1 - p))
+    lo, hi = max(0, math.floor(mean - 40 * sd - 10)), min(n, math.ceil(mean + 40 * sd + 10))
+    xs = np.arange(lo, hi + 1, dtype=np.float64)
+    log_pmf = np.array([math.lgamma(n + 1) - math.lgamma(x + 1) - math.lgamma(n - x + 1) for x in range(lo, hi + 1)])
+    log_pmf += xs * math.log(p) + (n - xs) * math.log1p(-p)
+    pmf = np.exp(log_pmf - log_pmf.max())
+    keep = pmf > _ROW_TAIL
+    return xs[keep], pmf[keep]
+
+
+@lru_cache(maxsize=4096)
+def _row_law(keys: float, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    if rows == 1:
+        return np.array([keys]), np.array([1.0])
+    p = 1.0 / rows
+    low = math.floor(keys)
+    frac = keys - low
+    xs, pmf = _binomial_pmf(low, p) if low else (np.array([0.0]), np.array([1.0]))
+    pmf = pmf / pmf.sum()
+    if frac > 0:                                # a part-filled generation: the mixture of its two neighbours
+        xs_hi, pmf_hi = _binomial_pmf(low + 1, p)
+        support = np.union1d(xs, xs_hi)
+        mixed = np.zeros(len(support))
+        mixed[np.searchsorted(support, xs)] += (1 - frac) * pmf
+        mixed[np.searchsorted(support, xs_hi)] += frac * pmf_hi / pmf_hi.sum()
+        xs, pmf = support, mixed
+    return xs, pmf / pmf.sum()
+
+
+def _gauss(xs: np.ndarray, weights: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``nodes``-point Gauss quadrature of the discrete law (xs, weights): Lanczos on diag(xs) from
+    sqrt(weights), fully reorthogonalised, then Golub–Welsch. Integrates polynomials of degree ``2·nodes - 1``
+    exactly; the law itself when it has at most ``nodes`` points."""
+    if len(xs) <= nodes:
+        return xs, weights
+    centre = float(weights @ xs)
+    x = xs - centre
+    basis = np.zeros((nodes, len(xs)))
+    alpha, beta = np.zeros(nodes), np.zeros(nodes)
+    basis[0] = np.sqrt(weights)
+    for j in range(nodes):
+        v = x * basis[j]
+        alpha[j] = basis[j] @ v
+        v -= basis[:j + 1].T @ (basis[:j + 1] @ v)
+        v -= basis[:j + 1].T @ (basis[:j + 1] @ v)
+        if j + 1 < nodes:
+            beta[j] = np.linalg.norm(v)
+            basis[j + 1] = v / beta[j]
+    jacobi = np.diag(alpha) + np.diag(beta[:-1], 1) + np.diag(beta[:-1], -1)
+    values, vectors = np.linalg.eigh(jacobi)
+    return values + centre, vectors[0] ** 2
+
+
+@lru_cache(maxsize=4096)
+def _row_quadrature(keys: float, rows: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    return _gauss(*_row_law(keys, rows), nodes)
+
+
+@lru_cache(maxsize=1024)
+def _row_matches(held: tuple[float, ...], rows: int, nodes: int, rho) -> np.ndarray:
+    """ρ of a segment holding the generations ``held`` (their key counts), at every node of their row loads."""
+    load = np.zeros((1,) * len(held))
+    for axis, keys in enumerate(held):
+        values = _row_quadrature(keys, rows, nodes)[0]
+        shape = [1] * len(held)
+        shape[axis] = len(values)
+        load = load + values.reshape(shape)
+    return rho(load)
+
+
+def row_match_probability(keys, row_blocks: int, block_bits: int, block_hashes: int, *, law: str = "binomial"):
+    """Probability that a key not inserted matches a segment whose row (the key's) holds ``keys`` keys.
+
+    The key's block is one of the segment's ``row_blocks`` blocks of the row, the segment's own hash choosing it
+    as it chose each of the ``keys`` keys' blocks: the block holds ``J ~ Binomial(keys, 1/row_blocks)`` of them,
+    and, as in :func:`block_match_probability`, ``ρ = E[(1 − q^J)^b] = Σ_{t=0}^{b} C(b,t) (−1)^t E[q^{tJ}]``,
+    ``q = 1 − b/B``, with ``E[q^{tJ}] = (1 − (1 − q^t)/row_blocks)^keys`` (the binomial generating function).
+    With ``law="poisson"`` J is Poisson(keys / row_blocks) instead: ``E[q^{tJ}] = e^{−keys (1 − q^t)/row_blocks}``,
+    :func:`block_match_probability` at load ``keys / row_blocks`` (paper 000 §6), which the on-chip layout (one row
+    of ``segment_blocks`` blocks) keeps; within a row of few blocks it over-states the spread of J (at 4 blocks
+    per row and a full segment, ρ by 3 %).
+
+    Parameters
+    ----------
+    keys : float or numpy.ndarray
+        Keys in the row (real values allowed: quadrature nodes), ``>= 0``.
+    row_blocks : int
+        Blocks of the segment in one row, ``>= 1``.
+    block_bits, block_hashes : int
+        B and b, ``1 <= b < B``, b dividing B.
+    law : {"binomial", "poisson"}
+        The law of the block's load given the row's.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Shaped as ``keys``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``row_blocks`` or the block shape is out of range, ``keys`` is negative, or ``law`` unknown.
+    """
+    B, b = _check_block(block_bits, block_hashes)
+    _check_int("row_blocks", row_blocks)
+    if law not in ("binomial", "poisson"):
+        raise ValueError(f"law must be 'binomial' or 'poisson', not {law!r}")
+    array = np.asarray(keys, dtype=np.float64)
+    if not np.all(array >= 0):
+        raise ValueError(f"keys must be non-negative, not {keys!r}")
+    return _row_rho(B, b, row_blocks, law)(array) if array.ndim else float(_row_rho(B, b, row_blocks, law)(array))
+
+
+@lru_cache(maxsize=256)
+def _row_rho(B: int, b: int, row_blocks: int, law: str):
+    q = 1.0 - b / B
+    t = np.arange(b + 1)
+    coefficients = np.array([math.comb(b, int(s)) * (-1) ** int(s) for s in t], dtype=np.float64)
+    drop = -np.expm1(t * math.log(q))                               # 1 - q^t
+    rates = -drop / row_blocks if law == "poisson" else np.log1p(-drop / row_blocks)
+
+    def rho(keys: np.ndarray) -> np.ndarray:
+        return np.clip(np.exp(keys[..., None] * rates) @ coefficients, 0.0, 1.0)
+    return rho
+
+
+def row_nodes(k: int) -> int:
+    """Gauss nodes per generation's row load that :func:`row_false_positive_rate` takes for a given k: the most,
+    up to :data:`ROW_NODES`, with ``k · nodes**k <= ROW_BUDGET`` (at least 3)."""
+    _check_int("k", k)
+    nodes = ROW_NODES
+    while nodes > 3 and k * nodes ** k > ROW_BUDGET:
+        nodes -= 1
+    return nodes
+
+
+def row_false_positive_rate(k: int, generations, rows: int, row_blocks: int, block_bits: int, block_hashes: int,
+                            *, nodes: int | None = None, law: str | None = None) -> float:
+    """False-positive rate of Algorithm 1 (k consecutive matches) in the row layout, the row loads' variation and
+    their correlation across neighbouring segments included.
+
+    Segment i (0 the newest) of the ``K = len(generations)`` segments queried holds the generations
+    ``max(0, i−k+1) .. i``: a key is written into the k newest segments, all in the same row. With ``X_j ~
+    Binomial(g_j, 1/rows)`` the keys of generation j in the query's row (independent across j) and ``N_i =
+    Σ_{j=max(0,i−k+1)}^{i} X_j`` segment i's keys in that row, the segments match independently given the ``X``
+    with ``ρ(N_i)`` (:func:`row_match_probability`), so
+
+        ``fp = E_X[F(k, K − k, 0, 0; ρ(N_0), …, ρ(N_{K−1}))]``
+
+    with F the recursion of paper 000 §5.3 (the probability of k consecutive matches). The expectation is a
+    forward recursion over the segments, its state the run length and the row loads of the k − 1 newest
+    generations seen; each ``X_j`` is replaced by the Gauss quadrature of its law with ``nodes`` points (exact
+    when the law has no more support points than that). With ``rows = 1`` every ``X_j = g_j`` and the result is
+    :func:`false_positive_rate` with :func:`block_match_probability`'s Poisson block law (the on-chip analysis).
+
+    Parameters
+    ----------
+    k : int
+        Consecutive matches needed, ``>= 1``.
+    generations : sequence of float
+        g_j, keys of generation j (0 the newest, possibly part-filled: a non-integer count is the mixture of
+        the two binomials beside it with the same mean), ``>= 0``; one per segment queried.
+    rows : int
+        Rows of the filter, ``>= 1``.
+    row_blocks : int
+        Blocks of each segment in one row, ``>= 1``.
+    block_bits, block_hashes : int
+        B and b.
+    nodes : int, optional
+        Gauss nodes per generation, ``>= 1``; default :func:`row_nodes` (k).
+    law : {"binomial", "poisson"}, optional
+        The block's load given the row's (:func:`row_match_probability`); default binomial, and Poisson when
+        ``rows = 1`` (the on-chip analysis).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        If an argument is out of range (the message names it; k at most :data:`ROW_MAX_K`).
+    """
+    _check_int("k", k)
+    if k > ROW_MAX_K:
+        raise ValueError(f"k must be from 1 to ROW_MAX_K = {ROW_MAX_K} for the row analysis, not {k}")
+    _check_int("rows", rows)
+    _check_int("row_blocks", row_blocks)
+    B, b = _check_block(block_bits, block_hashes)
+    counts = [_check_count(f"generations[{j}]", g) for j, g in enumerate(generations)]
+    nodes = row_nodes(k) if nodes is None else _check_int("nodes", nodes)
+    if law is None:
+        law = "poisson" if rows == 1 else "binomial"
+    if law not in ("binomial", "poisson"):
+        raise ValueError(f"law must be 'binomial' or 'poisson', not {law!r}")
+    if len(counts) < k:
+        return 0.0
+    rho = _row_rho(B, b, row_blocks, law)
+    # state[a, x_1, ..., x_d]: probability of run length a and the held generations' row loads at those nodes
+    state = np.zeros(k)
+    state[0] = 1.0
+    held: list[float] = []
+    found = 0.0
+    for count in counts:
+        weights = _row_quadrature(count, rows, nodes)[1]
+        state = state[..., None] * weights
+        held.append(count)
+        match = _row_matches(tuple(held), rows, nodes, rho)
+        hit = state * match
+        found += float(hit[k - 1].sum())
+        miss = (state - hit).sum(axis=0)
+        state = np.concatenate([miss[None], hit[:k - 1]])
+        if len(held) == k or k == 1:
+            state = state.sum(axis=1)                      # the oldest held generation is in no later segment
+            held.pop(0)
+    return found

@@ -114,7 +114,7 @@ class Config:
         row, a power of two from ``physical_segments * block_bits`` to 2**24. A key's blocks then all sit in one
         row: a row hash shared by every segment picks one of :attr:`rows` rows, and each segment's own hash
         picks one of the :attr:`row_blocks` blocks that segment has in the row (:mod:`apbbf.model.hashing`,
-        step 3). Row r holds, from bit 0, segment 0's ``row_blocks`` blocks, then segment 1's, and so on
+        step 5). Row r holds, from bit 0, segment 0's ``row_blocks`` blocks, then segment 1's, and so on
         (:meth:`memory_block`), so one activation serves a key's whole scan and its insert's writes.
     burst_bits : int
         (Row layout.) Bits the memory moves in one burst, a power of two from 8 to ``row_bits``; 0 (the default)

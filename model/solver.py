@@ -41,7 +41,7 @@ def _segment_blocks(k: int, l: int, window: int, full_load: float) -> int | None
 
 
 def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int = 64, block_hashes: int = 4,
-          key_width: int = 64, seed: int = 0) -> Config:
+          key_width: int = 64, seed: int = 0, row_bits: int = 0, burst_bits: int = 0) -> Config:
     """The smallest-memory :class:`Config` with realistic worst-case fp ``<= fp`` and window ``>= window``.
 
     Parameters
@@ -56,6 +56,10 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
         B and b of each block (``block_hashes = 1``: the basic APBF).
     key_width, seed : int
         Passed to :class:`Config`.
+    row_bits, burst_bits : int
+        The row layout (:attr:`Config.row_bits`; 0: on chip). Every candidate has it, and its fp is then the
+        row layout's (:func:`~apbbf.model.analysis.config_false_positive_rate`: it depends on the blocks per row,
+        so on k + l + 1 and the segment size); a (k, l) whose physical segments do not fit a row is skipped.
 
     Returns
     -------
@@ -82,7 +86,8 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
             raise ValueError(f"max_npws must be positive, not {max_npws}")
     # Validate the block shape (and key_width, seed) through Config itself.
     Config(1, 1, block_bits=block_bits, block_hashes=block_hashes, segment_blocks=1 << 10, key_width=key_width,
-           seed=seed)
+           seed=seed, row_bits=row_bits, burst_bits=burst_bits)
+    rows = {"row_bits": row_bits, "burst_bits": burst_bits}
     if block_hashes >= block_bits:
         raise ValueError(f"block_hashes must be smaller than block_bits ({block_bits}), not {block_hashes}")
     full_load = analysis.block_full_load(block_bits, block_hashes)
@@ -113,17 +118,22 @@ def solve(fp: float, window: int, max_npws: float | None = None, block_bits: int
                 continue
             try:
                 config = Config(k, l, block_bits=block_bits, block_hashes=block_hashes, segment_blocks=blocks,
-                                key_width=key_width, seed=seed)
+                                key_width=key_width, seed=seed, **rows)
             except ValueError:
                 continue                                 # e.g. more than 64 hash bits per segment
             key = (config.memory_bits, -config.window, k + l)
-            if best_key is None or key < best_key:
-                best, best_key = config, key
+            if best_key is not None and key >= best_key:
+                continue
+            if row_bits and (k > analysis.ROW_MAX_K or analysis.config_false_positive_rate(config) > fp):
+                continue                                 # the rows' loads vary: above the independent fp
+            best, best_key = config, key
         k += 1
     if best is None:
         raise ValueError(f"no configuration meets fp={fp}, window={window}, max_npws={max_npws} with "
-                         f"block_bits={block_bits}, block_hashes={block_hashes}: window needs more than "
-                         f"2**24 blocks per segment, or max_npws is too small for the fp target")
+                         f"block_bits={block_bits}, block_hashes={block_hashes}"
+                         + (f", row_bits={row_bits}" if row_bits else "") +
+                         ": window needs more than 2**24 blocks per segment, max_npws is too small for the fp "
+                         "target" + (", or no k + l + 1 segments that meet it fit a row" if row_bits else ""))
     return best
 
 
@@ -136,16 +146,25 @@ def describe(config: Config) -> dict:
         The fields ``k, l, block_bits, block_hashes, segment_blocks, key_width, seed``, plus ``generation``,
         ``window``, ``slack``, ``fp`` (realistic worst case at the configuration's actual load), ``npws``,
         ``accesses``, ``memory_bits``, ``bits_per_element`` and ``lower_bound_bits_per_element`` (Naor–Yogev
-        leading terms for ``n = window``, ``m = slack``, ``ε = fp``; paper 002).
+        leading terms for ``n = window``, ``m = slack``, ``ε = fp``; paper 002). In the row layout also
+        ``row_bits``, ``burst_bits``, ``rows``, ``row_blocks``, ``fp_independent`` (the fp were the segments
+        independent) and ``memory_*`` (the items of :func:`apbbf.model.memory.memory_facts`).
     """
     check_config(config)
     metrics = analysis.analyze_config(config)
     c = config
     fp = metrics["fp"]
-    return {"k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
-            "segment_blocks": c.segment_blocks, "key_width": c.key_width, "seed": c.seed,
-            "generation": c.generation, "window": c.window, "slack": c.slack, "fp": fp,
-            "npws": metrics["npws"], "accesses": metrics["accesses"], "memory_bits": c.memory_bits,
-            "bits_per_element": c.bits_per_element,
-            "lower_bound_bits_per_element": (analysis.naor_yogev_bits_per_element(c.window, c.slack, fp)
-                                             if fp < 0.5 else None)}
+    result = {"k": c.k, "l": c.l, "block_bits": c.block_bits, "block_hashes": c.block_hashes,
+              "segment_blocks": c.segment_blocks, "key_width": c.key_width, "seed": c.seed,
+              "generation": c.generation, "window": c.window, "slack": c.slack, "fp": fp,
+              "npws": metrics["npws"], "accesses": metrics["accesses"], "memory_bits": c.memory_bits,
+              "bits_per_element": c.bits_per_element,
+              "lower_bound_bits_per_element": (analysis.naor_yogev_bits_per_element(c.window, c.slack, fp)
+                                               if fp < 0.5 else None)}
+    if c.row_layout:
+        from .memory import memory_facts
+        result.update(row_bits=c.row_bits, burst_bits=c.burst_bits, rows=c.rows, row_blocks=c.row_blocks,
+                      fp_independent=metrics["fp_independent"],
+                      **{f"memory_{name}": value for name, value in memory_facts(c).items()
+                         if name not in ("rows", "row_bits", "row_blocks")})
+    return result

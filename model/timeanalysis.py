@@ -17,8 +17,11 @@ the segment created by shift m receives inserts during generations m..m+k-1, its
 phase f of a generation (f = 1: just before the next shift), logical segment i < k holds
 ``(i+f)·n`` keys and the older ones ``k·n``; each segment's match probability is the APBBF's
 (:func:`~apbbf.model.analysis.block_match_probability` at its load per block), and the recursion F of paper 000
-§5.3 over the alive segments gives the fp. :func:`timed_analysis` evaluates this; ``scripts/time_window.py``
-measures it on the model and the gateware.
+§5.3 over the alive segments gives the fp. In the row layout (``Config.row_bits``) the segments' loads in the
+query's row vary and neighbouring segments share generations, so the fp is
+:func:`~apbbf.model.analysis.row_false_positive_rate` over the same generations (the newest one f·n keys, the
+others n). :func:`timed_analysis` evaluates this; ``scripts/time_window.py`` measures it on the model and the
+gateware.
 """
 
 from __future__ import annotations
@@ -68,7 +71,22 @@ def _alive(config: Config, rate: float, period: float, f: float, cap: int) -> in
     return alive
 
 
-def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
+def _schedule(config: Config, rate: float) -> tuple[int, float, bool, int]:
+    """(keys per generation, ticks per generation, overflow, most alive segments) at ``rate``."""
+    g, I, P = config.generation, config.shift_interval, config.physical_segments
+    fill = min(g, math.ceil(rate * I - 1e-9))
+    period = fill / rate
+    # Alive just after a shift: the segments not expired at the shift, plus the new one; at most P - 1.
+    needed = _alive(config, rate, period, 0.0, 10 ** 6) + 1
+    return fill, period, needed > P - 1, min(needed, P - 1)
+
+
+def _overflows(config: Config, rate: float) -> bool:
+    """:func:`timed_analysis`'s ``overflow`` alone."""
+    return _schedule(config, rate)[2]
+
+
+def timed_analysis(config: Config, rate: float, *, points: int = 16, rows: bool = True) -> dict:
     """Predicted steady state of a time-bounded window with inserts at ``rate`` keys per tick.
 
     Parameters
@@ -79,6 +97,9 @@ def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
         Inserts per tick, > 0.
     points : int
         Phases of a generation averaged for ``fp_mean``, >= 1.
+    rows : bool
+        In the row layout, the row analysis (True, the default); False: the segments taken as independent
+        (cheaper, and below the row layout's fp: the solvers prune with it).
 
     Returns
     -------
@@ -101,20 +122,20 @@ def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
         raise ValueError("config has no span: use apbbf.model.analysis.analyze_config")
     rate = _check_rate("rate", rate)
     check_integer("points", points, range(1, 1 << 16))
+    if not isinstance(rows, bool):
+        raise TypeError(f"rows must be a bool, not {rows!r}")
     c = config
-    k, g, I, P = c.k, c.generation, c.shift_interval, c.physical_segments
-    fill = min(g, math.ceil(rate * I - 1e-9))
-    period = fill / rate
-    # Alive just after a shift: the segments not expired at the shift, plus the new one; at most P - 1.
-    needed = _alive(config, rate, period, 0.0, 10 ** 6) + 1
-    overflow = needed > P - 1
-    cap = min(needed, P - 1)
+    k, g, P = c.k, c.generation, c.physical_segments
+    fill, period, overflow, cap = _schedule(config, rate)
     load = 1.0 / c.segment_blocks
 
     def fp_at(f: float) -> float:
         alive = min(_alive(config, rate, period, f, cap), cap)
         if alive < k:
             return 0.0
+        if c.row_layout and rows:          # generation 0 holds f·n keys, the older ones n; segment i the k newest
+            return analysis.row_false_positive_rate(k, [f * fill] + [fill] * (alive - 1), c.rows, c.row_blocks,
+                                                    c.block_bits, c.block_hashes)
         rho = tuple(analysis.block_match_probability(min(i + f, k) * fill * load, c.block_bits, c.block_hashes)
                     for i in range(alive))
         return analysis.false_positive_rate(k, alive - k, rho) if alive > k else math.prod(rho)
@@ -134,7 +155,8 @@ def timed_analysis(config: Config, rate: float, *, points: int = 16) -> dict:
 
 def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_bits: int = 64,
                 block_hashes: int = 4, key_width: int = 64, seed: int = 0, time_width: int = 32,
-                max_k: int = 12, max_l: int = 32, max_segments: int = 32, floor: bool = True) -> Config:
+                max_k: int = 12, max_l: int = 32, max_segments: int = 32, floor: bool = True, row_bits: int = 0,
+                burst_bits: int = 0) -> Config:
     """The smallest-memory time-bounded Config that keeps every key for ``span`` ticks at up to ``burst`` times
     ``rate`` keys per tick (no overflow), with a worst-case fp of at most ``fp`` at ``rate``.
 
@@ -156,6 +178,10 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
         Rates up to ``burst · rate`` keep the time window (>= 1).
     block_bits, block_hashes, key_width, seed, time_width : int
         Passed to :class:`Config`.
+    row_bits, burst_bits : int
+        The row layout (:attr:`Config.row_bits`, 0: on chip): every candidate has it, so its fp is the row
+        layout's (:func:`~apbbf.model.analysis.row_false_positive_rate`), and a candidate whose physical segments
+        do not fit a row is skipped.
     max_k, max_l : int
         The search's bounds.
     max_segments : int
@@ -185,7 +211,8 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
     if not isinstance(floor, bool):
         raise TypeError(f"floor must be a bool, not {floor!r}")
     Config(1, 1, block_bits=block_bits, block_hashes=block_hashes, key_width=key_width, seed=seed,
-           span=span, time_width=time_width)              # checks the shape, the span and time_width
+           span=span, time_width=time_width, row_bits=row_bits, burst_bits=burst_bits)   # checks every field
+    rows = {"row_bits": row_bits, "burst_bits": burst_bits}
     best, best_key = None, None
     full_load = analysis.block_full_load(block_bits, block_hashes)
     for k in range(1, max_k + 1):
@@ -196,33 +223,42 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
             while blocks <= 1 << 24:
                 try:
                     base = Config(k, l, block_bits=block_bits, block_hashes=block_hashes, segment_blocks=blocks,
-                                  key_width=key_width, seed=seed, span=span, time_width=time_width)
+                                  key_width=key_width, seed=seed, span=span, time_width=time_width, **rows)
                 except ValueError:
                     break
                 if base.generation < keys:
                     blocks <<= 1
                     continue
-                if timed_analysis(base, rate, points=1)["fp"] > fp:
+                if timed_analysis(base, rate, points=1, rows=False)["fp"] > fp:
                     break                                   # bigger segments would not lower it much; next l
                 config = None
                 for extra in range(l - 1 if floor else 0, min(64, max_segments - k - l - 1) + 1):
-                    candidate = Config(k, l, block_bits=block_bits, block_hashes=block_hashes,
-                                       segment_blocks=blocks, key_width=key_width, seed=seed, span=span,
-                                       time_width=time_width, extra_segments=extra)
-                    if not timed_analysis(candidate, burst * rate, points=1)["overflow"]:
+                    try:
+                        candidate = Config(k, l, block_bits=block_bits, block_hashes=block_hashes,
+                                           segment_blocks=blocks, key_width=key_width, seed=seed, span=span,
+                                           time_width=time_width, extra_segments=extra, **rows)
+                    except ValueError:
+                        break                               # the pool no longer fits a row
+                    if not _overflows(candidate, burst * rate):
                         config = candidate
                         break
-                if config is not None and timed_analysis(config, rate)["fp"] > fp:
-                    break                  # the pool keeps more segments alive, or a phase is worse: next l
                 if config is not None:
                     key = (config.hardware_memory_bits, config.physical_segments)
-                    if best_key is None or key < best_key:
-                        best, best_key = config, key
+                    if best_key is not None and key >= best_key:
+                        break                               # no smaller than the best: its fp does not matter
+                if config is not None and timed_analysis(config, rate, rows=False)["fp"] > fp:
+                    break                  # the pool keeps more segments alive, or a phase is worse: next l
+                if config is not None and config.row_layout and (k > analysis.ROW_MAX_K
+                                                                 or timed_analysis(config, rate)["fp"] > fp):
+                    break                  # the rows' loads vary: the row layout's fp is above it; next l
+                if config is not None:
+                    best, best_key = config, key
                     break
                 blocks <<= 1                               # the pool cannot hold the burst: bigger segments
     if best is None:
         raise ValueError(f"no configuration with k <= {max_k} and l <= {max_l} meets fp={fp} at {rate} keys per "
-                         f"tick and keeps a span of {span} ticks at {burst}x that rate")
+                         f"tick and keeps a span of {span} ticks at {burst}x that rate"
+                         + (f" in rows of row_bits={row_bits}" if row_bits else ""))
     return best
 
 
@@ -231,14 +267,14 @@ def tolerated_burst(config: Config, *, top: float = 64.0) -> float:
     overflow the pool in :func:`timed_analysis`'s steady state; 0.0 if even the planned rate overflows."""
     check_config(config)
     r0 = planned_rate(config)
-    if timed_analysis(config, r0, points=1)["overflow"]:
+    if _overflows(config, r0):
         return 0.0
     low, high = 1.0, top
-    if not timed_analysis(config, high * r0, points=1)["overflow"]:
+    if not _overflows(config, high * r0):
         return high
     while high - low > 0.01 * low:
         mid = (low + high) / 2
-        low, high = (mid, high) if not timed_analysis(config, mid * r0, points=1)["overflow"] else (low, mid)
+        low, high = (mid, high) if not _overflows(config, mid * r0) else (low, mid)
     return round(low, 2)
 
 
@@ -325,6 +361,6 @@ def default_extra_segments(config: Config, *, burst: float = 2.0) -> int:
     for extra in range(min(config.l - 1, 64), 65):
         fields["extra_segments"] = extra
         candidate = Config(**fields)
-        if not timed_analysis(candidate, rate, points=1)["overflow"]:
+        if not _overflows(candidate, rate):
             return extra
     return 64

@@ -17,6 +17,9 @@ whether idle gaps interrupt the stream):
   fewer blocks per segment, through both scans in Amaranth's simulator, every response compared with the model;
   the parallel scan's commands per cycle.
 
+- **row layout**: the fp of Configs with ``row_bits`` (:data:`ROW_CONFIGS`) at 0.1x to 10x the planned rate,
+  on the bulk filter, against the row layout's analysis (:func:`measure_rows`).
+
 Writes ``timewindow.json`` and ``timewindow.png`` under the output directory.
 """
 
@@ -29,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CONFIG", "SCENARIOS", "measure_model", "measure_gateware", "run", "plot"]
+__all__ = ["CONFIG", "SCENARIOS", "ROW_CONFIGS", "ROW_RATIOS", "measure_model", "measure_gateware", "measure_rows",
+           "run_rows", "run", "plot"]
 
 #: The Config measured: k=3 l=8 B=64 b=4, 256 blocks per segment, a span of 20,000 ticks, a pool of 4 extra.
 CONFIG = None          # set below (importing the model here keeps this module's import light)
@@ -109,6 +113,69 @@ def measure_model(config, ratio: float, gaps: bool, *, seed: int, probes: int = 
     }
 
 
+#: The row layout's Configs measured (:func:`measure_rows`): the time window's shape in rows of 4 blocks (the
+#: b = 4 shape; its fp at 0.1x, about 3e-10, is beyond any measurement), and with b = 1 (fp measurable from 0.1x
+#: to 10x).
+ROW_CONFIGS = None     # set below
+#: Rates of the row layout's measurement, relative to the planned one.
+ROW_RATIOS = (0.1, 0.5, 1.0, 4.0, 10.0)
+
+
+def _row_configs():
+    from ..model.config import Config
+    shape = dict(block_bits=64, segment_blocks=1024, span=20_000, time_width=32, extra_segments=4, row_bits=4096)
+    return (Config(3, 8, block_hashes=4, **shape), Config(3, 8, block_hashes=1, **shape))
+
+
+ROW_CONFIGS = _row_configs()
+
+
+def measure_rows(config, ratio: float, *, seed: int, hits: int = 4000, batches: int = 20,
+                 most: int = 4_000_000) -> dict:
+    """The fp of the model in the row layout at ``ratio`` times the planned rate, against
+    :func:`~apbbf.model.timeanalysis.timed_analysis`'s ``fp_mean``.
+
+    A stream of distinct random keys at the rate (times evenly spaced) goes through TEST_AND_INSERT on the bulk
+    filter (:class:`~apbbf.model.dedup.TimedTestAndInsert`, bit-exact with the model): no key was inserted before
+    its own command, so every hit is a false positive, and each key is tested at its own phase of a generation
+    (the mean over phases is ``fp_mean``). The first ``2·span·rate + physical_segments·n`` keys fill the filter
+    to its steady state; then as many keys as give about ``hits`` expected false positives (at most ``most``,
+    at least 200,000) are counted: the Wilson 95 % interval of the hit fraction, and the standard error of
+    ``batches`` consecutive batches' rates (the filter's state is shared by neighbouring keys).
+
+    Returns
+    -------
+    dict
+        ``rate_ratio``, ``keys`` (counted), ``hits``, ``measured``, ``predicted`` (``fp_mean``), ``ratio``,
+        ``interval`` (Wilson 95 %), ``batch_sigma``, ``expected_hits``, ``ok`` (within ±10 % of the prediction,
+        or the prediction inside the interval; None when fewer than 100 hits are expected: the ±10 % cannot be
+        told), ``seed``.
+    """
+    from ..model.dedup import TimedTestAndInsert
+    from ..model.timeanalysis import planned_rate, timed_analysis
+    from ..structured_keys import wilson
+    c = config
+    rate = ratio * planned_rate(c)
+    predicted = timed_analysis(c, rate)["fp_mean"]
+    fill = min(c.generation, int(np.ceil(rate * c.shift_interval)))
+    warm = int(2 * c.span * rate) + c.physical_segments * fill
+    counted = int(min(most, max(200_000, hits / max(predicted, 1e-300))))
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2 ** 64, warm + counted, dtype=np.uint64, endpoint=False)
+    times = np.floor(np.arange(warm + counted) / rate).astype(np.int64)
+    answers = TimedTestAndInsert(c).run(keys, times)[warm:]
+    found = int(answers.sum())
+    measured = found / counted
+    low, high = wilson(found, counted)
+    per_batch = np.array([part.mean() for part in np.array_split(answers, batches)])
+    expected = predicted * counted
+    return {"rate_ratio": ratio, "keys": counted, "warmup_keys": warm, "hits": found, "measured": measured,
+            "predicted": predicted, "ratio": measured / predicted if predicted else None,
+            "interval": [low, high], "batch_sigma": float(per_batch.std(ddof=1) / np.sqrt(batches)),
+            "expected_hits": expected, "seed": seed,
+            "ok": None if expected < 100 else bool(abs(measured / predicted - 1) <= 0.1 or low <= predicted <= high)}
+
+
 def _presence(ages, present, span, bins: int = 20) -> list:
     edges = np.linspace(0, 2 * span, bins + 1)
     out = []
@@ -166,6 +233,34 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def run_rows(*, seed: int = 2026, hits: int = 4000, configs=None, ratios=ROW_RATIOS) -> list:
+    """:func:`measure_rows` for each of ``configs`` (default :data:`ROW_CONFIGS`) at each of ``ratios``,
+    printed as it goes."""
+    out = []
+    for n, config in enumerate(configs or ROW_CONFIGS):
+        fields = {name: getattr(config, name) for name in ("k", "l", "block_bits", "block_hashes", "segment_blocks",
+                                                           "span", "extra_segments", "row_bits")}
+        entry = {"config": fields, "rows": config.rows, "row_blocks": config.row_blocks, "scenarios": []}
+        print(f"row layout: {config} ({config.rows} rows of {config.row_blocks} blocks per segment)", flush=True)
+        for m, ratio in enumerate(ratios):
+            start = time.monotonic()
+            r = measure_rows(config, ratio, seed=seed + 100 * n + m, hits=hits)
+            r["seconds"] = round(time.monotonic() - start, 1)
+            entry["scenarios"].append(r)
+            low, high = r["interval"]
+            if r["ok"] is None:
+                told = (f"expected {r['expected_hits']:.2g} hits: too few to tell ±10 %"
+                        + (f" (ratio {r['ratio']:.3f} [{low / r['predicted']:.3f}, {high / r['predicted']:.3f}])"
+                           if r["hits"] else ""))
+            else:
+                told = (f"ratio {r['ratio']:.3f} [{low / r['predicted']:.3f}, {high / r['predicted']:.3f}], batch "
+                        f"sigma {r['batch_sigma'] / r['predicted']:.3f}, {'ok' if r['ok'] else 'MISSED'}")
+            print(f"  {ratio:5g}x  fp {r['measured']:.4g} ({r['hits']} of {r['keys']}, seed {r['seed']}) predicted "
+                  f"{r['predicted']:.4g}: {told} ({r['seconds']} s)", flush=True)
+        out.append(entry)
+    return out
+
+
 def run(out_dir, *, quick: bool = False, seed: int = 2026, gateware: bool = True) -> dict:
     """Measure every scenario (``quick``: fewer probes, a shorter gateware stream) and write the report."""
     from ..model.timeanalysis import planned_rate
@@ -194,6 +289,7 @@ def run(out_dir, *, quick: bool = False, seed: int = 2026, gateware: bool = True
               + (f"; gateware fsm/parallel: 0 mismatches, parallel "
                  f"{entry['gateware']['parallel']['commands_per_cycle']} commands/cycle" if gateware else ""),
               flush=True)
+    results["rows"] = run_rows(seed=seed, hits=1000 if quick else 4000)
     (out_dir / "timewindow.json").write_text(json.dumps(results, indent=2) + "\n")
     plot(results, out_dir / "timewindow.png")
     return results
