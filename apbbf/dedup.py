@@ -24,7 +24,7 @@ the same design. With ``drop``, frames longer than ``--max-frame`` pass unchecke
 them (:func:`apbbf.model.dedup.oversize`, which counts ``--data-width`` beats).
 
 The report compares the filter with an exact de-duplication over the same keys and ticks
-(:class:`apbbf.model.dedup.ExactWindow`).
+(:class:`apbbf.model.dedup.BulkExactWindow`: :class:`~apbbf.model.dedup.ExactWindow`'s answers over arrays).
 """
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         On bad arguments or captures; nothing is written then.
     """
     from .model.config import check_config, check_integer
-    from .model.dedup import DATA_WIDTHS, Dedup, ExactWindow, ethernet_lengths, oversize, span_ticks, to_ticks
+    from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks, to_ticks
     from .capture import iter_capture, open_output, write_chunk
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
@@ -412,7 +412,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
 
     pipeline = Dedup(config, spec, action, engine=engine, linktype=linktype, **datapath)
     retain = span + (config.k + 1) * config.shift_interval
-    exact = ExactWindow(span, retain)
+    exact = BulkExactWindow(span, retain)
     totals = dict.fromkeys(("frames", "bytes", "errored", "truncated", "fcs_removed", "reordered", "step_back",
                             "oversize", "exact", "checked", "found", "false_positives", "late", "missed", "fresh",
                             "fresh_hit", "written", "peak", "gap"), 0)
@@ -474,11 +474,11 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             for lo in range(0, m, chunk):
                 hi = min(m, lo + chunk)
                 clock = time.perf_counter()
-                keys, texts = frame_keys(view[lo:hi], spec, messages=True, ethertypes=ethertypes[lo:hi])
+                keys, texts = frame_keys(view[lo:hi], spec, message_rows=True, ethertypes=ethertypes[lo:hi])
                 seconds["keys"] += time.perf_counter() - clock
                 clock = time.perf_counter()
                 ok = np.flatnonzero(checked[lo:hi])
-                dup, age = exact.run([texts[i] for i in ok.tolist()], ticks[lo:hi][ok])
+                dup, age = exact.run(keys[ok], texts[ok], ticks[lo:hi][ok])
                 del texts
                 seconds["exact"] += time.perf_counter() - clock
                 clock = time.perf_counter()

@@ -114,13 +114,13 @@ the CRC's linear map). ``tests/test_packet.py`` proves them equal on thousands o
 from .spec import (CRC, BLOCK_BYTES, MAX_RANGES, MAX_MASK_BYTES, MAX_FIELD, TPIDS, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
                    FrameClass, FrameInfo, Range, KeySpec)
 from .reference import parse, select, message, frame_key, key_of_message
-from .batch import FrameBatch, frame_keys
+from .batch import FrameBatch, MessageRows, frame_keys
 from .links import (LINKTYPE_NULL, LINKTYPE_ETHERNET, LINKTYPE_PPP, LINKTYPE_PPP_HDLC, LINKTYPE_RAW, LINKTYPE_LOOP,
                     LINKTYPE_LINUX_SLL, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2, IP_LINKTYPES, NO_ETHERTYPE, linktype_name, check_link, network_layer, record_key)
 
 __all__ = [
            "CRC", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4", "ETHERTYPE_IPV6",
-           "FrameClass", "FrameInfo", "Range", "KeySpec", "FrameBatch",
+           "FrameClass", "FrameInfo", "Range", "KeySpec", "FrameBatch", "MessageRows",
            "parse", "select", "message", "frame_key", "key_of_message", "frame_keys",
            "LINKTYPE_NULL", "LINKTYPE_ETHERNET", "LINKTYPE_PPP", "LINKTYPE_PPP_HDLC", "LINKTYPE_RAW", "LINKTYPE_LOOP",
     "LINKTYPE_LINUX_SLL", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL2",
