@@ -189,6 +189,7 @@ class _Tables:
         for _ in range(BLOCK_BYTES):
             block = self._zero(block)
         self._E = [identity, block]                         # E[a]: (8, 256), Z^(64a) of v << 8p
+        self._D16 = None
         self._init = [self.init, self._advance_int(self.init, 1)]
 
     def _zero(self, x: np.ndarray) -> np.ndarray:
@@ -218,12 +219,36 @@ class _Tables:
         self.E(blocks)
         return np.array(self._init[:blocks + 1], dtype=np.uint64)
 
+    @property
+    def D16(self) -> np.ndarray:
+        """Tables of two bytes at once, (32, 65536): ``D16[j][v] = D[2j][v & 0xFF] ^ D[2j + 1][v >> 8]`` (a
+        row's little-endian 16-bit word j; 16 MiB, built on first use)."""
+        if self._D16 is None:
+            v = np.arange(1 << 16)
+            self._D16 = np.stack([self.D[2 * j][v & 0xFF] ^ self.D[2 * j + 1][v >> 8]
+                                  for j in range(BLOCK_BYTES // 2)])
+        return self._D16
+
     def contributions(self, rows: np.ndarray) -> np.ndarray:
-        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,)."""
-        columns = np.ascontiguousarray(rows.T)
-        out = self.D[0][columns[0]]
-        for j in range(1, BLOCK_BYTES):
-            out ^= self.D[j][columns[j]]
+        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,): 32 lookups a row, of two bytes
+        each (:attr:`D16`)."""
+        if len(rows) < 4096:                                # not worth the 16-bit tables
+            out = self.D[0][rows[:, 0]]
+            for j in range(1, BLOCK_BYTES):
+                out ^= self.D[j][rows[:, j]]
+            return out
+        words = np.ascontiguousarray(rows).view("<u2")      # (n, 32)
+        tables = self.D16
+        out = np.empty(len(rows), dtype=np.uint64)
+        step = 1 << 16                                      # rows at a time: the partial sums stay in cache
+        looked = np.empty(step, dtype=np.uint64)
+        for a in range(0, len(rows), step):
+            part, m = words[a:a + step], min(step, len(rows) - a)
+            total = out[a:a + m]
+            np.take(tables[0], part[:, 0], out=total)
+            for j in range(1, BLOCK_BYTES // 2):
+                np.take(tables[j], part[:, j], out=looked[:m])
+                total ^= looked[:m]
         return out
 
 
