@@ -605,6 +605,15 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
     wanted &= blocks[:, 0] >= skip
     buffer = capture.data
     if mark is None or not np.any(mark):
+        if len(blocks) and np.array_equal(blocks[1:, 0], blocks[:-1, 1]):
+            # the blocks tile the buffer: the kept bytes gathered at once, one write
+            lo, hi = int(blocks[0, 0]), int(blocks[-1, 1])
+            kept = np.repeat(wanted, blocks[:, 1] - blocks[:, 0])
+            if kept.all():
+                out.write(buffer[lo:hi].data)
+            elif kept.any():
+                out.write(buffer[lo:hi][kept].data)
+            return
         # runs of consecutive kept blocks, one write each
         chosen = blocks[wanted]
         if len(chosen):
