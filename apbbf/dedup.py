@@ -297,11 +297,18 @@ def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: b
     must be more beats than the key extractor's latency for ``spec``). The placeholder is never elaborated: this
     file's first line tells Amaranth so (``UnusedElaboratable=no``).
 
+    A datapath the gateware took is remembered (:func:`accepted_datapaths`: a file in the user's cache directory,
+    keyed by the gateware's sources' sizes and times), so that a later run does not import Amaranth to ask again.
+
     Raises
     ------
     ValueError
         Naming the parameter and the least value the gateware takes.
     """
+    key = json.dumps([str(spec), action, max_frame, data_width, bool(fcs)])
+    cache = accepted_datapaths()
+    if cache is not None and key in cache["datapaths"]:
+        return
     from .hdl.packet.dedup import PacketDedup
     from .model.config import Config
     try:
@@ -309,6 +316,52 @@ def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: b
     except ValueError as error:
         raise ValueError(f"{error} (the gateware refuses it: apbbf export --dedup could not build this datapath)") \
             from None
+    if cache is not None:
+        cache["datapaths"] = sorted(set(cache["datapaths"]) | {key})[-256:]
+        try:
+            path = cache.pop("path")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_text(json.dumps(cache))
+            os.replace(partial, path)
+        except OSError:
+            pass                                            # a cache that cannot be written is not one
+
+
+def _gateware_stamp() -> str | None:
+    """The sizes and modification times of the gateware's Python sources (``hdl/``), or None if they are not
+    found: what an accepted datapath is valid for."""
+    here = Path(__file__).resolve().parent
+    for root in (here / "hdl", here.parent / "hdl"):
+        if (root / "packet").is_dir():
+            files = sorted(root.rglob("*.py"))
+            return ";".join(f"{f.relative_to(root)}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    return None
+
+
+def accepted_datapaths() -> dict | None:
+    """The datapaths :func:`check_datapath` found the gateware to take, as remembered in
+    ``$XDG_CACHE_HOME/apbbf/datapaths.json`` (default ``~/.cache``) for these gateware sources: ``{"datapaths":
+    [...], "path": Path, ...}``; None when the sources cannot be found (nothing is remembered then). Set
+    ``APBBF_NO_CACHE=1`` to ask the gateware every time.
+    """
+    if os.environ.get("APBBF_NO_CACHE"):
+        return None
+    stamp = _gateware_stamp()
+    if stamp is None:
+        return None
+    import hashlib
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "apbbf" / "datapaths.json"
+    digest = hashlib.sha256(stamp.encode()).hexdigest()
+    try:
+        cache = json.loads(path.read_text())
+        if cache.get("gateware") != digest or not isinstance(cache.get("datapaths"), list):
+            raise ValueError("stale")
+    except (OSError, ValueError):
+        cache = {"gateware": digest, "datapaths": []}
+    cache["path"] = path
+    return cache
 
 
 def _as_paths(paths) -> list:

@@ -134,3 +134,31 @@ def test_a_pipe_that_closes_early(packets, tmp_path):
     assert result.stdout == data[:int(capture.blocks[capture.blocks[:, 2] == 150][0, 0])]
     assert len(read_capture(out)) == 150 and not read_capture(out).warnings
     assert np.array_equal(read_capture(out).times, capture.times[:150])
+
+
+def test_accepted_datapaths_are_remembered(tmp_path, monkeypatch, packets):
+    """A datapath the gateware took is remembered in the cache directory, for these gateware sources only; a
+    refused one is asked again (and refused again); with the cache warm, a fresh ``apbbf dedup`` does not import
+    Amaranth."""
+    from apbbf import dedup
+    from apbbf.model.packet import KeySpec
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("APBBF_NO_CACHE", raising=False)
+    spec = KeySpec.l3l4()
+    dedup.check_datapath(spec, "drop", max_frame=9600, data_width=512, fcs=False)
+    assert len(dedup.accepted_datapaths()["datapaths"]) == 1
+    for _ in range(2):
+        with pytest.raises(ValueError, match="gateware refuses"):
+            dedup.check_datapath(spec, "drop", max_frame=100, data_width=64, fcs=False)
+    assert len(dedup.accepted_datapaths()["datapaths"]) == 1
+    monkeypatch.setattr(dedup, "_gateware_stamp", lambda: "other sources")
+    assert dedup.accepted_datapaths()["datapaths"] == []
+    monkeypatch.undo()
+    path = _write(tmp_path / "in.pcap", [(t, _link_record(1, p)) for t, p in packets[:30]], 1)
+    code = ("import sys\nfrom apbbf import cli\ncli.main(['dedup', sys.argv[1], '-q', '--seed', '1'])\n"
+            "print(any(name.startswith('amaranth') for name in sys.modules))")
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("APBBF_NO_CACHE", None)
+    result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+                            check=True)
+    assert result.stdout.strip().endswith("False"), result.stdout

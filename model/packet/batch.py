@@ -10,8 +10,8 @@ from typing import Iterable
 import numpy as np
 
 from .reference import _frame_bytes
-from .spec import (BLOCK_BYTES, _check_spec, CRC, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6, FrameClass, KeySpec,
-                   _MAX_TAGS, TPIDS)
+from .spec import (BLOCK_BYTES, _check_spec, CRC64_XZ_PARAMETERS, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+                   FrameClass, KeySpec, _MAX_TAGS, TPIDS)
 
 __all__ = ["FrameBatch", "MessageRows", "frame_keys"]
 
@@ -167,9 +167,9 @@ class _Tables:
     """
 
     def __init__(self):
-        algorithm = CRC(8).algorithm
-        assert algorithm.crc_width == 64 and algorithm.reflect_input and algorithm.reflect_output
-        poly = _reflect(algorithm.polynomial, 64)
+        algorithm = CRC64_XZ_PARAMETERS
+        assert algorithm["crc_width"] == 64 and algorithm["reflect_input"] and algorithm["reflect_output"]
+        poly = _reflect(algorithm["polynomial"], 64)
         table = []
         for v in range(256):
             c = v
@@ -177,8 +177,8 @@ class _Tables:
                 c = (c >> 1) ^ poly if c & 1 else c >> 1
             table.append(c)
         self.T = np.array(table, dtype=np.uint64)
-        self.init = _reflect(algorithm.initial_crc, 64)
-        self.xor_output = algorithm.xor_output
+        self.init = _reflect(algorithm["initial_crc"], 64)
+        self.xor_output = algorithm["xor_output"]
         self.D = np.zeros((BLOCK_BYTES, 256), dtype=np.uint64)
         row = self.T.copy()
         for distance in range(BLOCK_BYTES):
