@@ -162,3 +162,43 @@ def test_accepted_datapaths_are_remembered(tmp_path, monkeypatch, packets):
     result = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
                             check=True)
     assert result.stdout.strip().endswith("False"), result.stdout
+
+
+@pytest.mark.parametrize("name", ["readme-w64-quick", "readme-w64-fp", "readme-w64-mark", "readme-w512"])
+def test_bulk_equals_the_model_on_the_gateware_benches_captures(name, tmp_path, monkeypatch, capsys):
+    """The captures ``tests/test_cocotb_dedup.py`` replays through the gateware (the README's command on each),
+    with the README's options: ``--engine bulk`` writes the frames and reports the counts ``--engine model``
+    does, and reading them 300 bytes at a time changes nothing."""
+    import json
+    import random
+    import shlex
+
+    from .dedup_traffic import write_pcap
+    from .test_cocotb_dedup import README_RUNS, readme_commands, readme_traffic
+    from .test_dedup import write_dpkt_pcapng
+    run = README_RUNS[name]
+    items, _ = readme_traffic(name)
+    rng = random.Random(run["seed"])
+    print(f"{name}: traffic seed {run['seed']}")
+    errored = [rng.random() < run.get("errored", 0) for _ in items]
+    monkeypatch.chdir(tmp_path)
+    argv = shlex.split(readme_commands()[0])[1:] + run["added"]
+    capture = argv[1]
+    if run.get("format") == "pcapng":
+        write_dpkt_pcapng(capture, [(t, frame, kind, bad) for (t, frame, kind), bad in zip(items, errored)])
+    else:
+        write_pcap(capture, items)
+    out = argv[argv.index("-o") + 1]
+    reports, outputs = {}, {}
+    for engine in ("model", "bulk", "bulk-chunks"):
+        capsys.readouterr()
+        if engine == "bulk-chunks":
+            monkeypatch.setattr("apbbf.capture.STREAM_CHUNK", 300)
+        status = cli.main(argv + ["--engine", engine.split("-")[0], "--json", "-q"])
+        assert status == 0
+        reports[engine] = json.loads(capsys.readouterr().out)
+        outputs[engine] = Path(out).read_bytes()
+    for engine in ("bulk", "bulk-chunks"):
+        _same(reports["model"], reports[engine])
+        assert outputs[engine] == outputs["model"]
+    assert reports["bulk"]["counters"]["duplicates"] > 0
