@@ -184,7 +184,8 @@ class TimedTestAndInsert:
     # Bulk -----------------------------------------------------------------------------------------------------
 
     def _position_tables(self) -> np.ndarray:
-        """Tables of the keys' bit positions, (8, 256, P, b) int32: entry [q, v, p, j] is the position of part j in
+        """Tables of the keys' bit positions, (8, 256, P, b) int16 (int32 for segments of more than 2**15 bits):
+        entry [q, v, p, j] is the position of part j in
         physical segment p (:meth:`_bit_positions`) for the mixed key whose byte q is v and the others 0, with the
         position of the zero key XORed out.
 
@@ -203,7 +204,9 @@ class TimedTestAndInsert:
                                    hashes.shape)
         positions = self._bit_positions(hashes, rows)                     # (2049, P, b)
         zero = positions[-1]
-        return np.ascontiguousarray((positions[:-1] ^ zero).reshape(8, 256, P, -1)), zero
+        # positions below 2**15 fit int16: half the bytes gathered per key
+        kind = np.int16 if self._S <= 1 << 15 else np.int32
+        return np.ascontiguousarray((positions[:-1] ^ zero).reshape(8, 256, P, -1).astype(kind)), zero.astype(kind)
 
     def _bit_positions(self, hashes: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         """The b bit positions in its segment (block · B + bit within the block) of each segment hash in
@@ -214,7 +217,7 @@ class TimedTestAndInsert:
         return positions.reshape(hashes.shape + (positions.shape[1],))
 
     def _locate(self, keys: np.ndarray) -> np.ndarray:
-        """Bit positions of each key in each physical segment, (n, P, b) int32."""
+        """Bit positions of each key in each physical segment, (n, P, b) int16 or int32 (:meth:`_position_tables`)."""
         tables, zero = self._positions
         mixed = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
         octets = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
