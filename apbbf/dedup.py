@@ -436,7 +436,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         On bad arguments or captures; nothing is written then.
     """
     from .model.config import check_config, check_integer
-    from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks, to_ticks
+    from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks
     from .capture import CorruptCapture, iter_captures, open_output, write_chunk
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
@@ -482,7 +482,6 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     planned = None if rate is None else rate * tick / 1e9
     drawn = secrets.randbits(64) if seed is None else seed
     datapath = dict(max_frame=max_frame, data_width=data_width, fcs=datapath_fcs)
-    streaming = any(str(p) == STDIO for p in paths)
     sizing = None
 
     def released_of(capture, linktype):
