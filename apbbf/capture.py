@@ -329,6 +329,14 @@ def _options(buffer, start: int, stop: int, little: bool):
         pos += 4 + length + (-length % 4)
 
 
+def _u32(data: np.ndarray, at: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """The 32-bit words at byte offsets ``at`` of ``data``, each big-endian where ``big`` is set, as int64."""
+    octets = data[np.asarray(at, dtype=np.int64)[:, None] + np.arange(4)].astype(np.int64)
+    little = octets[:, 0] | octets[:, 1] << 8 | octets[:, 2] << 16 | octets[:, 3] << 24
+    swapped = octets[:, 3] | octets[:, 2] << 8 | octets[:, 1] << 16 | octets[:, 0] << 24
+    return np.where(big, swapped, little)
+
+
 def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
     import dpkt
     P = dpkt.pcapng
@@ -338,14 +346,18 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
     little = True
     interfaces: list[_Interface] = []
     section: list[int] = []                      # the current section's interfaces (global indices)
-    starts, stops, packet_of, big = [], [], [], []
-    offsets, caplens, wirelens, which, units, flag_list = [], [], [], [], [], []
+    # sections: where each starts (the one before any header first), its byte order, its interfaces
+    section_starts, section_big, sections = [-1], [False], [section]
+    blocks, packets = [], []
+    append_block, append_packet = blocks.append, packets.append
     warnings = []
     corrupt = None
     step, mark = 1 << 24, 1 << 24
     epb, pb, shb, idb = P.PCAPNG_BT_EPB, P.PCAPNG_BT_PB, P.PCAPNG_BT_SHB, P.PCAPNG_BT_IDB
     header = struct.Struct("<II").unpack_from
-    fields = struct.Struct("<IIIIII").unpack_from               # length, then the EPB's five fields
+    word = struct.Struct("<I").unpack_from
+    # the walk from block to block is sequential: the blocks' starts here, their fields (and the packets'
+    # options) below
     while pos + 12 <= end:
         kind, length = header(buffer, pos)
         if kind == shb:
@@ -358,38 +370,22 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
                 raise ValueError(f"{path}: section at byte {pos} has no byte-order magic")
             e = "<" if little else ">"
             header = struct.Struct(e + "II").unpack_from
-            fields = struct.Struct(e + "IIIIII").unpack_from
+            word = struct.Struct(e + "I").unpack_from
             kind, length = header(buffer, pos)
             section = []
-        if length < 12 or length % 4 or (pos + length <= end and header(buffer, pos + length - 8)[1] != length):
+            section_starts.append(pos)
+            section_big.append(not little)
+            sections.append(section)
+        if length < 12 or length % 4 or (pos + length <= end and word(buffer, pos + length - 4)[0] != length):
             corrupt = CorruptCapture(f"{path}: the block at byte {origin + pos} is corrupt (its length {length} is not "
-                                     f"a block's): the {len(offsets)} packets before it were read", origin + pos)
+                                     f"a block's): the {len(packets)} packets before it were read", origin + pos)
             break
         if pos + length > end:
             warnings.append(f"block at byte {origin + pos} (length {length}) is cut short: the rest of the file "
                             f"({end - pos} bytes) is ignored")
             break
-        packet = -1
         if kind == epb or kind == pb:
-            _, iface, high, low, caplen, wirelen = fields(buffer, pos + 4)
-            if kind == pb:
-                iface = iface & 0xFFFF if little else iface >> 16
-            if iface >= len(section):
-                raise ValueError(f"{path}: packet at byte {pos} names interface {iface}, which its section does not "
-                                 f"describe")
-            flags = 0
-            options = pos + 28 + caplen + (-caplen % 4)
-            if options < pos + length - 4:
-                for code, at, size in _options(buffer, options, pos + length - 4, little):
-                    if code == 2 and size == 4:                           # epb_flags
-                        flags = struct.unpack_from(("<" if little else ">") + "I", buffer, at)[0]
-            packet = len(offsets)
-            offsets.append(pos + 28)
-            caplens.append(caplen)
-            wirelens.append(wirelen)
-            which.append(section[iface])
-            units.append((high << 32) | low)
-            flag_list.append(flags)
+            append_packet(pos)
         elif kind == shb:
             block = (P.SectionHeaderBlockLE if little else P.SectionHeaderBlock)(bytes(data[pos:pos + length]))
             if block.v_major != P.PCAPNG_VERSION_MAJOR:
@@ -401,18 +397,45 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
         elif kind == P.PCAPNG_BT_SPB:
             raise ValueError(f"{path}: simple packet blocks (byte {pos}) carry no timestamp; apbbf dedup needs one "
                              f"per frame")
-        starts.append(pos)
-        stops.append(pos + length)
-        packet_of.append(packet)
-        big.append(not little)
+        append_block(pos)
         pos += length
         if pos >= mark and progress:
             progress(pos)
             mark = pos + step
-    n = len(offsets)
+    starts = np.array(blocks, dtype=np.int64)
+    where = np.array(packets, dtype=np.int64)
+    n = len(where)
+    big = np.array(section_big, dtype=bool)[np.searchsorted(section_starts, starts, side="right") - 1]
+    stops = starts + _u32(data, starts + 4, big)
+    of_packet = np.searchsorted(section_starts, where, side="right") - 1
+    packet_big = np.array(section_big, dtype=bool)[of_packet]
+    kinds = _u32(data, where, packet_big)
+    iface = _u32(data, where + 8, packet_big)
+    iface = np.where(kinds == pb, np.where(packet_big, iface >> 16, iface & 0xFFFF), iface)
+    counts = np.array([len(members) for members in sections], dtype=np.int64)
+    bases = np.array([members[0] if members else 0 for members in sections], dtype=np.int64)
+    wrong = np.flatnonzero(iface >= counts[of_packet])
+    if len(wrong):
+        at = int(wrong[0])
+        raise ValueError(f"{path}: packet at byte {int(where[at])} names interface {int(iface[at])}, which its "
+                         f"section does not describe")
+    which = bases[of_packet] + iface
+    high, low = _u32(data, where + 12, packet_big), _u32(data, where + 16, packet_big)
+    caplens, wirelens = _u32(data, where + 20, packet_big), _u32(data, where + 24, packet_big)
+    offsets = where + 28
+    packet_of = np.full(len(starts), -1, dtype=np.int64)
+    packet_of[np.searchsorted(starts, where)] = np.arange(n)
+    flags = np.zeros(n, dtype=np.int64)
+    # the packets with options (after the data, padded to 32 bits): their epb_flags
+    lengths = stops[np.searchsorted(starts, where)] - where
+    for index in np.flatnonzero(28 + caplens + (-caplens % 4) < lengths - 4).tolist():
+        at, little = int(where[index]), not packet_big[index]
+        for code, value, size in _options(buffer, at + 28 + int(caplens[index]) + (-int(caplens[index]) % 4),
+                                          at + int(lengths[index]) - 4, little):
+            if code == 2 and size == 4:                           # epb_flags
+                flags[index] = struct.unpack_from("<I" if little else ">I", buffer, value)[0]
     # timestamps in units of the interface's resolution (below 2**63 until 2262 at 1 ns, 2038 at 2^-32 s)
-    units = np.array(units, dtype=np.uint64).astype(np.int64)
-    which = np.array(which, dtype=np.int64)
+    units = ((high.astype(np.uint64) << np.uint64(32)) | low.astype(np.uint64)).astype(np.int64)
     times = np.zeros(n, dtype=np.int64)
     fcs = np.zeros(n, dtype=np.int64)
     linktypes = np.zeros(n, dtype=np.int64)
@@ -428,18 +451,14 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
         times[sel] = ns + interface.offset * 1_000_000_000
         fcs[sel] = interface.fcs
         linktypes[sel] = interface.linktype
-    flags = np.array(flag_list, dtype=np.int64)
     override = (flags >> 5) & 0xF
     fcs = np.where(override > 0, override, fcs)
     resolution = _resolution_text(interfaces[0].resolution) if interfaces else "1 us"
     if len({i.resolution for i in interfaces}) > 1:
         resolution += " (interfaces differ)"
-    blocks = np.stack([np.array(starts, dtype=np.int64), np.array(stops, dtype=np.int64),
-                       np.array(packet_of, dtype=np.int64)], axis=1) if starts else np.zeros((0, 3), dtype=np.int64)
-    capture = Capture(path, "pcapng", data, np.array(offsets, dtype=np.int64), np.array(caplens, dtype=np.int64),
-                      np.array(wirelens, dtype=np.int64), times, fcs, (flags >> 16) & 0xFFFF != 0, resolution,
-                      blocks, np.array(big, dtype=bool), linktypes, interfaces[0].linktype if interfaces else 1,
-                      warnings)
+    blocks = np.stack([starts, stops, packet_of], axis=1) if len(starts) else np.zeros((0, 3), dtype=np.int64)
+    capture = Capture(path, "pcapng", data, offsets, caplens, wirelens, times, fcs, (flags >> 16) & 0xFFFF != 0,
+                      resolution, blocks, big, linktypes, interfaces[0].linktype if interfaces else 1, warnings)
     capture.corrupt = corrupt
     return capture
 
@@ -687,19 +706,20 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
 # Streams ----------------------------------------------------------------------------------------------------------
 
 def _open_stream(path):
-    """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic."""
+    """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic:
+    ``(stream, source, underlying)``; closing ``underlying`` closes the file (never standard input)."""
     raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb")
     head = raw.read(4)
     raw = io.BufferedReader(_Prefixed(head, raw, owned=str(path) != STDIO), buffer_size=1 << 20)
     if head[:2] == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw), "gzip"
+        return gzip.GzipFile(fileobj=raw), "gzip", raw
     if head == _ZSTD_MAGIC:
         import zstandard
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), "zstd"
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), "zstd", raw
     if head == _LZ4_MAGIC:
         import lz4.frame
-        return lz4.frame.LZ4FrameFile(raw, "rb"), "lz4"
-    return raw, "stdin" if str(path) == STDIO else "file"
+        return lz4.frame.LZ4FrameFile(raw, "rb"), "lz4", raw
+    return raw, "stdin" if str(path) == STDIO else "file", raw
 
 
 class _Prefixed(io.RawIOBase):
@@ -754,18 +774,14 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     """
     import dpkt
     name = "standard input" if str(path) == STDIO else Path(path)
-    stream, source = _open_stream(path)
+    stream, source, underlying = _open_stream(path)
     try:
         yield from _chunks_of(stream, source, name, path, fcs, STREAM_CHUNK if chunk_bytes is None else chunk_bytes,
                               dpkt)
     finally:
         if str(path) != STDIO:
             stream.close()
-            if source in ("gzip", "zstd", "lz4"):
-                # the decompressor may leave the file under it open
-                inner = getattr(stream, "fileobj", None) or getattr(stream, "_fp", None)
-                if inner is not None:
-                    inner.close()
+            underlying.close()
 
 
 def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
@@ -812,12 +828,12 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
         if capture.format == "pcap":
             prefix = buffer[:24]
         else:
-            kinds = [struct.unpack_from("<I" if not big else ">I", buffer, start)[0]
-                     for (start, _, _), big in zip(capture.blocks.tolist(), capture.big_endian.tolist())]
-            shbs = [i for i, kind in enumerate(kinds) if kind == 0x0A0D0D0A]
-            if shbs:
-                prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])]
-                                  for i in range(shbs[-1], len(kinds)) if i == shbs[-1] or kinds[i] == 1)
+            others = np.flatnonzero(capture.blocks[:, 2] < 0)       # the blocks that are not packets
+            kinds = _u32(array, capture.blocks[others, 0], capture.big_endian[others])
+            shbs = np.flatnonzero(kinds == 0x0A0D0D0A)
+            if len(shbs):
+                chosen = others[shbs[-1]:][(np.arange(len(others) - shbs[-1]) == 0) | (kinds[shbs[-1]:] == 1)]
+                prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])] for i in chosen)
         at = origin + consumed
         pending = buffer[consumed:]
         if len(pending) > _LONGEST_RECORD:
