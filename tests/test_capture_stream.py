@@ -67,7 +67,7 @@ def test_bulk_equals_the_model_on_every_link_type_key_and_action(linktype, few, 
 def test_chunks_change_no_answer(ng, packets, tmp_path):
     """Read 200 bytes at a time (every chunk a record or two, each repeating the headers), a capture gives the
     report and the output of one big chunk, sized from its own peak or by a --config; several files too."""
-    records = [(t, _link_record(1, p)) for t, p in packets]
+    records = [(t, _link_record(1, p)) for t, p in packets[:600]]
     suffix = ".pcapng" if ng else ".pcap"
     third = len(records) // 3
     parts = [_write(tmp_path / f"part{i}{suffix}", records[i * third:(i + 1) * third], 1, ng=ng) for i in range(3)]
@@ -79,7 +79,7 @@ def test_chunks_change_no_answer(ng, packets, tmp_path):
         _same(big, tiny)
         assert big["filter"] == tiny["filter"] and big["capture"] == tiny["capture"]
         assert (tmp_path / f"big{suffix}").read_bytes() == (tmp_path / f"tiny{suffix}").read_bytes()
-        assert big["counters"]["duplicates"] > 50
+        assert big["counters"]["duplicates"] > 30
 
 
 def _config():
