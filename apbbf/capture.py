@@ -40,8 +40,9 @@ import numpy as np
 
 from .model.packet import linktype_name
 
-__all__ = ["Capture", "read_capture", "read_captures", "iter_capture", "write_capture", "write_captures",
-           "write_chunk", "open_output", "STDIO", "COMPRESSED_SUFFIXES"]
+__all__ = ["Capture", "CorruptCapture", "read_capture", "read_captures", "iter_capture", "iter_captures",
+           "write_capture", "write_captures", "write_chunk", "open_output", "STDIO", "COMPRESSED_SUFFIXES",
+           "LONGEST_SNAP"]
 
 #: The file name of standard input and output.
 STDIO = "-"
@@ -52,7 +53,30 @@ _GZIP_MAGIC, _ZSTD_MAGIC, _LZ4_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\x04\
 
 
 
+#: The longest captured length a pcap record may have beyond its file's snap length (tcpdump's and Wireshark's
+#: largest, 256 KiB): a record claiming more is corrupt.
+LONGEST_SNAP = 1 << 18
+
+
 # Reading ----------------------------------------------------------------------------------------------------------
+
+class CorruptCapture(ValueError):
+    """A record that cannot be a record (a pcap captured length beyond any snap length, a pcapng block length
+    that is not one) in the middle of a capture: the records before it are good.
+
+    Attributes
+    ----------
+    offset : int
+        The corrupt record's byte offset in the (decompressed) capture.
+    report : dict or None
+        Set by :func:`apbbf.dedup.dedup_capture`: the report of the frames before it (which were written).
+    """
+
+    def __init__(self, message: str, offset: int):
+        super().__init__(message)
+        self.offset = offset
+        self.report = None
+
 
 @dataclass
 class Capture:
@@ -103,6 +127,8 @@ class Capture:
     header_linktype: int = 1
     warnings: list = field(default_factory=list)
     source: str = "file"
+    #: a :class:`CorruptCapture` at the end of these records, if the parse stopped at one
+    corrupt: object = None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -187,7 +213,7 @@ def _fcs_option(value: int) -> int:
     raise ValueError(f"if_fcslen {value} is not an Ethernet FCS (0 or 4 bytes)")
 
 
-def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
+def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
     import dpkt
     if len(data) < 24:
         raise ValueError(f"{path}: too short for a pcap file ({len(data)} bytes)")
@@ -206,25 +232,40 @@ def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
     order = record.__hdr_fmt__[0]
     caplen_at = struct.Struct(order + "I").unpack_from
     size = record.__hdr_len__
+    snap = max(int(header.snaplen), LONGEST_SNAP)
     buffer = data.data if len(data) else b""
     end = len(data)
     pos = 24
     starts = []
+    append = starts.append
     warnings = []
+    corrupt = None
     step = 1 << 24
-    mark = step
     # the walk from record to record is sequential: only the starts here, the fields below at once
     while pos + size <= end:
-        caplen = caplen_at(buffer, pos + 8)[0]
-        if pos + size + caplen > end:
-            warnings.append(f"the last record is cut short at byte {end} (of {pos + size + caplen}): ignored")
-            break
-        starts.append(pos)
-        pos += size + caplen
-        if pos >= mark and progress:
-            progress(pos)
-            mark = pos + step
-    if pos < end and not warnings:
+        stop = min(end - size, pos + step)
+        while pos <= stop:
+            caplen = caplen_at(buffer, pos + 8)[0]
+            if caplen > snap:
+                break
+            following = pos + size + caplen
+            if following > end:
+                break
+            append(pos)
+            pos = following
+        else:
+            if progress:
+                progress(pos)
+            continue
+        if caplen > snap:
+            corrupt = CorruptCapture(f"{path}: the record at byte {origin + pos} is corrupt (captured length "
+                                     f"{caplen} beyond the snap length {header.snaplen}): the {len(starts)} records "
+                                     f"before it were read", origin + pos)
+        else:
+            warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + following}): "
+                            f"ignored")
+        break
+    if pos < end and not warnings and corrupt is None:
         warnings.append(f"{end - pos} bytes after the last record ignored")
     starts = np.array(starts, dtype=np.int64)
     n = len(starts)
@@ -235,10 +276,12 @@ def _read_pcap(path: Path, data: np.ndarray, progress) -> Capture:
     times = secs * 1_000_000_000 + fracs * (1 if nano else 1000)
     blocks = np.concatenate([[[0, 24, -1]], np.stack([starts, starts + size + caplens, np.arange(n)], axis=1)]) \
         if n else np.array([[0, 24, -1]], dtype=np.int64)
-    return Capture(path, "pcap", data, starts + size, caplens, wirelens, times,
-                   np.full(n, fcs, dtype=np.int64), np.zeros(n, dtype=bool), "1 ns" if nano else "1 us",
-                   blocks.astype(np.int64), np.full(len(blocks), not little), np.full(n, linktype, dtype=np.int64),
-                   linktype, warnings)
+    capture = Capture(path, "pcap", data, starts + size, caplens, wirelens, times,
+                      np.full(n, fcs, dtype=np.int64), np.zeros(n, dtype=bool), "1 ns" if nano else "1 us",
+                      blocks.astype(np.int64), np.full(len(blocks), not little), np.full(n, linktype, dtype=np.int64),
+                      linktype, warnings)
+    capture.corrupt = corrupt
+    return capture
 
 
 @dataclass
@@ -286,7 +329,15 @@ def _options(buffer, start: int, stop: int, little: bool):
         pos += 4 + length + (-length % 4)
 
 
-def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
+def _u32(data: np.ndarray, at: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """The 32-bit words at byte offsets ``at`` of ``data``, each big-endian where ``big`` is set, as int64."""
+    octets = data[np.asarray(at, dtype=np.int64)[:, None] + np.arange(4)].astype(np.int64)
+    little = octets[:, 0] | octets[:, 1] << 8 | octets[:, 2] << 16 | octets[:, 3] << 24
+    swapped = octets[:, 3] | octets[:, 2] << 8 | octets[:, 1] << 16 | octets[:, 0] << 24
+    return np.where(big, swapped, little)
+
+
+def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
     import dpkt
     P = dpkt.pcapng
     buffer = data.data
@@ -295,13 +346,18 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
     little = True
     interfaces: list[_Interface] = []
     section: list[int] = []                      # the current section's interfaces (global indices)
-    starts, stops, packet_of, big = [], [], [], []
-    offsets, caplens, wirelens, which, units, flag_list = [], [], [], [], [], []
+    # sections: where each starts (the one before any header first), its byte order, its interfaces
+    section_starts, section_big, sections = [-1], [False], [section]
+    blocks, packets = [], []
+    append_block, append_packet = blocks.append, packets.append
     warnings = []
+    corrupt = None
     step, mark = 1 << 24, 1 << 24
     epb, pb, shb, idb = P.PCAPNG_BT_EPB, P.PCAPNG_BT_PB, P.PCAPNG_BT_SHB, P.PCAPNG_BT_IDB
     header = struct.Struct("<II").unpack_from
-    fields = struct.Struct("<IIIIII").unpack_from               # length, then the EPB's five fields
+    word = struct.Struct("<I").unpack_from
+    # the walk from block to block is sequential: the blocks' starts here, their fields (and the packets'
+    # options) below
     while pos + 12 <= end:
         kind, length = header(buffer, pos)
         if kind == shb:
@@ -314,34 +370,22 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
                 raise ValueError(f"{path}: section at byte {pos} has no byte-order magic")
             e = "<" if little else ">"
             header = struct.Struct(e + "II").unpack_from
-            fields = struct.Struct(e + "IIIIII").unpack_from
+            word = struct.Struct(e + "I").unpack_from
             kind, length = header(buffer, pos)
             section = []
-        if length < 12 or length % 4 or pos + length > end:
-            warnings.append(f"block at byte {pos} (length {length}) is cut short or malformed: the rest of the "
-                            f"file ({end - pos} bytes) is ignored")
+            section_starts.append(pos)
+            section_big.append(not little)
+            sections.append(section)
+        if length < 12 or length % 4 or (pos + length <= end and word(buffer, pos + length - 4)[0] != length):
+            corrupt = CorruptCapture(f"{path}: the block at byte {origin + pos} is corrupt (its length {length} is not "
+                                     f"a block's): the {len(packets)} packets before it were read", origin + pos)
             break
-        packet = -1
+        if pos + length > end:
+            warnings.append(f"block at byte {origin + pos} (length {length}) is cut short: the rest of the file "
+                            f"({end - pos} bytes) is ignored")
+            break
         if kind == epb or kind == pb:
-            _, iface, high, low, caplen, wirelen = fields(buffer, pos + 4)
-            if kind == pb:
-                iface = iface & 0xFFFF if little else iface >> 16
-            if iface >= len(section):
-                raise ValueError(f"{path}: packet at byte {pos} names interface {iface}, which its section does not "
-                                 f"describe")
-            flags = 0
-            options = pos + 28 + caplen + (-caplen % 4)
-            if options < pos + length - 4:
-                for code, at, size in _options(buffer, options, pos + length - 4, little):
-                    if code == 2 and size == 4:                           # epb_flags
-                        flags = struct.unpack_from(("<" if little else ">") + "I", buffer, at)[0]
-            packet = len(offsets)
-            offsets.append(pos + 28)
-            caplens.append(caplen)
-            wirelens.append(wirelen)
-            which.append(section[iface])
-            units.append((high << 32) | low)
-            flag_list.append(flags)
+            append_packet(pos)
         elif kind == shb:
             block = (P.SectionHeaderBlockLE if little else P.SectionHeaderBlock)(bytes(data[pos:pos + length]))
             if block.v_major != P.PCAPNG_VERSION_MAJOR:
@@ -353,18 +397,45 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
         elif kind == P.PCAPNG_BT_SPB:
             raise ValueError(f"{path}: simple packet blocks (byte {pos}) carry no timestamp; apbbf dedup needs one "
                              f"per frame")
-        starts.append(pos)
-        stops.append(pos + length)
-        packet_of.append(packet)
-        big.append(not little)
+        append_block(pos)
         pos += length
         if pos >= mark and progress:
             progress(pos)
             mark = pos + step
-    n = len(offsets)
+    starts = np.array(blocks, dtype=np.int64)
+    where = np.array(packets, dtype=np.int64)
+    n = len(where)
+    big = np.array(section_big, dtype=bool)[np.searchsorted(section_starts, starts, side="right") - 1]
+    stops = starts + _u32(data, starts + 4, big)
+    of_packet = np.searchsorted(section_starts, where, side="right") - 1
+    packet_big = np.array(section_big, dtype=bool)[of_packet]
+    kinds = _u32(data, where, packet_big)
+    iface = _u32(data, where + 8, packet_big)
+    iface = np.where(kinds == pb, np.where(packet_big, iface >> 16, iface & 0xFFFF), iface)
+    counts = np.array([len(members) for members in sections], dtype=np.int64)
+    bases = np.array([members[0] if members else 0 for members in sections], dtype=np.int64)
+    wrong = np.flatnonzero(iface >= counts[of_packet])
+    if len(wrong):
+        at = int(wrong[0])
+        raise ValueError(f"{path}: packet at byte {int(where[at])} names interface {int(iface[at])}, which its "
+                         f"section does not describe")
+    which = bases[of_packet] + iface
+    high, low = _u32(data, where + 12, packet_big), _u32(data, where + 16, packet_big)
+    caplens, wirelens = _u32(data, where + 20, packet_big), _u32(data, where + 24, packet_big)
+    offsets = where + 28
+    packet_of = np.full(len(starts), -1, dtype=np.int64)
+    packet_of[np.searchsorted(starts, where)] = np.arange(n)
+    flags = np.zeros(n, dtype=np.int64)
+    # the packets with options (after the data, padded to 32 bits): their epb_flags
+    lengths = stops[np.searchsorted(starts, where)] - where
+    for index in np.flatnonzero(28 + caplens + (-caplens % 4) < lengths - 4).tolist():
+        at, little = int(where[index]), not packet_big[index]
+        for code, value, size in _options(buffer, at + 28 + int(caplens[index]) + (-int(caplens[index]) % 4),
+                                          at + int(lengths[index]) - 4, little):
+            if code == 2 and size == 4:                           # epb_flags
+                flags[index] = struct.unpack_from("<I" if little else ">I", buffer, value)[0]
     # timestamps in units of the interface's resolution (below 2**63 until 2262 at 1 ns, 2038 at 2^-32 s)
-    units = np.array(units, dtype=np.uint64).astype(np.int64)
-    which = np.array(which, dtype=np.int64)
+    units = ((high.astype(np.uint64) << np.uint64(32)) | low.astype(np.uint64)).astype(np.int64)
     times = np.zeros(n, dtype=np.int64)
     fcs = np.zeros(n, dtype=np.int64)
     linktypes = np.zeros(n, dtype=np.int64)
@@ -380,18 +451,16 @@ def _read_pcapng(path: Path, data: np.ndarray, progress) -> Capture:
         times[sel] = ns + interface.offset * 1_000_000_000
         fcs[sel] = interface.fcs
         linktypes[sel] = interface.linktype
-    flags = np.array(flag_list, dtype=np.int64)
     override = (flags >> 5) & 0xF
     fcs = np.where(override > 0, override, fcs)
     resolution = _resolution_text(interfaces[0].resolution) if interfaces else "1 us"
     if len({i.resolution for i in interfaces}) > 1:
         resolution += " (interfaces differ)"
-    blocks = np.stack([np.array(starts, dtype=np.int64), np.array(stops, dtype=np.int64),
-                       np.array(packet_of, dtype=np.int64)], axis=1) if starts else np.zeros((0, 3), dtype=np.int64)
-    return Capture(path, "pcapng", data, np.array(offsets, dtype=np.int64), np.array(caplens, dtype=np.int64),
-                   np.array(wirelens, dtype=np.int64), times, fcs, (flags >> 16) & 0xFFFF != 0, resolution,
-                   blocks, np.array(big, dtype=bool), linktypes, interfaces[0].linktype if interfaces else 1,
-                   warnings)
+    blocks = np.stack([starts, stops, packet_of], axis=1) if len(starts) else np.zeros((0, 3), dtype=np.int64)
+    capture = Capture(path, "pcapng", data, offsets, caplens, wirelens, times, fcs, (flags >> 16) & 0xFFFF != 0,
+                      resolution, blocks, big, linktypes, interfaces[0].linktype if interfaces else 1, warnings)
+    capture.corrupt = corrupt
+    return capture
 
 
 def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:
@@ -437,6 +506,8 @@ def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:
     except (dpkt.Error, struct.error) as error:
         raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
     capture.path, capture.source = path, source
+    if capture.corrupt is not None:
+        raise capture.corrupt
     if fcs is not None:
         capture.fcs[:] = fcs
     return capture
@@ -470,9 +541,7 @@ def read_captures(paths, *, fcs: int | None = None, progress=None) -> list[Captu
             raise ValueError(f"{first.path} has link type {linktype_name(first.linktype)} and {other.path} "
                              f"{linktype_name(other.linktype)}: captures of different link types are not one "
                              f"stream (de-duplicate them one at a time)")
-        if _format_of(other) != _format_of(first) or (first.format == "pcap" and other.header[:8] != first.header[:8]):
-            raise ValueError(f"{first.path} is {_format_of(first)} and {other.path} {_format_of(other)}: one output "
-                             f"holds one format (convert them first, e.g. with editcap -F pcapng)")
+        _same_stream(first, other)
     return captures
 
 
@@ -555,6 +624,15 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
     wanted &= blocks[:, 0] >= skip
     buffer = capture.data
     if mark is None or not np.any(mark):
+        if len(blocks) and np.array_equal(blocks[1:, 0], blocks[:-1, 1]):
+            # the blocks tile the buffer: the kept bytes gathered at once, one write
+            lo, hi = int(blocks[0, 0]), int(blocks[-1, 1])
+            kept = np.repeat(wanted, blocks[:, 1] - blocks[:, 0])
+            if kept.all():
+                out.write(buffer[lo:hi].data)
+            elif kept.any():
+                out.write(buffer[lo:hi][kept].data)
+            return
         # runs of consecutive kept blocks, one write each
         chosen = blocks[wanted]
         if len(chosen):
@@ -628,26 +706,33 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
 # Streams ----------------------------------------------------------------------------------------------------------
 
 def _open_stream(path):
-    """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic."""
+    """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic:
+    ``(stream, source, underlying)``; closing ``underlying`` closes the file (never standard input)."""
     raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb")
     head = raw.read(4)
-    raw = io.BufferedReader(_Prefixed(head, raw))
+    raw = io.BufferedReader(_Prefixed(head, raw, owned=str(path) != STDIO), buffer_size=1 << 20)
     if head[:2] == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw), "gzip"
+        return gzip.GzipFile(fileobj=raw), "gzip", raw
     if head == _ZSTD_MAGIC:
         import zstandard
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), "zstd"
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True), "zstd", raw
     if head == _LZ4_MAGIC:
         import lz4.frame
-        return lz4.frame.LZ4FrameFile(raw, "rb"), "lz4"
-    return raw, "stdin" if str(path) == STDIO else "file"
+        return lz4.frame.LZ4FrameFile(raw, "rb"), "lz4", raw
+    return raw, "stdin" if str(path) == STDIO else "file", raw
 
 
 class _Prefixed(io.RawIOBase):
     """A stream with bytes already read from it put back in front."""
 
-    def __init__(self, head: bytes, stream):
-        self._head, self._stream = head, stream
+    def __init__(self, head: bytes, stream, owned: bool = False):
+        super().__init__()
+        self._head, self._stream, self._owned = head, stream, owned
+
+    def close(self) -> None:
+        if self._owned and not self.closed:
+            self._stream.close()
+        super().close()
 
     def readable(self):
         return True
@@ -671,24 +756,38 @@ _LONGEST_RECORD = 1 << 26
 
 
 def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
-    """Read a capture as it arrives (a pipe): successive :class:`Capture` chunks of the records complete so far.
+    """Read a capture in chunks as it arrives (a pipe, or a file of any size, in bounded memory): successive
+    :class:`Capture` chunks of the records complete so far.
 
     Each chunk is the capture's header (pcap: the file header; pcapng: the current section's header and interface
     blocks) followed by whole records, so it parses as a capture of its own; its attribute ``skip`` is the length
     of that repeated prefix (0 in the first chunk): :func:`write_chunk` leaves it out. A chunk is read with
     ``read1``: whatever the pipe holds, up to ``chunk_bytes``, so a slow live capture is processed as it comes.
+    A record cut short at the end (a pipe closed early) is left out, with a warning.
 
     Raises
     ------
+    CorruptCapture
+        After the chunk of the records before it, at a corrupt record (:class:`CorruptCapture`: its byte offset).
     ValueError, OSError
         As :func:`read_capture`.
     """
     import dpkt
     name = "standard input" if str(path) == STDIO else Path(path)
-    stream, source = _open_stream(path)
+    stream, source, underlying = _open_stream(path)
+    try:
+        yield from _chunks_of(stream, source, name, path, fcs, STREAM_CHUNK if chunk_bytes is None else chunk_bytes,
+                              dpkt)
+    finally:
+        if str(path) != STDIO:
+            stream.close()
+            underlying.close()
+
+
+def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
     read = getattr(stream, "read1", stream.read)
-    chunk_bytes = STREAM_CHUNK if chunk_bytes is None else chunk_bytes
     pending, prefix, first, eof = b"", b"", True, False
+    at = 0                                                  # file offset of pending's first byte
     while not eof:
         try:
             data = read(chunk_bytes)
@@ -704,11 +803,12 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
                 raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(buffer)} bytes)")
             break
         array = np.frombuffer(buffer, dtype=np.uint8)
+        origin = at - len(prefix)
         try:
             if struct.unpack_from("<I", buffer, 0)[0] == 0x0A0D0D0A:
-                capture = _read_pcapng(name, array, None)
+                capture = _read_pcapng(name, array, None, origin)
             else:
-                capture = _read_pcap(name, array, None)
+                capture = _read_pcap(name, array, None, origin)
         except (dpkt.Error, struct.error) as error:
             raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
         consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
@@ -719,23 +819,65 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
         if fcs is not None:
             capture.fcs[:] = fcs
         # (a later chunk with new blocks but no packet, a new section's header, is yielded too: it is written)
-        if len(capture) or eof or (not first and consumed > len(prefix)):
+        if len(capture) or eof or capture.corrupt is not None or (not first and consumed > len(prefix)):
             yield capture
             first = False
+        if capture.corrupt is not None:
+            raise capture.corrupt
         # the next chunk repeats the header: pcap's file header, or the current section's header and interfaces
         if capture.format == "pcap":
             prefix = buffer[:24]
         else:
-            kinds = [struct.unpack_from("<I" if not big else ">I", buffer, start)[0]
-                     for (start, _, _), big in zip(capture.blocks.tolist(), capture.big_endian.tolist())]
-            shbs = [i for i, kind in enumerate(kinds) if kind == 0x0A0D0D0A]
-            if shbs:
-                prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])]
-                                  for i in range(shbs[-1], len(kinds)) if i == shbs[-1] or kinds[i] == 1)
+            others = np.flatnonzero(capture.blocks[:, 2] < 0)       # the blocks that are not packets
+            kinds = _u32(array, capture.blocks[others, 0], capture.big_endian[others])
+            shbs = np.flatnonzero(kinds == 0x0A0D0D0A)
+            if len(shbs):
+                chosen = others[shbs[-1]:][(np.arange(len(others) - shbs[-1]) == 0) | (kinds[shbs[-1]:] == 1)]
+                prefix = b"".join(buffer[int(capture.blocks[i, 0]):int(capture.blocks[i, 1])] for i in chosen)
+        at = origin + consumed
         pending = buffer[consumed:]
         if len(pending) > _LONGEST_RECORD:
-            raise ValueError(f"{name}: no complete record in {len(pending)} bytes: not a capture, or a corrupt "
-                             f"one")
+            raise CorruptCapture(f"{name}: no complete record in the {len(pending)} bytes from byte {at}: not a "
+                                 f"capture, or a corrupt one", at)
+
+
+def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = None):
+    """:func:`iter_capture` of several captures that make one stream (module documentation, "Writing"), in
+    order: a later pcap file's first chunk skips its file header (one heads the output).
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_captures` (checked as each file starts); as :func:`iter_capture`.
+    """
+    paths = list(paths)
+    if not paths:
+        raise ValueError("give at least one capture")
+    if sum(str(p) == STDIO for p in paths) > 1:
+        raise ValueError("standard input (-) can be read once")
+    first = None
+    for index, path in enumerate(paths):
+        started = False
+        for capture in iter_capture(path, fcs=fcs, chunk_bytes=chunk_bytes):
+            if not started:
+                started = True
+                if first is None:
+                    first = capture
+                else:
+                    _same_stream(first, capture)
+                    if capture.format == "pcap":
+                        capture.skip = len(capture.header)
+            yield capture
+
+
+def _same_stream(first: Capture, other: Capture) -> None:
+    if len(other) and len(first) and other.linktype != first.linktype:
+        raise ValueError(f"{first.path} has link type {linktype_name(first.linktype)} and {other.path} "
+                         f"{linktype_name(other.linktype)}: captures of different link types are not one "
+                         f"stream (de-duplicate them one at a time)")
+    if _format_of(other) != _format_of(first) or (first.format == "pcap" and other.header[:8] != first.header[:8]):
+        raise ValueError(f"{first.path} is {_format_of(first)} and {other.path} {_format_of(other)}: one output "
+                         f"holds one format (convert them first, e.g. with editcap -F pcapng)")
 
 
 def write_chunk(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None = None) -> int:
@@ -751,6 +893,6 @@ def write_chunk(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None
     if mark is not None and np.any(mark) and capture.format != "pcapng":
         raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
     _write_records(out, capture, keep, mark, getattr(capture, "skip", 0))
-    if hasattr(out, "flush"):
-        out.flush()
+    if isinstance(out, _Unclosed):
+        out.flush()             # frames flow on down a pipe (a compressed file's flush would end its frame)
     return int(np.count_nonzero(keep))

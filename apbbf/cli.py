@@ -288,19 +288,23 @@ register("host", _add_host)
 register("dedup", _add_dedup)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every registered subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every registered subcommand, or with subcommand ``only`` alone (so that a command
+    imports only what it needs: ``export`` pulls in Amaranth, ``dedup`` numpy and dpkt)."""
     parser = argparse.ArgumentParser(prog="apbbf", description="Age-Partitioned Blocked Bloom Filter tools")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for _, add_parser in COMMANDS:
-        add_parser(subparsers)
+    for name, add_parser in COMMANDS:
+        if only is None or name == only:
+            add_parser(subparsers)
     return parser
 
 
 def main(argv=None) -> int:
     """Entry point of the ``apbbf`` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    named = words[0] if words and words[0] in {name for name, _ in COMMANDS} else None
+    parser = build_parser(named)
+    args = parser.parse_args(words)
     try:
         return args.func(args)
     except (TypeError, ValueError) as error:

@@ -24,7 +24,7 @@ the same design. With ``drop``, frames longer than ``--max-frame`` pass unchecke
 them (:func:`apbbf.model.dedup.oversize`, which counts ``--data-width`` beats).
 
 The report compares the filter with an exact de-duplication over the same keys and ticks
-(:class:`apbbf.model.dedup.ExactWindow`).
+(:class:`apbbf.model.dedup.BulkExactWindow`: :class:`~apbbf.model.dedup.ExactWindow`'s answers over arrays).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .capture import STDIO, read_captures
+from .capture import STDIO
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
            "check_datapath", "dedup_capture", "add_parser", "main"]
@@ -146,8 +146,8 @@ def peak_count(ticks: np.ndarray, span: int) -> int:
     return int((np.arange(len(ticks)) - first + 1).max())
 
 
-def size_filter(ticks: np.ndarray, span: int, fp: float, *, burst: float = 2.0, time_width: int | None = None,
-                rate: float | None = None, seed: int = 0):
+def size_filter(ticks: np.ndarray | None, span: int, fp: float, *, burst: float = 2.0, time_width: int | None = None,
+                rate: float | None = None, seed: int = 0, peak: int | None = None, gap: int | None = None):
     """The filter for a capture (module documentation): ``(config, sizing)``.
 
     Parameters
@@ -167,6 +167,9 @@ def size_filter(ticks: np.ndarray, span: int, fp: float, *, burst: float = 2.0, 
         the span).
     seed : int
         The hash seed.
+    peak, gap : int or None
+        The most ticks within any ``span + 1`` consecutive ticks and the longest gap between consecutive ticks,
+        if already known (:class:`PeakTracker`, a capture read in chunks): ``ticks`` is then not read.
 
     Returns
     -------
@@ -182,17 +185,73 @@ def size_filter(ticks: np.ndarray, span: int, fp: float, *, burst: float = 2.0, 
         If no configuration meets the targets.
     """
     from .model.timeanalysis import solve_timed, timed_analysis
-    peak = None
     if rate is None:
-        peak = max(1, peak_count(ticks, span))
+        peak = max(1, peak_count(ticks, span) if peak is None else peak)
         rate = peak / span
-    gap = int(np.diff(ticks).max()) if len(ticks) > 1 else 0
+    else:
+        peak = None
+    if gap is None:
+        gap = int(np.diff(ticks).max()) if len(ticks) > 1 else 0
     if time_width is None:
         time_width = next((w for w in (32, 48, 64) if span + gap < 1 << (w - 1)), 64)
     config = solve_timed(fp, span, rate, burst=burst, time_width=time_width, seed=seed)
     return config, {"peak_frames_per_span": peak, "rate_per_tick": rate,
                     "predicted_fp": timed_analysis(config, rate)["fp"], "burst": burst, "longest_gap_ticks": gap,
                     "planned_from": "capture" if peak is not None else "rate"}
+
+
+class PeakTracker:
+    """:func:`peak_count` and the longest gap of a stream of non-decreasing ticks given in chunks.
+
+    Attributes
+    ----------
+    peak : int
+        The most ticks within any ``span + 1`` consecutive ticks so far.
+    gap : int
+        The longest step between consecutive ticks so far.
+    """
+
+    def __init__(self, span: int):
+        self.span, self.peak, self.gap = span, 0, 0
+        self._tail = np.zeros(0, dtype=np.int64)           # the ticks within a span of the latest
+        self._last = None
+
+    def add(self, ticks: np.ndarray) -> None:
+        """The next ticks (non-decreasing, none before the last given)."""
+        if not len(ticks):
+            return
+        joined = np.concatenate([self._tail, ticks])
+        starts = np.searchsorted(joined, ticks - self.span, side="left")
+        self.peak = max(self.peak, int((np.arange(len(self._tail), len(joined)) - starts + 1).max()))
+        if self._last is not None:
+            self.gap = max(self.gap, int(ticks[0] - self._last))
+        if len(ticks) > 1:
+            self.gap = max(self.gap, int(np.diff(ticks).max()))
+        self._last = int(ticks[-1])
+        self._tail = joined[np.searchsorted(joined, joined[-1] - self.span, side="left"):]
+
+
+class _Arrivals:
+    """Capture timestamps in arrival order, across chunks: a record stamped before the latest time so far is
+    taken at the latest time (docs/dedup.md, "Time going backwards")."""
+
+    def __init__(self):
+        self.latest = -1
+        self.last = None                                      # the last timestamp as written
+        self.first = None                                     # the earliest timestamp
+        self.reordered = self.step_back = 0
+
+    def add(self, times: np.ndarray) -> np.ndarray:
+        """The chunk's times (nanoseconds) as they arrive: each raised to the latest before it."""
+        before = np.concatenate([[self.latest if self.latest >= 0 else times[0]],
+                                 np.maximum.accumulate(times)[:-1]])
+        running = np.maximum(before, times)
+        self.step_back = max(self.step_back, int((running - times).max()))
+        previous = np.concatenate([[times[0] if self.last is None else self.last], times[:-1]])
+        self.reordered += int(np.count_nonzero(times < previous))
+        self.last, self.latest = int(times[-1]), int(running[-1])
+        self.first = int(times.min()) if self.first is None else min(self.first, int(times.min()))
+        return running
 
 
 def export_command(config, key: str, action: str, *, data_width: int = 512, max_frame: int = 9600,
@@ -240,11 +299,18 @@ def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: b
     must be more beats than the key extractor's latency for ``spec``). The placeholder is never elaborated: this
     file's first line tells Amaranth so (``UnusedElaboratable=no``).
 
+    A datapath the gateware took is remembered (:func:`accepted_datapaths`: a file in the user's cache directory,
+    keyed by the gateware's sources' sizes and times), so that a later run does not import Amaranth to ask again.
+
     Raises
     ------
     ValueError
         Naming the parameter and the least value the gateware takes.
     """
+    key = json.dumps([str(spec), action, max_frame, data_width, bool(fcs)])
+    cache = accepted_datapaths()
+    if cache is not None and key in cache["datapaths"]:
+        return
     from .hdl.packet.dedup import PacketDedup
     from .model.config import Config
     try:
@@ -252,6 +318,52 @@ def check_datapath(spec, action: str, *, max_frame: int, data_width: int, fcs: b
     except ValueError as error:
         raise ValueError(f"{error} (the gateware refuses it: apbbf export --dedup could not build this datapath)") \
             from None
+    if cache is not None:
+        cache["datapaths"] = sorted(set(cache["datapaths"]) | {key})[-256:]
+        try:
+            path = cache.pop("path")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_text(json.dumps(cache))
+            os.replace(partial, path)
+        except OSError:
+            pass                                            # a cache that cannot be written is not one
+
+
+def _gateware_stamp() -> str | None:
+    """The sizes and modification times of the gateware's Python sources (``hdl/``), or None if they are not
+    found: what an accepted datapath is valid for."""
+    here = Path(__file__).resolve().parent
+    for root in (here / "hdl", here.parent / "hdl"):
+        if (root / "packet").is_dir():
+            files = sorted(root.rglob("*.py"))
+            return ";".join(f"{f.relative_to(root)}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files)
+    return None
+
+
+def accepted_datapaths() -> dict | None:
+    """The datapaths :func:`check_datapath` found the gateware to take, as remembered in
+    ``$XDG_CACHE_HOME/apbbf/datapaths.json`` (default ``~/.cache``) for these gateware sources: ``{"datapaths":
+    [...], "path": Path, ...}``; None when the sources cannot be found (nothing is remembered then). Set
+    ``APBBF_NO_CACHE=1`` to ask the gateware every time.
+    """
+    if os.environ.get("APBBF_NO_CACHE"):
+        return None
+    stamp = _gateware_stamp()
+    if stamp is None:
+        return None
+    import hashlib
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "apbbf" / "datapaths.json"
+    digest = hashlib.sha256(stamp.encode()).hexdigest()
+    try:
+        cache = json.loads(path.read_text())
+        if cache.get("gateware") != digest or not isinstance(cache.get("datapaths"), list):
+            raise ValueError("stale")
+    except (OSError, ValueError):
+        cache = {"gateware": digest, "datapaths": []}
+    cache["path"] = path
+    return cache
 
 
 def _as_paths(paths) -> list:
@@ -269,7 +381,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
                   tick: int = 1000, burst: float = 2.0, output=None, fcs: int | None = None,
                   time_width: int | None = None, engine: str = "bulk", progress: bool = False,
                   rate: float | None = None, config=None, seed: int | None = None, max_frame: int = 9600,
-                  data_width: int = 512, datapath_fcs: bool = False) -> dict:
+                  data_width: int = 512, datapath_fcs: bool = False, chunk_bytes: int | None = None) -> dict:
     """Run the de-duplication model on captures (one stream) and compare it with the exact answer.
 
     Parameters
@@ -306,6 +418,10 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         The hash seed when the filter is sized here; None: drawn.
     max_frame, data_width, datapath_fcs
         The gateware's: with ``drop``, longer frames pass unchecked (:func:`apbbf.model.dedup.oversize`).
+    chunk_bytes : int or None
+        Bytes read at a time (:func:`apbbf.capture.iter_capture`; default 4 MiB): the records are processed in
+        chunks of whole records, so the memory does not grow with the capture (a file sized from its own peak is
+        read twice: its times first). Chunks change no answer.
 
     Returns
     -------
@@ -315,12 +431,15 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
 
     Raises
     ------
+    CorruptCapture
+        At a corrupt record in the middle of a capture (naming its byte offset): the frames before it were
+        processed and written; the exception's ``report`` is theirs.
     TypeError, ValueError, OSError
         On bad arguments or captures; nothing is written then.
     """
     from .model.config import check_config, check_integer
-    from .model.dedup import DATA_WIDTHS, Dedup, ExactWindow, ethernet_lengths, oversize, span_ticks, to_ticks
-    from .capture import iter_capture, open_output, write_chunk
+    from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks
+    from .capture import CorruptCapture, iter_captures, open_output, write_chunk
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
 
@@ -365,7 +484,6 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     planned = None if rate is None else rate * tick / 1e9
     drawn = secrets.randbits(64) if seed is None else seed
     datapath = dict(max_frame=max_frame, data_width=data_width, fcs=datapath_fcs)
-    streaming = len(paths) == 1 and str(paths[0]) == STDIO
     sizing = None
 
     def released_of(capture, linktype):
@@ -374,36 +492,52 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         lengths = ethernet_lengths(FrameBatch(capture.data, capture.offsets, capture.frame_lengths), linktype)
         return oversize(lengths, max_frame, data_width, datapath_fcs)
 
-    if streaming:
-        # a pipe: records are processed (and written) as they arrive; the filter is sized by the user
-        chunks = iter_capture(paths[0], fcs=fcs)
+    def same_link(capture, linktype):
+        if len(capture) and capture.linktype != linktype:
+            raise ValueError(f"{capture.path} has link type {linktype_name(capture.linktype)}, not "
+                             f"{linktype_name(linktype)} as before: one link type per run")
+
+    corrupt = None
+    if config is None and planned is None:
+        # a file sized from its own peak: a first pass over its records (their times and lengths only)
+        bar = _Bar(progress, None, "sizing", "frame")
+        peaks, arrivals, frames, first = PeakTracker(span), _Arrivals(), 0, None
+        try:
+            for capture in iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes):
+                if first is None:
+                    first, linktype = capture, capture.linktype
+                    check_link(spec, linktype)
+                same_link(capture, linktype)
+                if len(capture):
+                    ticks = arrivals.add(capture.times) // tick
+                    peaks.add(ticks[~capture.errored & ~released_of(capture, linktype)])
+                frames += len(capture)
+                bar.to(frames)
+        except CorruptCapture as error:
+            corrupt = error                                  # sized on the records before it
+        finally:
+            bar.close()
+        if first is None:
+            raise corrupt
+        seconds["read"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        config, sizing = size_filter(None, span, fp, burst=burst, time_width=time_width, seed=drawn,
+                                     peak=peaks.peak, gap=peaks.gap)
+        seconds["size"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes)
+        total = frames
+    else:
+        # records are processed (and written) as they arrive; the filter is sized by the user
+        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes)
         first = next(chunks)
         linktype = first.linktype
         check_link(spec, linktype)
         chunks = itertools.chain([first], chunks)
+        total = None
         if config is None:
             config, sizing = size_filter(np.zeros(0, dtype=np.int64), span, fp, burst=burst, time_width=time_width,
                                          rate=planned, seed=drawn)
-    else:
-        bar = _Bar(progress, 0, "read", "B")
-        chunks = read_captures(paths, fcs=fcs, progress=bar.to)
-        bar.close()
-        first = chunks[0]
-        for capture in chunks[1:]:
-            capture.skip = len(capture.header)          # one pcap file header heads the output
-        linktype = first.linktype
-        check_link(spec, linktype)
-        if config is None:
-            times = np.concatenate([c.times for c in chunks])
-            checked = np.concatenate([~c.errored & ~released_of(c, linktype) for c in chunks])
-            ticks, _ = to_ticks(times, tick)
-            seconds["read"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            config, sizing = size_filter(ticks[checked], span, fp, burst=burst, time_width=time_width, rate=planned,
-                                         seed=drawn)
-            seconds["size"] += time.perf_counter() - clock
-            clock = time.perf_counter()
-            del times, checked, ticks
     if sizing is None:
         sizing = {"peak_frames_per_span": None, "rate_per_tick": planned_rate(config),
                   "predicted_fp": timed_analysis(config, planned_rate(config))["fp"], "burst": None,
@@ -414,13 +548,11 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
 
     pipeline = Dedup(config, spec, action, engine=engine, linktype=linktype, **datapath)
     retain = span + (config.k + 1) * config.shift_interval
-    exact = ExactWindow(span, retain)
-    totals = dict.fromkeys(("frames", "bytes", "errored", "truncated", "fcs_removed", "reordered", "step_back",
+    exact = BulkExactWindow(span, retain)
+    totals = dict.fromkeys(("frames", "bytes", "errored", "truncated", "fcs_removed",
                             "oversize", "exact", "checked", "found", "false_positives", "late", "missed", "fresh",
-                            "fresh_hit", "written", "peak", "gap"), 0)
-    last_time = last_tick = first_time = None
-    latest = -1
-    tail = np.zeros(0, dtype=np.int64)             # checked ticks within a span of the latest (for the peak)
+                            "fresh_hit", "written"), 0)
+    peaks, arrivals = PeakTracker(span), _Arrivals()
     # a file is written under a temporary name and renamed when complete: an error leaves nothing behind
     out = temporary = None
     if output is not None:
@@ -429,85 +561,76 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             temporary = target.with_name(f".{target.name}.{os.getpid()}.partial")
         out = open_output(output, into=temporary)
     complete = False
-    bar = _Bar(progress and not streaming, sum(len(c) for c in chunks) if not streaming else 0, "dedup", "frame")
+    bar = _Bar(progress, total, "dedup", "frame")
     sources, warnings = set(), []
-    try:
-        for capture in chunks:
-            if capture.linktype != linktype and len(capture):
-                raise ValueError(f"{capture.path} has link type {linktype_name(capture.linktype)}, not "
-                                 f"{linktype_name(linktype)} as before: one link type per run")
-            sources.add(capture.source)
-            warnings += [f"{capture.path}: {w}" if len(paths) > 1 else w for w in capture.warnings]
-            m = len(capture)
-            if not m:
-                if out is not None:
-                    write_chunk(out, capture, np.zeros(0, dtype=bool))
-                continue
-            times = capture.times
-            # time going backwards: a record stamped before the latest time is taken at the latest time
-            before = np.concatenate([[latest if latest >= 0 else times[0]], np.maximum.accumulate(times)[:-1]])
-            running = np.maximum(before, times)
-            totals["step_back"] = max(totals["step_back"], int((running - times).max()))
-            previous = np.concatenate([[times[0] if last_time is None else last_time], times[:-1]])
-            totals["reordered"] += int(np.count_nonzero(times < previous))
-            last_time, latest = int(times[-1]), int(running[-1])
-            first_time = int(times.min()) if first_time is None else min(first_time, int(times.min()))
-            ticks = running // tick
-            errored = capture.errored
-            released = released_of(capture, linktype)
-            checked = ~errored & ~released
-            records = FrameBatch(capture.data, capture.offsets, capture.frame_lengths)
-            view, ethertypes = network_layer(records, linktype)
-            # the peak within any span, across chunks
-            mine = ticks[checked]
-            joined = np.concatenate([tail, mine])
-            if len(mine):
-                starts = np.searchsorted(joined, mine - span, side="left")
-                totals["peak"] = max(totals["peak"], int((np.arange(len(tail), len(joined)) - starts + 1).max()))
-                if last_tick is not None:
-                    totals["gap"] = max(totals["gap"], int(mine[0] - last_tick))
-                if len(mine) > 1:
-                    totals["gap"] = max(totals["gap"], int(np.diff(mine).max()))
-                last_tick = int(mine[-1])
-                tail = joined[np.searchsorted(joined, joined[-1] - span, side="left"):]
-            forward = np.ones(m, dtype=bool)
-            mark = np.zeros(m, dtype=bool)
-            chunk = 1 << 16
-            for lo in range(0, m, chunk):
-                hi = min(m, lo + chunk)
-                clock = time.perf_counter()
-                keys, texts = frame_keys(view[lo:hi], spec, messages=True, ethertypes=ethertypes[lo:hi])
-                seconds["keys"] += time.perf_counter() - clock
-                clock = time.perf_counter()
-                ok = np.flatnonzero(checked[lo:hi])
-                dup, age = exact.run([texts[i] for i in ok.tolist()], ticks[lo:hi][ok])
-                del texts
-                seconds["exact"] += time.perf_counter() - clock
-                clock = time.perf_counter()
-                result = pipeline.run(records[lo:hi], ticks[lo:hi], errored=errored[lo:hi], keys=keys)
-                seconds["filter"] += time.perf_counter() - clock
-                forward[lo:hi], mark[lo:hi] = result.forward, result.mark
-                filtered = result.duplicate[ok]
-                fresh = age < 0                     # no copy within the filter's longest memory
-                totals["exact"] += int(dup.sum())
-                totals["found"] += int((filtered & dup).sum())
-                totals["false_positives"] += int((filtered & ~dup).sum())
-                totals["late"] += int((filtered & ~dup & (age > span)).sum())
-                totals["missed"] += int((dup & ~filtered).sum())
-                totals["fresh"] += int(fresh.sum())
-                totals["fresh_hit"] += int((filtered & fresh).sum())
-                bar.to(totals["frames"] + hi)
-            totals["frames"] += m
-            totals["bytes"] += int(capture.caplens.sum())
-            totals["errored"] += int(errored.sum())
-            totals["truncated"] += int(np.count_nonzero(capture.caplens < capture.wirelens))
-            totals["fcs_removed"] += int(np.count_nonzero(capture.frame_lengths < capture.caplens))
-            totals["oversize"] += int(released.sum())
-            totals["checked"] += int(checked.sum())
+
+    def dedup_chunk(capture):
+        """Key, filter, score and write one chunk of records."""
+        same_link(capture, linktype)
+        sources.add(capture.source)
+        warnings.extend(f"{capture.path}: {w}" if len(paths) > 1 else w for w in capture.warnings)
+        m = len(capture)
+        if not m:
             if out is not None:
+                write_chunk(out, capture, np.zeros(0, dtype=bool))
+            return
+        clock = time.perf_counter()
+        ticks = arrivals.add(capture.times) // tick
+        errored = capture.errored
+        released = released_of(capture, linktype)
+        checked = ~errored & ~released
+        records = FrameBatch(capture.data, capture.offsets, capture.frame_lengths)
+        view, ethertypes = network_layer(records, linktype)
+        peaks.add(ticks[checked])                  # the peak within any span, across chunks
+        seconds["read"] += time.perf_counter() - clock
+        forward = np.ones(m, dtype=bool)
+        mark = np.zeros(m, dtype=bool)
+        chunk = 1 << 16
+        for lo in range(0, m, chunk):
+            hi = min(m, lo + chunk)
+            clock = time.perf_counter()
+            keys, texts = frame_keys(view[lo:hi], spec, message_rows=True, ethertypes=ethertypes[lo:hi])
+            seconds["keys"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            ok = np.flatnonzero(checked[lo:hi])
+            dup, age = exact.run(keys[ok], texts[ok], ticks[lo:hi][ok])
+            del texts
+            seconds["exact"] += time.perf_counter() - clock
+            clock = time.perf_counter()
+            result = pipeline.run(records[lo:hi], ticks[lo:hi], errored=errored[lo:hi], keys=keys)
+            seconds["filter"] += time.perf_counter() - clock
+            forward[lo:hi], mark[lo:hi] = result.forward, result.mark
+            filtered = result.duplicate[ok]
+            fresh = age < 0                     # no copy within the filter's longest memory
+            totals["exact"] += int(dup.sum())
+            totals["found"] += int((filtered & dup).sum())
+            totals["false_positives"] += int((filtered & ~dup).sum())
+            totals["late"] += int((filtered & ~dup & (age > span)).sum())
+            totals["missed"] += int((dup & ~filtered).sum())
+            totals["fresh"] += int(fresh.sum())
+            totals["fresh_hit"] += int((filtered & fresh).sum())
+            bar.to(totals["frames"] + hi)
+        totals["frames"] += m
+        totals["bytes"] += int(capture.caplens.sum())
+        totals["errored"] += int(errored.sum())
+        totals["truncated"] += int(np.count_nonzero(capture.caplens < capture.wirelens))
+        totals["fcs_removed"] += int(np.count_nonzero(capture.frame_lengths < capture.caplens))
+        totals["oversize"] += int(released.sum())
+        totals["checked"] += int(checked.sum())
+        if out is not None:
+            clock = time.perf_counter()
+            totals["written"] += write_chunk(out, capture, forward, mark if action == "mark" else None)
+            seconds["write"] += time.perf_counter() - clock
+
+    try:
+        try:
+            clock = time.perf_counter()
+            for capture in chunks:
+                seconds["read"] += time.perf_counter() - clock
+                dedup_chunk(capture)
                 clock = time.perf_counter()
-                totals["written"] += write_chunk(out, capture, forward, mark if action == "mark" else None)
-                seconds["write"] += time.perf_counter() - clock
+        except CorruptCapture as error:
+            corrupt = error                                  # the frames before it are kept and written
         complete = True
     finally:
         bar.close()
@@ -521,8 +644,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
 
     n = totals["frames"]
     if sizing.get("longest_gap_ticks") is None:
-        sizing["longest_gap_ticks"] = totals["gap"]
-    peak = max(1, totals["peak"])
+        sizing["longest_gap_ticks"] = peaks.gap
+    peak = max(1, peaks.peak)
     sizing["capture_peak_frames_per_span"] = peak
     sizing["capture_peak_fp"] = timed_analysis(config, peak / span)["fp"]
     filt = pipeline.filter
@@ -533,9 +656,9 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             "format": first.format,
             "linktype": linktype, "linktype_name": linktype_name(linktype), "resolution": first.resolution,
             "frames": n, "bytes": totals["bytes"], "errored": totals["errored"], "truncated": totals["truncated"],
-            "fcs_removed": totals["fcs_removed"], "reordered_timestamps": totals["reordered"],
-            "largest_step_back_ns": totals["step_back"],
-            "duration_seconds": float((latest - first_time) / 1e9) if n else 0.0,
+            "fcs_removed": totals["fcs_removed"], "reordered_timestamps": arrivals.reordered,
+            "largest_step_back_ns": arrivals.step_back,
+            "duration_seconds": float((arrivals.latest - arrivals.first) / 1e9) if n else 0.0,
             "warnings": warnings,
         },
         "key": str(spec),
@@ -566,6 +689,10 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         "seconds": {name: round(value, 3) for name, value in seconds.items()},
     }
     report["seconds"]["total"] = round(sum(seconds.values()), 3)
+    if corrupt is not None:
+        report["capture"]["error"] = str(corrupt)
+        corrupt.report = report
+        raise corrupt
     return report
 
 
@@ -705,13 +832,25 @@ def _dedup(args) -> int:
                                datapath_fcs=args.datapath_fcs)
     except OSError as error:
         raise ValueError(str(error)) from None
+    except ValueError as error:
+        report = getattr(error, "report", None)
+        if report is None:
+            raise
+        # a corrupt record: the frames before it were written; their report, then the error (status 2)
+        _show(args, report)
+        print(f"apbbf dedup: error: {error}", file=sys.stderr)
+        return 2
+    _show(args, report)
+    return 1 if report["comparison"]["duplicates_missed"] else 0
+
+
+def _show(args, report: dict) -> None:
     # the frames go to standard output: the report to standard error
     file = sys.stderr if args.output is not None and str(args.output) == STDIO else sys.stdout
     if args.json:
         print(json.dumps(report, indent=2), file=file)
     else:
         _print_report(report, file)
-    return 1 if report["comparison"]["duplicates_missed"] else 0
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

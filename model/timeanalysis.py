@@ -26,7 +26,9 @@ gateware.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from functools import lru_cache
 
 from . import analysis
 from .config import Config, check_config, check_integer
@@ -164,7 +166,9 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
     interval at ``rate`` (so ``rate`` is at most the planned rate and shifts come by time); the pool has the
     fewest extra segments that keep the window at the burst rate (and, with ``floor``, at least ``l - 1`` of
     them: the count floor by construction, :func:`floor_headroom`), or, when the pool would pass
-    ``max_segments``, the segments are doubled. The least memory wins; ties go to fewer segments.
+    ``max_segments``, the segments are doubled. The least memory wins; ties go to fewer segments. A (k, l) that
+    cannot beat the best so far is skipped unanalysed (the answer is the exhaustive search's, in milliseconds), and
+    answers are remembered per process.
 
     Parameters
     ----------
@@ -212,11 +216,46 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
         raise TypeError(f"floor must be a bool, not {floor!r}")
     Config(1, 1, block_bits=block_bits, block_hashes=block_hashes, key_width=key_width, seed=seed,
            span=span, time_width=time_width, row_bits=row_bits, burst_bits=burst_bits)   # checks every field
+    best = _solved(float(fp), span, rate, burst, block_bits, block_hashes, key_width, time_width, max_k, max_l,
+                   max_segments, floor, row_bits, burst_bits)
+    if best is None:
+        raise ValueError(f"no configuration with k <= {max_k} and l <= {max_l} meets fp={fp} at {rate} keys per "
+                         f"tick and keeps a span of {span} ticks at {burst}x that rate"
+                         + (f" in rows of row_bits={row_bits}" if row_bits else ""))
+    return dataclasses.replace(best, seed=seed)
+
+
+@lru_cache(maxsize=256)
+def _solved(fp, span, rate, burst, block_bits, block_hashes, key_width, time_width, max_k, max_l, max_segments,
+            floor, row_bits, burst_bits) -> Config | None:
+    """:func:`solve_timed`'s answers with seed 0, remembered per process (Configs are frozen; the seed takes
+    no part in the search)."""
+    return _search(fp, span, rate, burst, block_bits=block_bits, block_hashes=block_hashes, key_width=key_width,
+                   seed=0, time_width=time_width, max_k=max_k, max_l=max_l, max_segments=max_segments,
+                   floor=floor, prune=True, row_bits=row_bits, burst_bits=burst_bits)
+
+
+def _search(fp: float, span: int, rate: float, burst: float, *, block_bits: int, block_hashes: int, key_width: int,
+            seed: int, time_width: int, max_k: int, max_l: int, max_segments: int, floor: bool,
+            prune: bool, row_bits: int = 0, burst_bits: int = 0) -> Config | None:
+    """:func:`solve_timed`'s search (arguments checked): the best Config, or None.
+
+    With ``prune``, a (k, l) whose least possible cost (memory, then segments) cannot beat the best so far is
+    skipped before any analysis: its segments only grow from the first size that holds an interval's keys, and
+    its pool from the fewest extra segments allowed, and both raise the memory and the segment count, while a
+    tie keeps the Config found first. So the answer is the exhaustive search's (``prune=False``), which
+    ``tests/test_timeanalysis.py`` checks on a grid of targets.
+    """
     rows = {"row_bits": row_bits, "burst_bits": burst_bits}
     best, best_key = None, None
     full_load = analysis.block_full_load(block_bits, block_hashes)
     for k in range(1, max_k + 1):
         for l in range(1, max_l + 1):
+            least_extra = l - 1 if floor else 0
+            most_extra = min(64, max_segments - k - l - 1)
+            if prune and least_extra > most_extra:
+                continue                                    # no pool fits: no candidate at any segment size
+            least_segments = k + l + 1 + least_extra
             interval = span // l + 1
             keys = math.ceil(rate * interval)              # one interval's keys at the planned rate
             blocks = 1 << max(0, math.ceil(math.log2(max(1.0, keys * k / full_load))))
@@ -229,10 +268,13 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
                 if base.generation < keys:
                     blocks <<= 1
                     continue
+                if prune and best_key is not None and \
+                        (least_segments * blocks * block_bits, least_segments) >= best_key:
+                    break                                   # every candidate left here costs at least as much
                 if timed_analysis(base, rate, points=1, rows=False)["fp"] > fp:
                     break                                   # bigger segments would not lower it much; next l
                 config = None
-                for extra in range(l - 1 if floor else 0, min(64, max_segments - k - l - 1) + 1):
+                for extra in range(least_extra, most_extra + 1):
                     try:
                         candidate = Config(k, l, block_bits=block_bits, block_hashes=block_hashes,
                                            segment_blocks=blocks, key_width=key_width, seed=seed, span=span,
@@ -255,10 +297,6 @@ def solve_timed(fp: float, span: int, rate: float, *, burst: float = 1.0, block_
                     best, best_key = config, key
                     break
                 blocks <<= 1                               # the pool cannot hold the burst: bigger segments
-    if best is None:
-        raise ValueError(f"no configuration with k <= {max_k} and l <= {max_l} meets fp={fp} at {rate} keys per "
-                         f"tick and keeps a span of {span} ticks at {burst}x that rate"
-                         + (f" in rows of row_bits={row_bits}" if row_bits else ""))
     return best
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark of ``apbbf dedup`` on a capture (``make capture-bench``): frames per second on 10^6 frames of generated
-traffic (``tests/dedup_traffic.py``, seed 1), against ``editcap -w`` where installed. Writes
-``build/reports/capture_bench.json`` (:mod:`apbbf.flows.capture_bench`)."""
+traffic (``tests/dedup_traffic.py``, seed 1) against ``editcap -D`` and ``editcap -w`` where installed and the raw
+read of the file, a small capture's wall time, the peak memory (``--memory-frames``: also on a capture that long).
+Writes ``build/reports/capture_bench.json`` (:mod:`apbbf.flows.capture_bench`) and docs/dedup.md's speed table."""
 
 import argparse
 import subprocess
@@ -17,19 +18,31 @@ def main(argv=None) -> int:
     parser.add_argument("--frames", type=int, default=1_000_000, help="frames generated (default 10^6)")
     parser.add_argument("--window", default="1ms", help="the window (default 1ms)")
     parser.add_argument("--repeats", type=int, default=1, help="runs per tool, median reported (default 1)")
+    parser.add_argument("--memory-frames", type=int, default=None, metavar="N",
+                        help="also run apbbf dedup on the capture repeated to N frames (e.g. 10000000), for its "
+                             "peak memory (minutes, and N/10^6 x 343 MB of disk)")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/dedup.md's speed table")
     args = parser.parse_args(argv)
     capture = Path(args.capture or "build/capture_bench/traffic.pcap")
     if args.capture is None and not capture.exists():
         capture.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "tests.dedup_traffic", str(capture), "--frames", str(args.frames),
                         "--seed", "1"], check=True)
-    from apbbf.flows.capture_bench import run
-    report = run(capture, Path(args.out), window=args.window, repeats=args.repeats)
+    from apbbf.docgen import ROOT, machine_stamp, write_report_block
+    from apbbf.flows.capture_bench import run, speed_table
+    report = run(capture, Path(args.out), window=args.window, repeats=args.repeats,
+                 memory_frames=args.memory_frames)
     for r in report["runs"]:
-        print(f"{r['tool']:12} {r['key']:12} {r['seconds']:8.2f} s  {r['frames_per_second']:>9} frames/s  removed "
-              f"{r['removed']}, exact duplicates {r['exact_duplicates']}, recall {r['recall']:.4f}")
-    if "speedup_vs_editcap" in report:
-        print(f"speed-up over editcap: {report['speedup_vs_editcap']}")
+        print(f"{r['tool']:12} {r['key'][:12]:12} {r['seconds']:8.2f} s  {r['frames_per_second']:>9} frames/s  "
+              f"removed {r['removed']}")
+    raw = report["raw_read"]
+    print(f"raw read: records {raw['records_frames_per_second']} frames/s, bytes {raw['bytes_per_second'] / 1e6:.0f} "
+          f"MB/s; small capture {report['small_capture']['seconds']} s")
+    print(f"ratios: {report['ratios']}")
+    if not args.no_docs:
+        body = speed_table(report) + f"\n\nWritten by `make capture-bench` (`build/reports/capture_bench.json`), " \
+                                     f"{machine_stamp()}."
+        write_report_block("capture-bench", body, ROOT / "docs" / "dedup.md")
     return 0
 
 

@@ -67,3 +67,15 @@ def test_registry():
     assert names[:3] == ["analyze", "params", "demo"]
     with pytest.raises(ValueError, match="already registered"):
         cli.register("demo", lambda sub: None)
+
+
+def test_a_command_builds_only_its_own_parser():
+    """``apbbf dedup`` does not import Amaranth through ``export``'s parser (start-up): a fresh interpreter that
+    parses a dedup command line has not loaded apbbf.export."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom apbbf import cli\ntry:\n    cli.main(['dedup', '/nonexistent/x.pcap'])\n"
+            "except SystemExit:\n    pass\nprint('apbbf.export' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
+    assert "export" in cli.build_parser().format_help()

@@ -29,9 +29,9 @@ import apbbf.model.dedup.bulk as bulk_module
 from apbbf import cli
 from apbbf.capture import read_capture
 from apbbf.model import Config, Op
-from apbbf.model.dedup import (Action, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert, oversize,
-                               span_ticks, to_ticks)
-from apbbf.model.packet import FrameBatch, KeySpec, frame_key, frame_keys, message
+from apbbf.model.dedup import (Action, BulkExactWindow, Counters, Dedup, ExactWindow, Status, TimedTestAndInsert,
+                               oversize, span_ticks, to_ticks)
+from apbbf.model.packet import FrameBatch, KeySpec, MessageRows, frame_key, frame_keys, message
 from apbbf.model.timewindow import TimedAPBBF
 
 from .dedup_traffic import traffic
@@ -167,6 +167,38 @@ def test_exact_window_in_calls_equals_one_call():
     assert np.array_equal(np.concatenate([p[0] for p in pieces]), whole[0])
     assert np.array_equal(np.concatenate([p[1] for p in pieces]), whole[1])
     assert len(parts) < 10000                                     # old keys were forgotten
+
+
+@pytest.mark.parametrize("coarse", [False, True])
+def test_bulk_exact_window_equals_the_dictionary(coarse):
+    """BulkExactWindow (arrays: messages grouped by a key, compared whole) answers exactly as ExactWindow (a
+    dictionary of bytes), in one call or in calls of a few messages; with ``coarse``, the grouping key is one
+    byte of the message, so most groups hold different messages (the collision path)."""
+    seed = 11
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    n = 6000
+    counts = rng.integers(1, 4, n)
+    rows = np.zeros((int(counts.sum()), 64), dtype=np.uint8)      # mostly zeros: many equal messages
+    first = np.cumsum(counts) - counts
+    rows[first, 0] = rng.integers(0, 40, n)
+    rows[first + counts - 1, 1] = rng.integers(0, 3, n)
+    messages = MessageRows(rows, first, counts)
+    texts = [messages.message(i) for i in range(n)]
+    keys = np.array([t[0] if coarse else hash(t) & 0xFFFFFFFFFFFF for t in texts], dtype=np.uint64)
+    ticks = np.cumsum(rng.integers(0, 3, n))
+    want = ExactWindow(50, retain=80).run(texts, ticks)
+    whole = BulkExactWindow(50, retain=80).run(keys, messages, ticks)
+    assert np.array_equal(whole[0], want[0]) and np.array_equal(whole[1], want[1])
+    assert want[0].sum() > 500 and (want[1] > 50).sum() > 100
+    parts = BulkExactWindow(50, retain=80)
+    pieces = [parts.run(keys[a:a + 7], messages[a:a + 7], ticks[a:a + 7]) for a in range(0, n, 7)]
+    assert np.array_equal(np.concatenate([p[1] for p in pieces]), want[1])
+    assert len(parts) < 1000                                      # old messages were forgotten
+    with pytest.raises(ValueError, match="non-decreasing"):
+        parts.run(keys[:1], messages[:1], [0])
+    with pytest.raises(ValueError, match="same length"):
+        parts.run(keys[:2], messages[:1], ticks[-1:])
 
 
 def test_ticks():

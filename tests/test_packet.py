@@ -277,6 +277,21 @@ def test_known_keys():
 def test_crc_is_catalog_crc64_xz():
     assert CRC(8).compute(b"123456789") == 0x995DC9BBDF1939FA      # the catalogue's check value
     assert CRC is catalog.CRC64_XZ
+    from apbbf.model.packet import CRC64_XZ_PARAMETERS
+    algorithm = CRC(8).algorithm
+    assert {name: getattr(algorithm, name) for name in CRC64_XZ_PARAMETERS} == CRC64_XZ_PARAMETERS
+
+
+def test_keying_does_not_import_amaranth():
+    """The numpy key path (and ``apbbf.capture``) builds its CRC tables from CRC64_XZ_PARAMETERS: a fresh
+    interpreter that keys a frame has not imported Amaranth."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom apbbf.model.packet import FrameBatch, KeySpec, frame_keys\nimport apbbf.capture\n"
+            "frame_keys(FrameBatch.from_frames([bytes(range(60))]), KeySpec.l3l4())\n"
+            "print(any(name.startswith('amaranth') for name in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"
 
 
 @pytest.mark.parametrize("width", [8, 16, 32, 64, 128, 256, 512])

@@ -1,5 +1,7 @@
 """Analysis and sizing of the time-bounded window (model/timeanalysis.py) against the model it predicts."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -140,3 +142,30 @@ def test_export_headroom(capsys):
     err = capsys.readouterr().err
     assert "warning: extra_segments=2 < l-1=7" in err and "last 1832 inserts" in err
     assert _headroom(Config(2, 3), argparse.Namespace(extra_segments=None, burst=2.0)) == Config(2, 3)
+
+
+@pytest.mark.parametrize("fp,span,rate,burst,floor", [
+    (1e-4, 1000, 6.405, 2.0, True),            # the README capture's sizing
+    pytest.param(1e-2, 1000, 6.4, 4.0, True, marks=pytest.mark.slow),
+    pytest.param(1e-6, 100, 50.0, 4.0, True, marks=pytest.mark.slow),
+    (1e-4, 20000, 0.001, 4.0, True),
+    (1e-4, 1000, 5.24, 2.0, False),
+])
+def test_solver_pruned_search_is_the_exhaustive_one(fp, span, rate, burst, floor):
+    """The search skips a (k, l) that cannot beat the best so far: the Config chosen is exactly the one the
+    exhaustive search over every (k, l) chooses, seed aside."""
+    from apbbf.model.timeanalysis import _search
+    exhaustive = _search(fp, span, rate, burst, block_bits=64, block_hashes=4, key_width=64, seed=7, time_width=32,
+                         max_k=12, max_l=32, max_segments=32, floor=floor, prune=False)
+    assert solve_timed(fp, span, rate, burst=burst, seed=7, floor=floor) == exhaustive
+
+
+def test_solver_is_fast_and_remembers():
+    """Sizing takes milliseconds, not seconds; a repeated question is answered from the memo (the same Config,
+    with the seed asked for)."""
+    import time
+    start = time.perf_counter()
+    first = solve_timed(1e-5, 3000, 12.5, burst=3.0, seed=1)
+    assert time.perf_counter() - start < 0.5
+    again = solve_timed(1e-5, 3000, 12.5, burst=3.0, seed=2)
+    assert again.seed == 2 and again == dataclasses.replace(first, seed=2)

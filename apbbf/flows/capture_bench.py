@@ -1,12 +1,14 @@
-"""Benchmark of ``apbbf dedup`` on a capture (``make capture-bench``): frames per second, start-up included, on a
-capture of 10^6 frames, against Wireshark's ``editcap -w`` on the same file where it is installed.
+"""Benchmark of ``apbbf dedup`` on a capture (``make capture-bench``): in one run on the same capture, frames per
+second of ``apbbf dedup`` (keys ``l3l4`` and ``frame``), of Wireshark's ``editcap -D`` and ``editcap -w`` where
+installed, and of the raw read of the file (the limit: its bytes, and its records walked by the reader
+``apbbf dedup`` uses); the wall time of ``apbbf dedup`` on a small capture (start-up included); the peak memory,
+and with ``memory_frames`` the same on a capture that many frames long (memory flat in the capture's length).
 
-Each tool runs as a user runs it (a subprocess, wall clock, the median of ``repeats`` runs): ``apbbf dedup`` with
-the ``l3l4`` key (copies routed one hop further or re-tagged are duplicates) and with the ``frame`` key (every
-byte, what editcap compares), and ``editcap -w <window>``. Recall is measured against the exact de-duplication of
-the same key over the same window (``apbbf dedup``'s report: duplicates found of the exact ones); editcap's
-removed frames are compared with the exact ``frame``-key duplicates (editcap compares whole frames by MD5, so a
-frame removed by it is an exact copy within its window).
+Each tool runs as a user runs it (a subprocess, wall clock, the median of ``repeats`` runs; peak memory from the
+child's resource usage). Recall is measured against the exact de-duplication of the same key over the same
+window (``apbbf dedup``'s report: duplicates found of the exact ones); ``editcap -w``'s removed frames are compared
+with the exact ``frame``-key duplicates (editcap compares whole frames by MD5 within its window, so a frame removed
+by it is an exact copy); ``editcap -D`` compares with the last N frames, not a time window.
 """
 
 from __future__ import annotations
@@ -21,31 +23,156 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["run"]
+import numpy as np
+
+__all__ = ["run", "small_capture", "repeated_capture", "speed_table", "TARGETS"]
+
+#: The issue's targets, as ratios from one run.
+TARGETS = {"editcap_w_speedup": 10.0, "raw_read_fraction": 0.30, "small_capture_seconds": 1.0}
 
 
-def _timed(command, **kwargs) -> tuple[float, subprocess.CompletedProcess]:
+def _timed(command, **kwargs) -> tuple[float, int, str, str]:
+    """Run ``command``: (wall seconds, peak resident memory of the child in bytes, stdout, stderr).
+
+    Raises
+    ------
+    RuntimeError
+        If it exits with a status other than 0 or 1.
+    """
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    out, err = child.communicate()
     seconds = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        raise RuntimeError(f"{' '.join(map(str, command))} failed ({result.returncode}): {result.stderr[-2000:]}")
-    return seconds, result
+    # communicate() has reaped it: its peak is in the children's usage (the largest child so far)
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    if child.returncode not in (0, 1):
+        raise RuntimeError(f"{' '.join(map(str, command))} failed ({child.returncode}): {err[-2000:]}")
+    return seconds, peak, out, err
+
+
+def _peak_of(command) -> tuple[float, int, str, str]:
+    """:func:`_timed` in a fresh helper process, so that the peak memory is this command's alone."""
+    code = ("import json, resource, subprocess, sys, time\n"
+            "start = time.perf_counter()\n"
+            "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+            "seconds = time.perf_counter() - start\n"
+            "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
+            "print(json.dumps([seconds, peak, r.returncode, r.stdout, r.stderr[-4000:]]))\n")
+    result = subprocess.run([sys.executable, "-c", code, *map(str, command)], capture_output=True, text=True,
+                            check=True)
+    seconds, peak, status, out, err = json.loads(result.stdout)
+    if status not in (0, 1):
+        raise RuntimeError(f"{' '.join(map(str, command))} failed ({status}): {err[-2000:]}")
+    return seconds, peak, out, err
 
 
 def _frames(path: Path) -> int:
+    from ..capture import iter_capture
+    return sum(len(chunk) for chunk in iter_capture(path))
+
+
+def _raw_read(path: Path, repeats: int) -> dict:
+    """The read limit: the file's bytes into memory (numpy), and its records walked and their fields gathered
+    (:func:`apbbf.capture.iter_capture`, the reader ``apbbf dedup`` uses), in this process, the page cache warm."""
+    from ..capture import iter_capture
+    size = path.stat().st_size
+    np.fromfile(path, dtype=np.uint8)                             # warm the page cache
+    byte_times, record_times, frames = [], [], 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.fromfile(path, dtype=np.uint8)
+        byte_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        frames = sum(len(chunk) for chunk in iter_capture(path))
+        record_times.append(time.perf_counter() - start)
+    bytes_s, records_s = statistics.median(byte_times), statistics.median(record_times)
+    return {"bytes_seconds": round(bytes_s, 3), "bytes_per_second": round(size / bytes_s),
+            "frames_per_second_at_byte_rate": round(frames / bytes_s),
+            "records_seconds": round(records_s, 3), "records_frames_per_second": round(frames / records_s),
+            "records_bytes_per_second": round(size / records_s)}
+
+
+def small_capture(capture: Path, path: Path, frames: int = 27) -> Path:
+    """The first ``frames`` records of a pcap ``capture`` (its own header and records) written to ``path``.
+
+    Raises
+    ------
+    ValueError
+        If ``capture`` is not a pcap file with that many records.
+    """
     from ..capture import read_capture
-    return len(read_capture(path))
+    chunk = read_capture(capture)
+    if chunk.format != "pcap" or len(chunk) < frames:
+        raise ValueError(f"{capture}: a pcap capture of at least {frames} records is needed")
+    path.write_bytes(chunk.data[:int(chunk.blocks[frames, 1])].tobytes())     # blocks[0] is the file header
+    return path
+
+
+def repeated_capture(capture: Path, path: Path, times: int) -> Path:
+    """``capture`` (pcap) ``times`` over, one copy after another in time (each shifted by the capture's duration
+    plus a second, so no copy of one repetition lies within a window of the next), written to ``path``: a long
+    capture of the same traffic, in chunks (bounded memory).
+
+    Raises
+    ------
+    ValueError
+        If ``capture`` is not pcap or is empty.
+    """
+    from ..capture import iter_capture
+    first, last = None, None
+    for chunk in iter_capture(capture):
+        if len(chunk):
+            first = chunk.times[0] if first is None else first
+            last = chunk.times.max() if last is None else max(last, chunk.times.max())
+        if chunk.format != "pcap":
+            raise ValueError(f"{capture}: a pcap capture is needed")
+    if first is None:
+        raise ValueError(f"{capture}: no records")
+    shift_ns = int(last - first) + 1_000_000_000
+    with open(path, "wb") as out:
+        for repetition in range(times):
+            for chunk in iter_capture(capture):
+                data = np.frombuffer(chunk.data, dtype=np.uint8).copy()
+                starts = chunk.blocks[chunk.blocks[:, 2] >= 0, 0]
+                big = bool(chunk.big_endian[0])
+                nano = chunk.resolution == "1 ns"
+                seconds = data[starts[:, None] + np.arange(4)].copy().view(">u4" if big else "<u4")[:, 0]
+                fraction = data[starts[:, None] + 4 + np.arange(4)].copy().view(">u4" if big else "<u4")[:, 0]
+                total = seconds.astype(np.int64) * 10 ** 9 + fraction.astype(np.int64) * (1 if nano else 1000) \
+                    + repetition * shift_ns
+                seconds = (total // 10 ** 9).astype(">u4" if big else "<u4")
+                fraction = ((total % 10 ** 9) // (1 if nano else 1000)).astype(">u4" if big else "<u4")
+                data[starts[:, None] + np.arange(4)] = seconds.view(np.uint8).reshape(-1, 4)
+                data[starts[:, None] + 4 + np.arange(4)] = fraction.view(np.uint8).reshape(-1, 4)
+                skip = chunk.skip if chunk.skip or not repetition else 24
+                out.write(data[skip:int(chunk.blocks[-1, 1])].tobytes())
+    return path
+
+
+def _apbbf_run(apbbf: Path, capture: Path, key: str, window: str, seed: int, output: Path | None,
+               repeats: int) -> dict:
+    times, peaks, report = [], [], None
+    for _ in range(repeats):
+        command = [str(apbbf), "dedup", str(capture), "--window", window, "--key", key, "--seed", str(seed),
+                   "--json", "-q"] + (["-o", str(output)] if output is not None else [])
+        seconds, peak, out, _ = _peak_of(command)
+        times.append(seconds)
+        peaks.append(peak)
+        report = json.loads(out)
+    if output is not None:
+        output.unlink(missing_ok=True)
+    return {"times": times, "peak": max(peaks), "report": report}
 
 
 def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str = "1ms", repeats: int = 1,
-        seed: int = 1) -> dict:
+        seed: int = 1, memory_frames: int | None = None) -> dict:
     """Run the benchmark on ``capture``; write ``out_dir/capture_bench.json`` and return its content.
 
     Parameters
     ----------
     capture : pathlib.Path
-        A pcap or pcapng capture.
+        A pcap capture (the small capture is its first 27 records).
     out_dir : pathlib.Path
         Where the report goes.
     work : pathlib.Path or None
@@ -53,9 +180,17 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
     window : str
         The window (``apbbf dedup --window``; editcap gets it in seconds).
     repeats : int
-        Runs per tool; the median is reported.
+        Runs per tool; the median is reported (the small capture: at least three).
     seed : int
         The hash seed of ``apbbf dedup`` (so that reruns are the same).
+    memory_frames : int or None
+        Also run ``apbbf dedup`` (``l3l4``, no output) on the capture repeated to at least this many frames, for
+        its peak memory against the capture's own (a long run: 10^7 frames take minutes).
+
+    Raises
+    ------
+    RuntimeError
+        If a tool fails.
     """
     from ..dedup import parse_window
     capture, out_dir = Path(capture), Path(out_dir)
@@ -65,52 +200,133 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
     frames = _frames(capture)
     apbbf = Path(sys.executable).parent / "apbbf"
     report = {"capture": str(capture), "frames": frames, "bytes": capture.stat().st_size, "window": window,
-              "repeats": repeats, "machine": f"{os.cpu_count()} cores, shared", "runs": []}
+              "repeats": repeats, "machine": f"{os.cpu_count()} cores, shared",
+              "load_average_start": [round(x, 2) for x in os.getloadavg()], "runs": []}
     for key in ("l3l4", "frame"):
-        times, result = [], None
-        for _ in range(repeats):
-            seconds, result = _timed([str(apbbf), "dedup", str(capture), "--window", window, "--key", key, "--seed",
-                                      str(seed), "--json", "-q", "-o", str(work / f"apbbf-{key}.pcap")])
-            times.append(seconds)
-        (work / f"apbbf-{key}.pcap").unlink()
-        r = json.loads(result.stdout)
-        seconds = statistics.median(times)
+        result = _apbbf_run(apbbf, capture, key, window, seed, work / f"apbbf-{key}.pcap", repeats)
+        r, seconds = result["report"], statistics.median(result["times"])
         cmp = r["comparison"]
         report["runs"].append({
             "tool": "apbbf dedup", "key": key, "seconds": round(seconds, 2),
-            "runs_seconds": [round(t, 2) for t in times],
+            "runs_seconds": [round(t, 2) for t in result["times"]],
             "frames_per_second": round(frames / seconds), "removed": r["counters"]["dropped"],
             "exact_duplicates": r["exact"]["duplicates"], "found": cmp["duplicates_found"],
             "missed": cmp["duplicates_missed"],
             "recall": cmp["duplicates_found"] / max(1, r["exact"]["duplicates"]),
-            "false_positives": cmp["false_positives"], "stage_seconds": r["seconds"]})
+            "false_positives": cmp["false_positives"], "stage_seconds": r["seconds"],
+            "peak_memory_bytes": result["peak"],
+            "config": {name: r["filter"][name] for name in ("k", "l", "segment_blocks", "extra_segments")}})
+    exact_frame = next(r for r in report["runs"] if r["key"] == "frame")["exact_duplicates"]
     editcap = shutil.which("editcap")
     if editcap:
         version = subprocess.run([editcap, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
         window_s = parse_window(window) / 1e9
-        times, result = [], None
-        for _ in range(repeats):
-            # -F pcap: the same output format as apbbf dedup's (editcap writes pcapng by default)
-            seconds, result = _timed([editcap, "-F", "pcap", "-w", f"{window_s:g}", str(capture),
-                                      str(work / "editcap.pcap")])
-            times.append(seconds)
-        seconds = statistics.median(times)
-        kept = _frames(work / "editcap.pcap")
-        (work / "editcap.pcap").unlink()
-        exact = next(r for r in report["runs"] if r["key"] == "frame")["exact_duplicates"]
-        text = result.stdout + result.stderr
-        match = re.search(r"(\d+) packets? seen, (\d+) packets? skipped", text)
-        report["runs"].append({
-            "tool": "editcap -w", "command": f"editcap -F pcap -w {window_s:g}", "version": version, "key": "frame (MD5)", "seconds": round(seconds, 2),
-            "runs_seconds": [round(t, 2) for t in times], "frames_per_second": round(frames / seconds),
-            "removed": frames - kept, "exact_duplicates": exact, "recall": (frames - kept) / max(1, exact),
-            "editcap_says": match.group(0) if match else None})
-        apbbf_frame = next(r for r in report["runs"] if r["key"] == "frame")
-        report["speedup_vs_editcap"] = {r["key"]: round(r["frames_per_second"] / (frames / seconds), 2)
-                                        for r in report["runs"] if r["tool"] == "apbbf dedup"}
-        report["speedup_vs_editcap"]["same_key"] = round(apbbf_frame["frames_per_second"] / (frames / seconds), 2)
+        for option, value, key in (("-D", "1000", "frame (MD5, last 1000 frames)"),
+                                   ("-w", f"{window_s:g}", "frame (MD5)")):
+            times = []
+            text = ""
+            for _ in range(repeats):
+                # -F pcap: the same output format as apbbf dedup's (editcap writes pcapng by default)
+                seconds, _, out, err = _timed([editcap, "-F", "pcap", option, value, str(capture),
+                                               str(work / "editcap.pcap")])
+                times.append(seconds)
+                text = out + err
+            seconds = statistics.median(times)
+            kept = _frames(work / "editcap.pcap")
+            (work / "editcap.pcap").unlink()
+            match = re.search(r"(\d+) packets? seen, (\d+) packets? skipped", text)
+            report["runs"].append({
+                "tool": f"editcap {option}", "command": f"editcap -F pcap {option} {value}", "version": version,
+                "key": key, "seconds": round(seconds, 2), "runs_seconds": [round(t, 2) for t in times],
+                "frames_per_second": round(frames / seconds), "removed": frames - kept,
+                "exact_duplicates": exact_frame if option == "-w" else None,
+                "recall": (frames - kept) / max(1, exact_frame) if option == "-w" else None,
+                "editcap_says": match.group(0) if match else None})
     else:
-        report["editcap"] = "not installed (apt-get install wireshark-common)"
+        report["editcap"] = "not installed (apt-get install wireshark-common): its rows are skipped"
+    report["raw_read"] = _raw_read(capture, max(1, repeats))
+    small = small_capture(capture, work / "small.pcap")
+    small_times = [_timed([str(apbbf), "dedup", str(small), "--window", window, "--seed", str(seed), "-q"])[0]
+                   for _ in range(max(3, repeats))]
+    small.unlink()
+    report["small_capture"] = {"frames": 27, "seconds": round(statistics.median(small_times), 3),
+                               "runs_seconds": [round(t, 3) for t in small_times]}
+    if memory_frames:
+        copies = -(-memory_frames // frames)
+        long = repeated_capture(capture, work / "long.pcap", copies)
+        result = _apbbf_run(apbbf, long, "l3l4", window, seed, None, 1)
+        seconds = result["times"][0]
+        report["long_capture"] = {"frames": frames * copies, "bytes": long.stat().st_size,
+                                  "seconds": round(seconds, 2),
+                                  "frames_per_second": round(frames * copies / seconds),
+                                  "peak_memory_bytes": result["peak"],
+                                  "missed": result["report"]["comparison"]["duplicates_missed"]}
+        long.unlink()
+    report["ratios"] = _ratios(report)
+    report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     path = out_dir / "capture_bench.json"
     path.write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _ratios(report: dict) -> dict:
+    runs = {(r["tool"], r["key"].split(" ")[0]): r for r in report["runs"]}
+    ours = {key: runs[("apbbf dedup", key)] for key in ("l3l4", "frame")}
+    out = {}
+    for tool in ("editcap -w", "editcap -D"):
+        theirs = next((r for r in report["runs"] if r["tool"] == tool), None)
+        if theirs:
+            out[f"vs_{tool.replace(' ', '_').replace('-', '')}"] = {
+                key: round(r["frames_per_second"] / theirs["frames_per_second"], 2) for key, r in ours.items()}
+    raw = report["raw_read"]
+    out["of_raw_read_records"] = {key: round(r["frames_per_second"] / raw["records_frames_per_second"], 3)
+                                  for key, r in ours.items()}
+    out["of_raw_read_bytes"] = {key: round(r["frames_per_second"] / raw["frames_per_second_at_byte_rate"], 4)
+                                for key, r in ours.items()}
+    if "long_capture" in report:
+        out["memory_long_over_short"] = round(report["long_capture"]["peak_memory_bytes"]
+                                              / ours["l3l4"]["peak_memory_bytes"], 2)
+    out["recall"] = {key: r["recall"] for key, r in ours.items()}
+    return out
+
+
+def _rate(value: int) -> str:
+    return f"{value:,}".replace(",", " ")
+
+
+def speed_table(report: dict) -> str:
+    """The docs' speed table (docs/dedup.md's ``capture-bench`` block) from a report of :func:`run`."""
+    lines = ["| tool | key | seconds | frames/s | frames removed | exact duplicates in the window | recall |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for r in report["runs"]:
+        recall = "" if r.get("recall") is None else f"{100 * r['recall']:.3f} %".replace(".000 %", " %")
+        exact = "" if r.get("exact_duplicates") is None else _rate(r["exact_duplicates"])
+        name = f"`{r['tool']}`" if r["tool"] == "apbbf dedup" else f"`{r['command']}`"
+        lines.append(f"| {name} | `{r['key']}` | {r['seconds']:.2f} | {_rate(r['frames_per_second'])} | "
+                     f"{_rate(r['removed'])} | {exact} | {recall} |")
+    raw = report["raw_read"]
+    lines.append(f"| raw read: the records walked (`apbbf.capture.iter_capture`) | | {raw['records_seconds']:.2f} | "
+                 f"{_rate(raw['records_frames_per_second'])} | | | |")
+    lines.append(f"| raw read: the file's bytes (`numpy.fromfile`, {raw['bytes_per_second'] / 1e6:.0f} MB/s) | | "
+                 f"{raw['bytes_seconds']:.2f} | {_rate(raw['frames_per_second_at_byte_rate'])} | | | |")
+    ratios = report["ratios"]
+    ours = {r["key"]: r for r in report["runs"] if r["tool"] == "apbbf dedup"}
+    text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), one run each, wall clock "
+            f"with start-up: `apbbf dedup` is"]
+    if "vs_editcap_w" in ratios:
+        text.append(f"{ratios['vs_editcap_w']['frame']} times as fast as `editcap -w` on the same key "
+                    f"({ratios['vs_editcap_w']['l3l4']} with `l3l4`) and {ratios['vs_editcap_D']['frame']} times "
+                    f"`editcap -D 1000`;")
+    text.append(f"{100 * ratios['of_raw_read_records']['l3l4']:.0f} % of the records' read rate "
+                f"({100 * ratios['of_raw_read_bytes']['l3l4']:.1f} % of the bytes' rate) with `l3l4`. "
+                f"A {report['small_capture']['frames']}-frame capture takes {report['small_capture']['seconds']:.2f} s "
+                f"(start-up included). Peak memory {ours['l3l4']['peak_memory_bytes'] / 2 ** 20:.0f} MiB")
+    if "long_capture" in report:
+        long = report["long_capture"]
+        text[-1] += (f", and {long['peak_memory_bytes'] / 2 ** 20:.0f} MiB on {_rate(long['frames'])} frames "
+                     f"({long['bytes'] / 1e9:.1f} GB, {_rate(long['frames_per_second'])} frames/s)")
+    text[-1] += "."
+    stages = ours["l3l4"]["stage_seconds"]
+    text.append("Where `l3l4`'s time goes (its report's `seconds`): " + ", ".join(
+        f"{name} {value:.2f}" for name, value in stages.items() if name != "total") + " s.")
+    return "\n".join(lines) + "\n\n" + " ".join(text)

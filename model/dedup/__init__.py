@@ -66,10 +66,10 @@ of the same filter for streams of TEST_AND_INSERT whose cost does not grow with 
 
 from .terms import (DATA_WIDTHS, ETHERNET_HEADER, Action, Status, Counters, to_ticks, span_ticks, oversize,
                     ethernet_lengths)
-from .exact import ExactWindow
+from .exact import BulkExactWindow, ExactWindow
 from .bulk import BULK_COMMANDS, BULK_ENTRIES, TimedTestAndInsert
 from .pipeline import DedupResult, Dedup
 
 __all__ = ["DATA_WIDTHS", "ETHERNET_HEADER", "BULK_COMMANDS", "BULK_ENTRIES", "Action", "Status", "Counters",
-           "to_ticks", "span_ticks", "oversize", "ethernet_lengths", "ExactWindow", "TimedTestAndInsert", "DedupResult",
+           "to_ticks", "span_ticks", "oversize", "ethernet_lengths", "ExactWindow", "BulkExactWindow", "TimedTestAndInsert", "DedupResult",
            "Dedup"]

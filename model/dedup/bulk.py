@@ -14,7 +14,8 @@ from ..hashing import HashSpec
 __all__ = ["BULK_COMMANDS", "BULK_ENTRIES", "TimedTestAndInsert"]
 
 
-_NEVER = np.iinfo(np.int64).max
+#: "Not set in this block of commands" in the working array of first setters (int32, relative command numbers).
+_NEVER = np.iinfo(np.int32).max
 #: Most commands :class:`TimedTestAndInsert` evaluates at once, and most entries (bits of segment incarnations, or
 #: key positions) of its working arrays: they bound its memory.
 BULK_COMMANDS = 1 << 16
@@ -28,10 +29,12 @@ class TimedTestAndInsert:
 
     How: every command inserts, so which segments are live, fresh, the insert targets, and when the filter shifts,
     retires or restarts depend on the times alone. A loop over these events (a few per shift) records each
-    configuration; then, per block of commands, numpy computes every key's H3 bit positions in every physical
-    segment (byte tables of the linear hash), the first command to set each bit of each segment incarnation
-    (``np.minimum.at``), each query's match against the fresh segments, and Algorithm 1
-    (:func:`~apbbf.model.filters.scan_from`).
+    configuration; then, per block of commands, numpy computes every key's bit positions in every physical
+    segment (byte tables of the linear hash, :meth:`_position_tables`), the first command to set each bit of
+    each segment incarnation (``np.minimum.at``), and each query's match against the fresh segments: in an
+    insert target by the first setters (a bit counts if a command before it set it), in an older segment by
+    its final bits (it takes no insert from the query's command on: one word per block tested), then
+    Algorithm 1 (:func:`~apbbf.model.filters.scan_from`).
 
     Times are given as plain (unwrapped) ticks, non-decreasing; the filter compares them modulo ``2**time_width``,
     which gives the same answers as long as every gap between consecutive commands plus the span is below
@@ -74,11 +77,15 @@ class TimedTestAndInsert:
         # per byte value: a gather by byte gives every segment's hash contiguously)
         self._tab = np.ascontiguousarray((parities.astype(np.uint64) * weights).sum(axis=3, dtype=np.uint64)
                                          .transpose(1, 0, 2))
+        self._positions = self._position_tables()
+        B = c.block_bits
+        #: the segments' bits as words of one block each, when a block is a machine word
+        self._word = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}.get(B)
         self.n = self.shifts = self.overflows = self.expired = self.restarts = 0
         self._base = 0
         self._inc_pos: list[int] = []                # physical position of each segment incarnation
         self._stamp: dict[int, int] = {}              # t_j of live incarnations outside the insert targets
-        self._first = np.full((self._P, self._S), _NEVER, dtype=np.int64)   # first setter, per position
+        self._set = np.zeros((self._P, self._S), dtype=bool)   # each physical segment's bits
         self._index = 0                                # commands so far
         self._t_prev = None                            # time of the last command
         self._reset()
@@ -92,7 +99,7 @@ class TimedTestAndInsert:
 
     def _new(self, position: int) -> int:
         self._inc_pos.append(position)
-        self._first[position] = _NEVER
+        self._set[position] = False
         return len(self._inc_pos) - 1
 
     def _reset(self) -> None:
@@ -176,20 +183,62 @@ class TimedTestAndInsert:
 
     # Bulk -----------------------------------------------------------------------------------------------------
 
-    def _locate(self, keys: np.ndarray) -> np.ndarray:
-        """Bit positions of each key in each physical segment, (n, P, b) int64."""
+    def _position_tables(self) -> np.ndarray:
+        """Tables of the keys' bit positions, (8, 256, P, b) int16 (int32 for segments of more than 2**15 bits):
+        entry [q, v, p, j] is the position of part j in
+        physical segment p (:meth:`_bit_positions`) for the mixed key whose byte q is v and the others 0, with the
+        position of the zero key XORed out.
+
+        A position is ``block · B + j · B/b + offset``: bit fields that do not overlap (B, B/b and the row's
+        blocks are powers of two), each a linear function of the mixed key over GF(2) (the H3 segment hash and
+        the row hash). So the position of any key is the zero key's XORed with the table entries of its eight
+        bytes (:meth:`_locate`); the tests hold the result to the model's answers on every Config shape.
+        """
         c = self._config
-        keys = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
-        hashes = self._tab[0][(keys & np.uint64(0xFF)).astype(np.intp)]
-        for q in range(1, 8):
-            hashes ^= self._tab[q][((keys >> np.uint64(8 * q)) & np.uint64(0xFF)).astype(np.intp)]
-        blocks = (hashes & np.uint64(c.row_blocks - 1)).astype(np.int64)
+        P = self._P
+        mixed = (np.arange(256, dtype=np.uint64)[None, :] << (8 * np.arange(8, dtype=np.uint64))[:, None])
+        hashes = np.concatenate([self._tab.reshape(-1, P), np.zeros((1, P), dtype=np.uint64)])   # (2049, P)
+        rows = None
         if c.row_layout:
-            blocks += self._hash.row_hash_many(keys)[:, None] * c.row_blocks
-        parts = np.arange(c.block_hashes, dtype=np.uint64)
-        shifts = np.uint64(c.segment_index_bits) + parts * np.uint64(c.offset_bits)
-        offsets = ((hashes[:, :, None] >> shifts) & np.uint64(c.part_bits - 1)).astype(np.int64)
-        return blocks[:, :, None] * c.block_bits + (parts.astype(np.int64) * c.part_bits) + offsets
+            rows = np.broadcast_to(np.concatenate([self._hash.row_hash_many(mixed.reshape(-1)), [0]])[:, None],
+                                   hashes.shape)
+        positions = self._bit_positions(hashes, rows)                     # (2049, P, b)
+        zero = positions[-1]
+        # positions below 2**15 fit int16: half the bytes gathered per key
+        kind = np.int16 if self._S <= 1 << 15 else np.int32
+        return np.ascontiguousarray((positions[:-1] ^ zero).reshape(8, 256, P, -1).astype(kind)), zero.astype(kind)
+
+    def _bit_positions(self, hashes: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """The b bit positions in its segment (block · B + bit within the block) of each segment hash in
+        ``hashes`` (uint64, any shape; ``rows``: the keys' rows, of the same shape, or None): shape + (b,), int32
+        (:meth:`~apbbf.model.hashing.HashSpec.split_many`)."""
+        blocks, bits = self._hash.split_many(hashes.reshape(-1), None if rows is None else rows.reshape(-1))
+        positions = (blocks[:, None] * self._config.block_bits + bits).astype(np.int32)
+        return positions.reshape(hashes.shape + (positions.shape[1],))
+
+    def _locate(self, keys: np.ndarray) -> np.ndarray:
+        """Bit positions of each key in each physical segment, (n, P, b) int16 or int32 (:meth:`_position_tables`)."""
+        tables, zero = self._positions
+        mixed = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
+        octets = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
+        where = tables[0][octets[:, 0]] ^ zero
+        for q in range(1, 8):
+            where ^= tables[q][octets[:, q]]
+        return where
+
+    def _all_set(self, bits_set: np.ndarray, incarnations: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Whether all b bits at ``positions`` (..., b) are set in rows ``incarnations`` (...) of ``bits_set``
+        (rows of segment bits, bool): one word per test when a block is a machine word."""
+        if self._word is None:
+            return bits_set[incarnations[..., None], positions].all(axis=-1)
+        B = self._config.block_bits
+        words = np.packbits(bits_set, axis=1, bitorder="little").view(self._word)   # (rows, segment_blocks)
+        one = self._word(1)
+        mask = np.zeros(positions.shape[:-1], dtype=self._word)
+        for j in range(positions.shape[-1]):
+            mask |= one << (positions[..., j] & (B - 1)).astype(self._word)
+        word = words[incarnations, positions[..., 0] // B]
+        return (word & mask) == mask
 
     def run(self, keys, times) -> np.ndarray:
         """TEST_AND_INSERT each key at its time, in order; the hits.
@@ -227,7 +276,7 @@ class TimedTestAndInsert:
                              f"filter's modular times would alias (use a wider time_width)")
         t_before = self._t_prev
         start = self._index
-        first_rows = [self._first[self._inc_pos[inc]].copy() for inc in self._record()[0]]
+        set_rows = [self._set[self._inc_pos[inc]].copy() for inc in self._record()[0]]
         events, records = self._schedule(times)
         self._index += n
         # configuration index of each command's query (before its own event) and insert (after it)
@@ -248,8 +297,8 @@ class TimedTestAndInsert:
         fresh_old = (stamps[query_cfg] >= (times - self._span)[:, None]).sum(axis=1)
         fresh = np.where(started[query_cfg] & (times - previous <= self._span), k + fresh_old, 0)
         hits = np.zeros(n, dtype=bool)
-        # the first setters of the incarnations live before this call
-        carried = dict(zip(records[0][0], first_rows))
+        # the bits of the incarnations live before this call
+        carried = dict(zip(records[0][0], set_rows))
         # Commands go in blocks: at most ``block`` of them, and segment incarnations spanning at most ``rows``
         # (the first setters of their bits are a dense (rows, segment_bits) array).
         block = max(16, min(BULK_COMMANDS, BULK_ENTRIES // (P * b)))
@@ -264,28 +313,40 @@ class TimedTestAndInsert:
             hi = max(lo + 1, min(n, lo + block, int(np.searchsorted(insert_cfg, last_ok, side="right"))))
             inc_hi = int(newest[insert_cfg[hi - 1]])
             last_cfg = int(insert_cfg[hi - 1])
-            dense = np.full((inc_hi - inc_lo + 1, S), _NEVER, dtype=np.int64)
+            # the first setter of each bit of each incarnation, as a command number relative to lo (-1: set
+            # before this block)
+            dense = np.full((inc_hi - inc_lo + 1, S), _NEVER, dtype=np.int32)
             for inc, row in carried.items():
-                dense[inc - inc_lo] = row
+                dense[inc - inc_lo][row] = -1
             flat = dense.reshape(-1)
             where = self._locate(keys[lo:hi])                         # (m, P, b)
-            rows = np.arange(hi - lo)
-            index = start + lo + rows                                 # global command numbers
+            m = hi - lo
+            rows = np.arange(m)
+            index = np.arange(m, dtype=np.int32)
             targets = incs[insert_cfg[lo:hi], :k]                     # (m, k)
             bits = where[rows[:, None], inc_pos[targets]]             # (m, k, b)
             np.minimum.at(flat, ((targets - inc_lo)[:, :, None] * S + bits).ravel(),
                           np.broadcast_to(index[:, None, None], bits.shape).ravel())
+            final = dense != _NEVER                                   # every bit set up to the block's end
             most = int(fresh[lo:hi].max())
             if most:
                 looked = incs[query_cfg[lo:hi], :most]                # (m, most)
                 valid = np.arange(most)[None, :] < fresh[lo:hi, None]
                 looked = np.where(valid, looked, inc_lo)
-                bits = where[rows[:, None], inc_pos[looked]]          # (m, most, b)
-                seen = (flat[(looked - inc_lo)[:, :, None] * S + bits] < index[:, None, None]).all(axis=2)
+                seen = np.empty((m, most), dtype=bool)
+                # the insert targets (the first k): by the first setters, the command's own order
+                ahead = looked[:, :k]
+                bits = where[rows[:, None], inc_pos[ahead]]
+                seen[:, :k] = (flat[(ahead - inc_lo)[:, :, None] * S + bits] < index[:, None, None]).all(axis=2)
+                if most > k:
+                    # older segments take no insert from this command on: their bits are final
+                    older = looked[:, k:]
+                    bits = where[rows[:, None], inc_pos[older]]       # (m, most - k, b)
+                    seen[:, k:] = self._all_set(final, older - inc_lo, bits)
                 hits[lo:hi] = scan_from(seen & valid, k, fresh[lo:hi] - k)[0]
             live_after = [inc for inc in incs[last_cfg] if inc >= 0]
-            carried = {inc: dense[inc - inc_lo].copy() for inc in live_after}
+            carried = {inc: final[inc - inc_lo] for inc in live_after}
             lo = hi
         for inc, row in carried.items():
-            self._first[self._inc_pos[inc]] = row
+            self._set[self._inc_pos[inc]] = row
         return hits

@@ -111,16 +111,26 @@ the classification vectorised, the message as rows of 64-byte blocks, CRC-64/XZ 
 the CRC's linear map). ``tests/test_packet.py`` proves them equal on thousands of random frames.
 """
 
-from .spec import (CRC, BLOCK_BYTES, MAX_RANGES, MAX_MASK_BYTES, MAX_FIELD, TPIDS, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+from .spec import (CRC64_XZ_PARAMETERS, BLOCK_BYTES, MAX_RANGES, MAX_MASK_BYTES, MAX_FIELD, TPIDS, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
                    FrameClass, FrameInfo, Range, KeySpec)
 from .reference import parse, select, message, frame_key, key_of_message
-from .batch import FrameBatch, frame_keys
+from .batch import FrameBatch, MessageRows, frame_keys
 from .links import (LINKTYPE_NULL, LINKTYPE_ETHERNET, LINKTYPE_PPP, LINKTYPE_PPP_HDLC, LINKTYPE_RAW, LINKTYPE_LOOP,
                     LINKTYPE_LINUX_SLL, LINKTYPE_IPV4, LINKTYPE_IPV6, LINKTYPE_LINUX_SLL2, IP_LINKTYPES, NO_ETHERTYPE, linktype_name, check_link, network_layer, record_key)
 
+
+
+def __getattr__(name: str):
+    # CRC (Amaranth's CRC-64/XZ) is imported when first asked for: keying a capture does not need Amaranth
+    if name == "CRC":
+        from . import spec
+        return spec.CRC
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
-           "CRC", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4", "ETHERTYPE_IPV6",
-           "FrameClass", "FrameInfo", "Range", "KeySpec", "FrameBatch",
+           "CRC", "CRC64_XZ_PARAMETERS", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4", "ETHERTYPE_IPV6",
+           "FrameClass", "FrameInfo", "Range", "KeySpec", "FrameBatch", "MessageRows",
            "parse", "select", "message", "frame_key", "key_of_message", "frame_keys",
            "LINKTYPE_NULL", "LINKTYPE_ETHERNET", "LINKTYPE_PPP", "LINKTYPE_PPP_HDLC", "LINKTYPE_RAW", "LINKTYPE_LOOP",
     "LINKTYPE_LINUX_SLL", "LINKTYPE_IPV4", "LINKTYPE_IPV6", "LINKTYPE_LINUX_SLL2",

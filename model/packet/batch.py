@@ -10,10 +10,10 @@ from typing import Iterable
 import numpy as np
 
 from .reference import _frame_bytes
-from .spec import (BLOCK_BYTES, _check_spec, CRC, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6, FrameClass, KeySpec,
-                   _MAX_TAGS, TPIDS)
+from .spec import (BLOCK_BYTES, _check_spec, CRC64_XZ_PARAMETERS, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+                   FrameClass, KeySpec, _MAX_TAGS, TPIDS)
 
-__all__ = ["FrameBatch", "frame_keys"]
+__all__ = ["FrameBatch", "MessageRows", "frame_keys"]
 
 
 class FrameBatch:
@@ -80,6 +80,76 @@ class FrameBatch:
         return FrameBatch(self.data, self.offsets[index], self.lengths[index])
 
 
+class MessageRows:
+    """The messages (full keys, :func:`message`) of a batch of frames, as the 64-byte rows they are made of:
+    message i is ``rows[first[i]:first[i] + count[i]].tobytes()`` (its blocks, then its trailer).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray of uint8, shape (m, 64)
+    first, count : numpy.ndarray of int64
+        One per message: its first row and its rows (at least 1, the trailer).
+
+    Raises
+    ------
+    ValueError
+        If the arrays do not fit together.
+    """
+
+    def __init__(self, rows: np.ndarray, first: np.ndarray, count: np.ndarray):
+        rows, first, count = np.asarray(rows), np.asarray(first, dtype=np.int64), np.asarray(count, dtype=np.int64)
+        if rows.dtype != np.uint8 or rows.ndim != 2 or rows.shape[1] != BLOCK_BYTES:
+            raise ValueError(f"rows must be uint8 of shape (m, {BLOCK_BYTES}), not {rows.dtype} {rows.shape}")
+        if first.shape != count.shape or first.ndim != 1:
+            raise ValueError(f"first and count must be 1-D of one length, not {first.shape} and {count.shape}")
+        if len(first) and (count.min() < 1 or first.min() < 0 or int((first + count).max()) > len(rows)):
+            raise ValueError("every message must be at least one row inside rows")
+        self.rows, self.first, self.count = rows, first, count
+
+    def __len__(self) -> int:
+        return len(self.first)
+
+    def message(self, i: int) -> bytes:
+        """Message ``i`` as bytes."""
+        a = int(self.first[i])
+        return self.rows[a:a + int(self.count[i])].tobytes()
+
+    def __getitem__(self, index) -> "MessageRows":
+        """The messages ``index`` selects (a slice or an index array), sharing the rows."""
+        return MessageRows(self.rows, self.first[index], self.count[index])
+
+    def compact(self) -> "MessageRows":
+        """The same messages in rows of their own (only theirs, in order)."""
+        owner, index = _ragged(self.count)
+        rows = self.rows[self.first[owner] + index]
+        return MessageRows(rows, np.cumsum(self.count) - self.count, self.count.copy())
+
+    @staticmethod
+    def concatenate(parts) -> "MessageRows":
+        """The messages of ``parts`` (a sequence of MessageRows), in order, in one array of rows."""
+        parts = list(parts)
+        bases = np.cumsum([0] + [len(p.rows) for p in parts])
+        rows = np.concatenate([p.rows for p in parts]) if parts else np.zeros((0, BLOCK_BYTES), dtype=np.uint8)
+        first = np.concatenate([p.first + base for p, base in zip(parts, bases)] or [np.zeros(0, dtype=np.int64)])
+        count = np.concatenate([p.count for p in parts] or [np.zeros(0, dtype=np.int64)])
+        return MessageRows(rows, first, count)
+
+    def equal(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether message ``a[i]`` equals message ``b[i]``, for index arrays ``a`` and ``b`` of one length."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        same = self.count[a] == self.count[b]
+        chosen = np.flatnonzero(same)
+        if len(chosen):
+            counts = self.count[a[chosen]]
+            owner, index = _ragged(counts)
+            words = self.rows.view(np.uint64) if self.rows.flags.c_contiguous else \
+                np.ascontiguousarray(self.rows).view(np.uint64)
+            row_equal = (words[self.first[a[chosen]][owner] + index]
+                         == words[self.first[b[chosen]][owner] + index]).all(axis=1)
+            same[chosen] = np.logical_and.reduceat(row_equal, np.cumsum(counts) - counts)
+        return same
+
+
 _M64 = (1 << 64) - 1
 
 
@@ -97,9 +167,9 @@ class _Tables:
     """
 
     def __init__(self):
-        algorithm = CRC(8).algorithm
-        assert algorithm.crc_width == 64 and algorithm.reflect_input and algorithm.reflect_output
-        poly = _reflect(algorithm.polynomial, 64)
+        algorithm = CRC64_XZ_PARAMETERS
+        assert algorithm["crc_width"] == 64 and algorithm["reflect_input"] and algorithm["reflect_output"]
+        poly = _reflect(algorithm["polynomial"], 64)
         table = []
         for v in range(256):
             c = v
@@ -107,8 +177,8 @@ class _Tables:
                 c = (c >> 1) ^ poly if c & 1 else c >> 1
             table.append(c)
         self.T = np.array(table, dtype=np.uint64)
-        self.init = _reflect(algorithm.initial_crc, 64)
-        self.xor_output = algorithm.xor_output
+        self.init = _reflect(algorithm["initial_crc"], 64)
+        self.xor_output = algorithm["xor_output"]
         self.D = np.zeros((BLOCK_BYTES, 256), dtype=np.uint64)
         row = self.T.copy()
         for distance in range(BLOCK_BYTES):
@@ -119,6 +189,7 @@ class _Tables:
         for _ in range(BLOCK_BYTES):
             block = self._zero(block)
         self._E = [identity, block]                         # E[a]: (8, 256), Z^(64a) of v << 8p
+        self._D16 = None
         self._init = [self.init, self._advance_int(self.init, 1)]
 
     def _zero(self, x: np.ndarray) -> np.ndarray:
@@ -148,12 +219,36 @@ class _Tables:
         self.E(blocks)
         return np.array(self._init[:blocks + 1], dtype=np.uint64)
 
+    @property
+    def D16(self) -> np.ndarray:
+        """Tables of two bytes at once, (32, 65536): ``D16[j][v] = D[2j][v & 0xFF] ^ D[2j + 1][v >> 8]`` (a
+        row's little-endian 16-bit word j; 16 MiB, built on first use)."""
+        if self._D16 is None:
+            v = np.arange(1 << 16)
+            self._D16 = np.stack([self.D[2 * j][v & 0xFF] ^ self.D[2 * j + 1][v >> 8]
+                                  for j in range(BLOCK_BYTES // 2)])
+        return self._D16
+
     def contributions(self, rows: np.ndarray) -> np.ndarray:
-        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,)."""
-        columns = np.ascontiguousarray(rows.T)
-        out = self.D[0][columns[0]]
-        for j in range(1, BLOCK_BYTES):
-            out ^= self.D[j][columns[j]]
+        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,): 32 lookups a row, of two bytes
+        each (:attr:`D16`)."""
+        if len(rows) < 4096:                                # not worth the 16-bit tables
+            out = self.D[0][rows[:, 0]]
+            for j in range(1, BLOCK_BYTES):
+                out ^= self.D[j][rows[:, j]]
+            return out
+        words = np.ascontiguousarray(rows).view("<u2")      # (n, 32)
+        tables = self.D16
+        out = np.empty(len(rows), dtype=np.uint64)
+        step = 1 << 16                                      # rows at a time: the partial sums stay in cache
+        looked = np.empty(step, dtype=np.uint64)
+        for a in range(0, len(rows), step):
+            part, m = words[a:a + step], min(step, len(rows) - a)
+            total = out[a:a + m]
+            np.take(tables[0], part[:, 0], out=total)
+            for j in range(1, BLOCK_BYTES // 2):
+                np.take(tables[j], part[:, j], out=looked[:m])
+                total ^= looked[:m]
         return out
 
 
@@ -212,7 +307,7 @@ _CHUNK_BYTES = 1 << 24
 
 
 def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, classes: bool = False,
-               progress=None, ethertypes=None):
+               progress=None, ethertypes=None, message_rows: bool = False):
     """The keys of a batch of frames at once (numpy); equal to :func:`frame_key` frame by frame.
 
     Parameters
@@ -226,13 +321,16 @@ def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, clas
         Also return each frame's message (:func:`message`, its full key) as bytes.
     classes : bool
         Also return each frame's :class:`FrameClass` value (uint8: 0, 4 or 6).
+    message_rows : bool
+        Also return the messages as :class:`MessageRows` (no bytes object per frame), after ``messages``.
     progress : callable or None
         Called with the number of frames done after each internal chunk.
 
     Returns
     -------
     keys : numpy.ndarray of uint64
-        Or a tuple ``(keys, messages, classes)`` with the parts asked for (messages a list of bytes).
+        Or a tuple ``(keys, messages, message_rows, classes)`` with the parts asked for (messages a list of
+        bytes).
 
     Raises
     ------
@@ -251,21 +349,26 @@ def frame_keys(batch: FrameBatch, spec: KeySpec, *, messages: bool = False, clas
     keys = np.zeros(len(batch), dtype=np.uint64)
     kinds = np.zeros(len(batch), dtype=np.uint8)
     texts: list[bytes] = []
+    parts: list[MessageRows] = []
     ends = np.cumsum(batch.lengths + 2 * BLOCK_BYTES)
     lo = 0
     while lo < len(batch):
         hi = max(int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + _CHUNK_BYTES, side="right")), lo + 1)
-        chunk_keys, chunk_texts, chunk_kinds = _keys_chunk(batch[lo:hi], spec, messages,
-                                                           None if ethertypes is None else ethertypes[lo:hi])
+        chunk_keys, chunk_texts, chunk_kinds, chunk_rows = _keys_chunk(
+            batch[lo:hi], spec, messages, None if ethertypes is None else ethertypes[lo:hi])
+        if message_rows:
+            parts.append(chunk_rows)
         keys[lo:hi] = chunk_keys
         kinds[lo:hi] = chunk_kinds
         texts += chunk_texts
         lo = hi
         if progress is not None:
             progress(hi)
-    if not (messages or classes):
+    if not (messages or classes or message_rows):
         return keys
-    return (keys,) + ((texts,) if messages else ()) + ((kinds,) if classes else ())
+    return (keys,) + ((texts,) if messages else ()) + \
+        ((parts[0] if len(parts) == 1 else MessageRows.concatenate(parts),) if message_rows else ()) + \
+        ((kinds,) if classes else ())
 
 
 def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np.ndarray | None):
@@ -350,4 +453,4 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     keys ^= np.uint64(tables.xor_output)
     texts = [rows[a:b].tobytes() for a, b in zip(first_row.tolist(), (first_row + per_frame).tolist())] \
         if messages else []
-    return keys, texts, _CLASS_CODES[kind]
+    return keys, texts, _CLASS_CODES[kind], MessageRows(rows, first_row, per_frame)

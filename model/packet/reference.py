@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 from ..config import check_integer
-from .spec import (BLOCK_BYTES, _check_bytes, _check_spec, CRC, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+from .spec import (BLOCK_BYTES, _check_bytes, _check_spec, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
                    FrameClass, FrameInfo, KeySpec, _MAX_TAGS, TPIDS)
 
 __all__ = ["parse", "select", "message", "frame_key", "key_of_message"]
@@ -135,6 +135,7 @@ def key_of_message(data, data_width: int = 8) -> int:
     if len(data) % step:
         raise ValueError(f"data must be a whole number of {data_width}-bit words, not {len(data)} bytes")
     words = [int.from_bytes(data[i:i + step], "little") for i in range(0, len(data), step)]
+    from .spec import CRC
     return CRC(data_width).compute(words)
 
 

@@ -9,16 +9,25 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from amaranth.lib.crc import catalog
-
 from ..config import check_integer
 
-__all__ = ["CRC", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4",
+__all__ = ["CRC", "CRC64_XZ_PARAMETERS", "BLOCK_BYTES", "MAX_RANGES", "MAX_MASK_BYTES", "MAX_FIELD", "TPIDS", "ETHERTYPE_IPV4",
            "ETHERTYPE_IPV6", "FrameClass", "FrameInfo", "Range", "KeySpec"]
 
 
-#: The key's CRC: CRC-64/XZ from Amaranth's catalog (reflected, so little-endian beats of any width feed it).
-CRC = catalog.CRC64_XZ
+#: CRC-64/XZ's parameters (Amaranth's ``catalog.CRC64_XZ``, :data:`CRC`; ``tests/test_packet.py`` checks they
+#: agree): the numpy key path builds its tables from these, so that keying a capture does not import Amaranth.
+CRC64_XZ_PARAMETERS = dict(crc_width=64, polynomial=0x42F0E1EBA9EA3693, initial_crc=0xFFFFFFFFFFFFFFFF,
+                           reflect_input=True, reflect_output=True, xor_output=0xFFFFFFFFFFFFFFFF)
+
+
+def __getattr__(name: str):
+    # CRC, the key's CRC: CRC-64/XZ from Amaranth's catalog (reflected, so little-endian beats of any width feed
+    # it), imported when first asked for
+    if name == "CRC":
+        from amaranth.lib.crc import catalog
+        return catalog.CRC64_XZ
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 #: Segments are zero-padded to a multiple of this, and the trailer is one such block: the widest beat, 512 bits.
 BLOCK_BYTES = 64
 #: Most ranges in a recipe (the trailer holds one 32-bit length per range).

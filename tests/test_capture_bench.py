@@ -1,0 +1,46 @@
+"""The capture benchmark's helpers (apbbf/flows/capture_bench.py): the small capture is the first records of the
+big one; the repeated capture is the same records, later in time, copies included; the speed table renders."""
+
+import numpy as np
+
+from apbbf.capture import read_capture
+from apbbf.flows.capture_bench import repeated_capture, small_capture, speed_table
+
+from .dedup_traffic import traffic, write_pcap
+
+
+def test_small_and_repeated_captures(tmp_path):
+    source = tmp_path / "in.pcap"
+    write_pcap(source, traffic(300, 4))
+    original = read_capture(source)
+    small = read_capture(small_capture(source, tmp_path / "small.pcap", frames=27))
+    assert len(small) == 27 and np.array_equal(small.times, original.times[:27])
+    long = read_capture(repeated_capture(source, tmp_path / "long.pcap", 3))
+    assert len(long) == 3 * len(original) and not long.warnings
+    n = len(original)
+    assert (np.diff(long.times) >= 0).all() and long.times[n] - long.times[n - 1] >= 10 ** 9
+    for copy in range(3):
+        assert np.array_equal(long.times[copy * n:(copy + 1) * n] - long.times[copy * n], original.times
+                              - original.times[0])
+        assert np.array_equal(long.caplens[copy * n:(copy + 1) * n], original.caplens)
+    assert long.data[long.offsets[-1]:long.offsets[-1] + long.caplens[-1]].tobytes() == \
+        original.data[original.offsets[-1]:original.offsets[-1] + original.caplens[-1]].tobytes()
+
+
+def test_speed_table():
+    run = {"tool": "apbbf dedup", "seconds": 2.0, "frames_per_second": 500_000, "removed": 9, "exact_duplicates": 9,
+           "recall": 1.0, "peak_memory_bytes": 100 << 20, "stage_seconds": {"read": 1.0, "total": 2.0}}
+    report = {"frames": 10 ** 6, "bytes": 3 * 10 ** 8,
+              "runs": [{**run, "key": "l3l4"}, {**run, "key": "frame"},
+                       {"tool": "editcap -w", "command": "editcap -F pcap -w 0.001", "key": "frame (MD5)",
+                        "seconds": 20.0, "frames_per_second": 50_000, "removed": 9, "exact_duplicates": 9,
+                        "recall": 1.0}],
+              "raw_read": {"records_seconds": 0.5, "records_frames_per_second": 2_000_000, "bytes_seconds": 0.1,
+                           "bytes_per_second": 3e9, "frames_per_second_at_byte_rate": 10 ** 7},
+              "small_capture": {"frames": 27, "seconds": 0.3},
+              "ratios": {"vs_editcap_w": {"l3l4": 10.0, "frame": 10.0}, "vs_editcap_D": {"l3l4": 1, "frame": 1},
+                         "of_raw_read_records": {"l3l4": 0.25, "frame": 0.25},
+                         "of_raw_read_bytes": {"l3l4": 0.05, "frame": 0.05}}}
+    table = speed_table(report)
+    assert "| `apbbf dedup` | `l3l4` | 2.00 | 500 000 |" in table
+    assert "10.0 times as fast as `editcap -w`" in table and "25 % of the records' read rate" in table
