@@ -302,6 +302,8 @@ async def measure(dut):
     patterns = {
         # each read another row than the last read of its bank: a row miss every time (random bank too)
         "random_row": [],
+        # banks in turn (0, 1, 0, 1, ...), a random row each time
+        "random_row_alternating_banks": [],
         # the same in one bank only: no activation can overlap another bank's
         "random_row_one_bank": [],
         # all reads in one open row
@@ -315,6 +317,14 @@ async def measure(dut):
             row = rng.randrange(g.rows)
         last[bank] = row
         patterns["random_row"].append((0, bench.address(bank, row, rng.randrange(g.columns)), 0, 0))
+    last = {}
+    for i in range(count):
+        bank = i % g.banks
+        row = rng.randrange(g.rows)
+        while row == last.get(bank):
+            row = rng.randrange(g.rows)
+        last[bank] = row
+        patterns["random_row_alternating_banks"].append((0, bench.address(bank, row, rng.randrange(g.columns)), 0, 0))
     last = None
     for _ in range(count):
         row = rng.randrange(g.rows)
