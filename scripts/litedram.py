@@ -14,7 +14,7 @@ def main(argv=None) -> int:
     for target in args.targets:
         core = generate(target, force=args.force)
         s = core.settings
-        print(f"{target}: {core.verilog} ({s['module']}, {s['phy']}, {s['sys_clk_freq'] / 1e6:g} MHz, CL {s['cl']}, "
+        print(f"{target}: {core.verilog} ({s['module']}, {s['phy']}, {s['sys_clk_freq'] / 1e6:g} MHz, CL {s.get('cl', '-')}, "
               f"tREFI {s['timing_cycles']['tREFI']} cycles)")
     return 0
 

@@ -58,6 +58,19 @@ def test_generated_core():
     assert litedram.generate("colorlight-5a75b").verilog.stat().st_mtime_ns == core.verilog.stat().st_mtime_ns
 
 
+def test_generated_versa_core():
+    """The ECP5 Versa's DDR3 core (generated only): its DDR3 pins, the 128-bit native port, the module's timings."""
+    core = litedram.generate("versa-ecp5")
+    text = core.verilog.read_text()
+    for port in ("inout  wire   [15:0] ddram_dq", "inout  wire    [1:0] ddram_dqs_p", "output wire    [2:0] ddram_ba",
+                 "output wire   [12:0] ddram_a", "input  wire   [22:0] user_port_native_0_cmd_addr",
+                 "output wire  [127:0] user_port_native_0_rdata_data", "output wire          pll_locked"):
+        assert port in text, port
+    s = core.settings
+    assert (s["module"], s["nbanks"], s["nrows"], s["ncols"], s["phy"]) == ("MT41K64M16", 8, 8192, 1024, "ECP5DDRPHY")
+    assert s["timing_cycles"]["tREFI"] == 391                  # 7.8 us at 50 MHz
+
+
 def test_traffic():
     """Random reads and writes on the native port, checked against a dict, through five refresh intervals."""
     core = litedram.generate("colorlight-5a75b")

@@ -11,6 +11,10 @@ and reset as inputs. ``litedram_gen`` builds it for the ECP5 (``LatticePlatform`
 through ``OFS1P3BX``/``IFS1P3BX`` I/O registers and ``TRELLIS_IO`` buffers, the reset through ``FD1S3BX``.
 Simulation uses yosys's models of those primitives (:func:`apbbf.sim.cocotb.dram_runner.ecp5_sim_library`).
 
+The ECP5 Versa target: its MT41K64M16 DDR3 (x16, 8 banks) through ``ECP5DDRPHY`` at 1:2, 50 MHz sys from a 100 MHz
+input (LiteDRAM's ``examples/versa_ecp5.yml``), one native port of 128 bits. It is generated only: its PLL and DDR
+I/O primitives have no simulation models here.
+
 Without a CPU (``cpu: None``) the core does not initialise the SDRAM itself: its ``wb_ctrl`` Wishbone port reaches
 the DFI injector's CSRs (``csr.csv``), through which the host (LiteX's BIOS, or a bench) issues the data sheet's
 initialisation sequence (:func:`init_sequence`, LiteDRAM's ``get_sdram_phy_init_sequence``) and then hands the
@@ -18,8 +22,9 @@ pins back to the controller.
 
 Two fixes are applied to the generated Verilog (both recorded in ``build/litedram/<name>/core.json``):
 
-- LiteX declares the ``sdram_dq`` port ``input`` although it is driven through the bidirectional ``TRELLIS_IO``
-  buffers; it is declared ``inout`` here (synthesis for the board reads the ``TRELLIS_IO`` and does not care).
+- LiteX declares the data ports (``sdram_dq``; on DDR3 ``ddram_dq`` and the strobes) ``input`` although they are
+  driven through bidirectional ``TRELLIS_IO`` buffers; they are declared ``inout`` here (synthesis for the board
+  reads the ``TRELLIS_IO`` and does not care).
 - The header's generation date is dropped, so that a core generated again from the same configuration is the
   same file (and the simulators' up-to-date checks hold).
 
@@ -58,12 +63,27 @@ TARGETS = {
         "sys_clk_freq": 60e6,
         "user_ports": {"native_0": {"type": "native"}},
     },
+    # The ECP5 Versa's DDR3 (generated only: its PHY's DDR primitives have no simulation models here). The sys
+    # clock is LiteDRAM's examples/versa_ecp5.yml's; LiteX's versa_ecp5 target runs 75 MHz.
+    "versa-ecp5": {
+        "device": "LFE5UM-45F-8BG381C",
+        "cpu": "None",
+        "memtype": "DDR3",
+        "sdram_module": "MT41K64M16",
+        "sdram_module_nb": 2,           # bytes: one x16 chip
+        "sdram_rank_nb": 1,
+        "sdram_phy": "ECP5DDRPHY",
+        "input_clk_freq": 100e6,
+        "sys_clk_freq": 50e6,
+        "init_clk_freq": 25e6,
+        "user_ports": {"native_0": {"type": "native"}},
+    },
 }
 
 #: The packages whose versions make a core (a change regenerates it).
 PACKAGES = ("litedram", "litex", "migen")
 #: Raised when this flow writes its cores or settings differently (a change regenerates them).
-FLOW_VERSION = 2
+FLOW_VERSION = 4
 
 
 def versions() -> dict[str, str]:
@@ -184,9 +204,14 @@ def _core(name: str, directory: Path, info: dict) -> Core:
 def _fix_verilog(path: Path) -> list[str]:
     text = path.read_text()
     fixes = []
-    new, count = re.subn(r"^(\s*)input(\s+wire\s+\[\d+:0\]\s+sdram_dq,)", r"\1inout\2", text, flags=re.MULTILINE)
-    if count:
-        fixes.append("sdram_dq declared inout (LiteX declares it input; it is driven through TRELLIS_IO)")
+    # ports LiteX declares `input` although a bidirectional TRELLIS_IO drives them (its B pin)
+    driven = set(re.findall(r"^\s*\.B\s*\((\w+)(?:\[\d+\])?\)", text, re.MULTILINE))
+    new = text
+    for name in sorted(driven):
+        new, count = re.subn(rf"^(\s*)input(\s+wire\s+(?:\[\d+:0\]\s+)?{name},)", r"\1inout\2", new,
+                             flags=re.MULTILINE)
+        if count:
+            fixes.append(f"{name} declared inout (LiteX declares it input; it is driven through TRELLIS_IO)")
     new, count = re.subn(r"^// Date\s*:.*\n", "", new, flags=re.MULTILINE)
     if count:
         fixes.append("generation date dropped from the header")
@@ -226,8 +251,8 @@ def _bits(names) -> int:
     return sum(DFII_BITS[name] for name in str(names).split("|"))
 
 
-def _module_settings(module_class, sys_clk_freq: float, phy_settings) -> dict:
-    module = module_class(sys_clk_freq, "1:1")
+def _module_settings(module_class, sys_clk_freq: float, rate: str) -> dict:
+    module = module_class(sys_clk_freq, rate)
     t = module.timing_settings
     return {"module": module_class.__name__, "nbanks": module.nbanks, "nrows": module.nrows, "ncols": module.ncols,
             "timing_cycles": {name: getattr(t, name) for name in
@@ -270,7 +295,6 @@ def main(argv=None) -> int:
     import yaml
     from litedram import gen, modules
     from litedram.init import get_sdram_phy_init_sequence
-    from litedram.phy import GENSDRPHY
     from litedram.common import get_default_cl
     config = yaml.safe_load(Path(args.yaml).read_text())
     timing = json.loads(args.timing)
@@ -281,7 +305,11 @@ def main(argv=None) -> int:
         config["sdram_module"] = module_class.__name__
         Path(args.yaml).write_text(yaml.safe_dump(config, sort_keys=False))
     sys_clk_freq = float(config["sys_clk_freq"])
-    settings = _module_settings(module_class, sys_clk_freq, None)
+    rate = {"GENSDRPHY": "1:1", "ECP5DDRPHY": "1:2"}.get(config["sdram_phy"])
+    if rate is None:
+        raise ValueError(f"unsupported PHY {config['sdram_phy']!r}")
+    settings = _module_settings(module_class, sys_clk_freq, rate)
+    settings.update(phy=config["sdram_phy"], memtype=config["memtype"], sys_clk_freq=sys_clk_freq)
     if config["sdram_phy"] == "GENSDRPHY":
         cl = get_default_cl(memtype="SDR", tck=1 / sys_clk_freq)
         settings.update(phy="GENSDRPHY", cl=cl, read_latency=cl + 1, write_latency=0, nphases=1,
@@ -295,9 +323,9 @@ def main(argv=None) -> int:
         settings["init_sequence"] = [dict(name=n, address=a, bank=b, command=_bits(c), delay=d)
                                      for n, a, b, c, d in sequence]
     else:
-        raise ValueError(f"unsupported PHY {config['sdram_phy']!r}")
-    settings["sys_clk_freq"] = sys_clk_freq
-    settings["litedram_phy_class"] = GENSDRPHY.__name__
+        # the DDR3 sequence (and the read leveling the BIOS runs) is in the core's software/include/generated/
+        # sdram_phy.h; no bench drives this core yet
+        settings.update(databits=8 * config["sdram_module_nb"], init_sequence=None)
     sys.argv = ["litedram_gen", args.yaml, "--output-dir", args.output_dir, "--name", "litedram_core"]
     gen.main()
     Path(args.settings).write_text(json.dumps(settings, indent=2) + "\n")
