@@ -79,6 +79,15 @@ def test_traffic():
     assert ran == ["traffic"]
 
 
+@pytest.mark.slow
+def test_traffic_long():
+    """Ten times the traffic, through 40 refresh intervals (make test-slow)."""
+    core = litedram.generate("colorlight-5a75b")
+    ran, failed = _run(core, "colorlight-5a75b-long", "traffic", {"ops": 3000, "run_us": 640, "idle": 0.1})
+    assert not failed, failed
+    assert ran == ["traffic"]
+
+
 #: Cores with a timing broken on purpose, and the chip model's message (a regular expression).
 BROKEN = {
     # refreshes half as often as the data sheet asks
