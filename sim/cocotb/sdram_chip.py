@@ -18,7 +18,7 @@ The values (:data:`M12L16161A_5T`) are those of the ESMT M12L16161A data sheet a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["SdramTiming", "Geometry", "M12L16161A_5T", "M12L16161A_GEOMETRY_X32", "TimingViolation",
            "COMMANDS", "decode", "ModeRegister", "SdramChecker", "SdramChip"]
@@ -532,7 +532,8 @@ class SdramChip:
         self.commands: list[tuple[int, str, int, int]] | None = None   # set to a list to record
 
     @staticmethod
-    def _int(handle, name):
+    def _int(handle):
+        """The handle's value as an int, or None if any bit is X or Z."""
         value = handle.value
         if not value.is_resolvable:
             return None
@@ -546,14 +547,13 @@ class SdramChip:
         """Sample the pins at every rising edge, forever (start it with ``cocotb.start_soon``)."""
         from cocotb.triggers import RisingEdge
         p = self.pins
-        mask_all = (1 << self.checker.geometry.data_bits) - 1
         cke_before = 0
         while True:
             await RisingEdge(self.clk)
             self.cycle += 1
             cycle = self.cycle
-            cke = self._int(p["cke"], "cke")
-            cs_n = self._int(p["cs_n"], "cs_n")
+            cke = self._int(p["cke"])
+            cs_n = self._int(p["cs_n"])
             try:
                 if cke is None:
                     if cs_n == 0:
@@ -568,13 +568,13 @@ class SdramChip:
                     if cs_n is None:
                         self.checker._fail("defined inputs", "(CS# undefined)", None, cycle,
                                            f"CS# is {p['cs_n'].value} with CKE high")
-                    pins = [self._int(p[n], n) for n in ("ras_n", "cas_n", "we_n")]
+                    pins = [self._int(p[n]) for n in ("ras_n", "cas_n", "we_n")]
                     if cs_n == 0 and None in pins:
                         self.checker._fail("defined inputs", "(command undefined)", None, cycle,
                                            f"RAS#/CAS#/WE# are {p['ras_n'].value}/{p['cas_n'].value}/"
                                            f"{p['we_n'].value} with CS# low")
-                    a = self._int(p["a"], "a") if cs_n == 0 else 0
-                    ba = self._int(p["ba"], "ba") if cs_n == 0 else 0
+                    a = self._int(p["a"]) if cs_n == 0 else 0
+                    ba = self._int(p["ba"]) if cs_n == 0 else 0
                     command = decode(cs_n, *pins, (a or 0) >> 10 & 1) if cs_n == 0 else "DESELECT"
                     if command not in ("NOP", "DESELECT") and (a is None or ba is None):
                         self.checker._fail("defined inputs", command, None, cycle,
@@ -583,7 +583,7 @@ class SdramChip:
                         self.commands.append((cycle, command, ba, a))
                     self.checker.command(cycle, command, ba or 0, a or 0)
                 cke_before = cke
-                self._data(cycle, mask_all)
+                self._data(cycle)
             except TimingViolation as violation:
                 self.violation = violation
                 if self.log:
@@ -591,10 +591,10 @@ class SdramChip:
                 p["dq_oe"].value = 0
                 raise
 
-    def _data(self, cycle: int, mask_all: int):
+    def _data(self, cycle: int):
         """The data at this edge: a write's data in, and a read's data out after it (for the next edge)."""
         p, checker = self.pins, self.checker
-        dm = self._int(p["dm"], "dm")
+        dm = self._int(p["dm"])
         burst = checker.burst_at("WRITE", cycle)
         if burst is not None:
             column = burst.columns[cycle - burst.first_data]
