@@ -2,7 +2,8 @@
 #   make            set up, build the default bitstream (iCEBreaker) and print its report
 #   make test       set up and run every test (pytest, warnings as errors)
 #   make dist       the sdist and the wheel in dist/ (python -m build)
-# More targets in mk/*.mk: bitstream, fmax (boards.mk), bench (bench.mk), verilog, soak, iverilog (verilog.mk).
+# More targets in mk/*.mk: bitstream, fmax (boards.mk), bench (bench.mk), verilog, soak, iverilog (verilog.mk),
+# litedram, dram-bench (dram.mk).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(abspath $(VENV))/bin/python

@@ -1,0 +1,75 @@
+"""Random-row read rates of the boards' DRAM through LiteDRAM (``make dram-bench``, a measurement, not a test).
+
+The Colorlight 5A-75B's LiteDRAM core (:func:`apbbf.flows.litedram.generate`) runs on Icarus with the chip model
+on its pins (:mod:`apbbf.sim.cocotb.dram_tests`, test ``measure``): native-port reads back to back, one per
+random row (both banks, then one bank), and all in one row. Every read's data is checked and every command is
+checked against the data sheet. The report (``build/reports/dram_bench.json``) gives, per pattern, the reads per
+cycle and per second at the core's sys clock, the latency from the command's handshake (and from the moment it
+was offered) to its data, in cycles (min, median, max), and the refreshes seen with the reads they delayed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..sim.cocotb import dram_runner
+from . import litedram
+
+__all__ = ["run", "bounds"]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bounds(sys_clk_hz: float, banks: int) -> dict:
+    """What the data sheet allows for reads to random rows (an ACTIVE each): one bank at most one ACTIVE per tRC,
+    the banks together at most ``banks`` per tRC and one per tRRD; in ns, and in whole cycles of the sys clock."""
+    import math
+
+    from ..sim.cocotb.sdram_chip import M12L16161A_5T as t
+    tck = 1e9 / sys_clk_hz
+    rc, rrd = math.ceil(t.tRC / tck - 1e-9), math.ceil(t.tRRD / tck - 1e-9)
+    return {
+        "part": t.part, "tRC_ns": t.tRC, "tRRD_ns": t.tRRD, "tRC_cycles": rc, "tRRD_cycles": rrd,
+        "one_bank_per_second": round(1e9 / t.tRC), "one_bank_per_second_at_clock": round(sys_clk_hz / rc),
+        "all_banks_per_second": round(min(banks * 1e9 / t.tRC, 1e9 / t.tRRD)),
+        "all_banks_per_second_at_clock": round(min(banks * sys_clk_hz / rc, sys_clk_hz / rrd)),
+    }
+
+
+def run(out_dir=ROOT / "build" / "reports", *, reads: int = 4000, seed: int = 1,
+        target: str = "colorlight-5a75b") -> dict:
+    """Measure and write ``<out_dir>/dram_bench.json``; returns the report.
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+    reads : int
+        Reads per pattern.
+    seed : int
+        cocotb's seed (the bench's own, derived from it, is in the report).
+    target : str
+        A key of :data:`apbbf.flows.litedram.TARGETS`.
+
+    Raises
+    ------
+    RuntimeError
+        If the bench fails (a wrong read or a data sheet violation: the message is in the simulator's log).
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    core = litedram.generate(target)
+    build_dir = ROOT / "build" / "dram_bench" / core.name
+    report_path = build_dir / "measure.json"
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.unlink(missing_ok=True)
+    try:
+        dram_runner.run(core, build_dir, testcase="measure", seed=seed,
+                        params={"reads": reads, "report": str(report_path)})
+    except SystemExit as exit_:
+        raise RuntimeError(f"the DRAM bench failed (exit {exit_.code}): see {build_dir}/results.xml") from None
+    report = json.loads(report_path.read_text())
+    report = {"target": target, "core": core.name, "versions": litedram.versions(), "reads_per_pattern": reads,
+              "cocotb_seed": seed, **report, "bounds": bounds(report["sys_clk_hz"], core.settings["nbanks"])}
+    (out_dir / "dram_bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
