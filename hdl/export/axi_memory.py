@@ -15,21 +15,23 @@ one AXI4 transaction with ID 0, burst type INCR, at byte address ``base + addr *
   repeated on every lane), and the read data is taken from those lanes. Blocks narrower than a byte are refused.
 
 Reads keep their order (one ID: AXI4 returns them in order); each answer is queued (in a FIFO of
-``max_outstanding`` blocks) and offered on the port from the cycle after its last beat. A write is ``written`` when its B response
-arrives; with a single ID they arrive in order. A response other than OKAY (SLVERR, DECERR) is counted
-(``read_errors``, ``write_errors``); a read that failed answers all ones (the filter may then report a false
-positive, never a false negative), a write that failed is still reported ``written`` (the filter may have lost
-that block's bits: a false negative is possible, which the counter tells).
+``max_outstanding`` blocks) and offered on the port from the cycle after its last beat. A write is ``written``
+when its B response arrives; with a single ID they arrive in order. A response other than OKAY (SLVERR, DECERR)
+is counted (``read_errors``, ``write_errors``); a read that failed answers all ones (the filter may then report
+a false positive, never a false negative), a write that failed is still reported ``written`` (the filter may
+have lost that block's bits: a false negative is possible, which the counter tells).
 
 Every AXI output is a register or a constant except ``RREADY`` (high whenever the answer queue has room, which
-the bound below keeps: always) and ``BREADY`` (always high): R and B are never held back. ``AxVALID`` and ``WVALID`` are raised without waiting for any ready, and
-address, data and strobes hold still while valid. At most ``max_outstanding`` reads (from the request taken to
-the answer taken by the port) and ``max_outstanding`` writes (from the request taken to its B response) are in
-flight; the adapter holds at most ``max_outstanding`` answers and one block to write, and backpressures the
-port: ``req.ready`` is low while the channel the request needs is busy (``ARREADY``, ``AWREADY``, ``WREADY``
-low) or the bound is reached, and the answers wait while the port's ``rsp.ready`` is low. R never waits for the
-port, so a memory that stops taking reads while their answers are unread (every real one, eventually) never
-stalls a write behind them.
+the bound below keeps: always) and ``BREADY`` (always high): R and B are never held back. ``AxVALID`` and
+``WVALID`` are raised without waiting for any ready, and address, data and strobes hold still while valid. At
+most ``max_outstanding`` reads (from the request taken to the answer taken by the port) and ``max_outstanding``
+writes (from the request taken to its B response) are in flight; the adapter holds at most ``max_outstanding``
+answers and one block to write, and backpressures the port: ``req.ready`` is low while the channel the request
+needs is busy (``ARREADY``, ``AWREADY``, ``WREADY`` low) or the bound is reached, and the answers wait while the
+port's ``rsp.ready`` is low. R never waits for the port, so a memory that stops taking reads while their answers
+are unread (every real one, eventually) never stalls a write behind them, provided the bound covers every read
+the requester may leave unanswered: for :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`, ``depth *
+physical_segments`` (:class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF` refuses less).
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ from ..core.scan_fsm import restart_cycles as fsm_restart_cycles
 from ..core.scan_parallel import check_pace, response_latency, restart_cycles as parallel_restart_cycles
 from ..core.segments import READ_LATENCY
 
-__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "MEMORY_MODULE", "find_yosys", "header", "generate_verilog",
-           "dedup_header", "generate_dedup_verilog", "lanes_header", "generate_lanes_verilog", "memory_facts",
-           "memory_header", "generate_memory_verilog", "LINT_WAIVED"]
+__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "MEMORY_MODULE", "find_yosys", "header",
+           "generate_verilog", "dedup_header", "generate_dedup_verilog", "lanes_header", "generate_lanes_verilog",
+           "memory_facts", "memory_header", "generate_memory_verilog", "LINT_WAIVED"]
 
 #: Name of the exported top module.
 DEFAULT_MODULE = "apbbf_axis"
