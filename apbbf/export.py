@@ -15,11 +15,16 @@ import secrets
 import sys
 from pathlib import Path
 
-from .hdl.export.verilog import (DEDUP_MODULE, DEFAULT_MODULE, LANES_MODULE, generate_dedup_verilog,
-                                 generate_lanes_verilog, generate_verilog, header)
+from .hdl.export.verilog import (DEDUP_MODULE, DEFAULT_MODULE, LANES_MODULE, MEMORY_MODULE, generate_dedup_verilog,
+                                 generate_lanes_verilog, generate_memory_verilog, generate_verilog, header)
 
-__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "draw_seed", "export_verilog", "export_dedup_verilog",
-           "export_lanes_verilog", "generate_verilog", "header", "add_parser", "main"]
+__all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "MEMORY_MODULE", "draw_seed", "export_verilog",
+           "export_dedup_verilog", "export_lanes_verilog", "export_memory_verilog", "generate_verilog", "header",
+           "add_parser", "main"]
+
+#: The options of ``--memory axi``, none of which the on-chip exports take.
+MEMORY_OPTIONS = ("row_bits", "burst_bits", "depth", "axi_data_width", "axi_base", "axi_addr_width",
+                  "max_outstanding")
 
 
 def draw_seed() -> int:
@@ -89,6 +94,13 @@ def _export(args) -> int:
                     time_width=args.time_width, extra_segments=args.extra_segments or 0, row_bits=args.row_bits,
                     burst_bits=args.burst_bits)
     config = _headroom(config, args)
+    given = [f"--{name.replace('_', '-')}" for name in MEMORY_OPTIONS if getattr(args, name) is not None]
+    if args.memory is None and given:
+        print(f"apbbf export: error: {', '.join(given)} are options of --memory axi (the filter's segments in an "
+              "external memory)", file=sys.stderr)
+        return 1
+    if args.memory is not None:
+        return _export_memory(args, config)
     if args.dedup and (args.lanes > 1 or args.slots is not None):
         print("apbbf export: error: --lanes and --slots export the bare filter: not with --dedup", file=sys.stderr)
         return 1
@@ -148,6 +160,49 @@ def _export_lanes(args, config) -> int:
           f"{args.slots or args.lanes} commands per beat, k={config.k} l={config.l}, {window}, hash seed "
           f"{config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
+
+
+def _export_memory(args, config) -> int:
+    from dataclasses import replace
+    refused = [option for option, on in (("--dedup", args.dedup), ("--lanes", args.lanes > 1 or args.slots is not None),
+                                         ("--parity", args.parity), ("--scan", args.scan is not None),
+                                         ("--pace", args.pace != 1)) if on]
+    if refused:
+        print(f"apbbf export: error: {', '.join(refused)} not with --memory axi (it exports the bare filter with its "
+              "own memory scan)", file=sys.stderr)
+        return 1
+    row_bits = args.row_bits
+    if row_bits is None:                    # the smallest row holding one block of every physical segment
+        row_bits = 1 << (config.physical_segments * config.block_bits - 1).bit_length()
+    options = {"depth": 8 if args.depth is None else args.depth,
+               "axi_data_width": 64 if args.axi_data_width is None else args.axi_data_width,
+               "axi_base": 0 if args.axi_base is None else args.axi_base,
+               "axi_addr_width": args.axi_addr_width, "max_outstanding": args.max_outstanding}
+    try:
+        config = replace(config, row_bits=row_bits, burst_bits=args.burst_bits or 0)
+        path = export_memory_verilog(config, args.output, name=args.name or MEMORY_MODULE, **options)
+    except (ValueError, TypeError, RuntimeError) as error:
+        print(f"apbbf export: error: {error}", file=sys.stderr)
+        return 1
+    from .hdl.export.axi_memory import memory_bytes
+    print(f"wrote {path}: module {args.name or MEMORY_MODULE}, segments behind an AXI4 master "
+          f"({options['axi_data_width']} bits, {memory_bytes(config)} bytes from {options['axi_base']:#x}), "
+          f"k={config.k} l={config.l} B={config.block_bits} row_bits={config.row_bits}, window {config.window}, "
+          f"hash seed {config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
+    return 0
+
+
+def export_memory_verilog(config, path, *, name: str = MEMORY_MODULE, **options) -> Path:
+    """Write the filter with its segments behind an AXI4 master
+    (:func:`apbbf.hdl.export.verilog.generate_memory_verilog`) for ``config`` to ``path``; ``options`` as
+    :class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF`.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        See :func:`~apbbf.hdl.export.verilog.generate_memory_verilog`; TypeError also if ``path`` is not a path.
+    """
+    return _write(path, lambda: generate_memory_verilog(config, name, **options))
 
 
 def export_lanes_verilog(config, lanes: int, path, *, name: str = LANES_MODULE, **options) -> Path:
@@ -233,7 +288,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "all ones (false positives, never a false negative); adds the parity_errors port")
     parser.add_argument("--name", default=None,
                         help=f"top module name (default {DEFAULT_MODULE}, {DEDUP_MODULE} with --dedup, {LANES_MODULE} "
-                             "with --lanes)")
+                             f"with --lanes, {MEMORY_MODULE} with --memory axi)")
     lanes = parser.add_argument_group("lanes: several commands per clock (apbbf.hdl.Lanes)")
     lanes.add_argument("--lanes", type=int, default=1, choices=(1, 2, 4, 8, 16),
                        help="independent filters, a key's lane from its hash (default 1: the single core)")
@@ -253,6 +308,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     dedup.add_argument("--fcs", action="store_true", help="frames end with their FCS (not keyed)")
     dedup.add_argument("--max-frame", type=int, default=9600, help="longest frame in bytes (default 9600)")
     dedup.add_argument("--key-queue", type=int, default=16, help="keys that may wait for the filter (default 16)")
+    memory = parser.add_argument_group("the segments in an external memory behind an AXI4 master (--memory axi)")
+    memory.add_argument("--memory", choices=("axi",), default=None,
+                        help="axi: the filter's segments in your memory (MIG, EMIF, HBM) through an AXI4 master port "
+                             "m_axi_* (docs/verilog.md, 'The memory export')")
+    memory.add_argument("--row-bits", type=int, default=None, metavar="BITS",
+                        help="bits of one memory row, a power of two holding a block of every physical segment "
+                             "(default: the smallest such)")
+    memory.add_argument("--burst-bits", type=int, default=None, metavar="BITS",
+                        help="bits of one memory burst, a power of two from 8 to --row-bits (default: one block); "
+                             "sets the bursts the header counts")
+    memory.add_argument("--depth", type=int, default=None, metavar="N",
+                        help="commands in flight in the memory, 1..64 (default 8)")
+    memory.add_argument("--axi-data-width", type=int, default=None, metavar="BITS",
+                        help="AXI data width, a power of two from 32 to 1024 (default 64)")
+    memory.add_argument("--axi-base", type=_int, default=None, metavar="ADDR",
+                        help="byte address of the filter's region, aligned to the larger of a block and a bus word "
+                             "(default 0)")
+    memory.add_argument("--axi-addr-width", type=int, default=None, metavar="BITS",
+                        help="AXI address bits, 12..64 (default 32, or 64 for a region past 4 GiB)")
+    memory.add_argument("--max-outstanding", type=int, default=None, metavar="N",
+                        help="AXI reads and writes in flight at most, each (default and least: depth x physical "
+                             "segments)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.v")
     parser.set_defaults(func=_export)
     return parser

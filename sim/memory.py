@@ -47,13 +47,17 @@ class MemoryModel:
     refresh : (int, int) or None
         Every ``refresh[0]`` cycles the memory stops for ``refresh[1]``: no request taken, no answer offered, no
         write landed (a DRAM's refresh).
+    max_reads : int or None
+        Reads taken and not yet answered at most: with that many, ``req.ready`` stays low (a memory whose read
+        buffer is full, as any real one's gets while its answers wait). None: no bound.
     """
 
     def __init__(self, config: Config, *, seed: int, latency=(1, 12), write_delay=(0, 12), req_stall: float = 0.1,
-                 refresh=(300, 20)):
+                 refresh=(300, 20), max_reads: int | None = None):
         self.config = config
         self.rng = random.Random(seed)
         self.latency, self.write_delay, self.req_stall, self.refresh = latency, write_delay, req_stall, refresh
+        self.max_reads = max_reads
         self.words = [self.rng.getrandbits(config.block_bits) for _ in range(config.memory_blocks)]
         self.reads = collections.deque()          # (cycle it may be offered, address)
         self.writes = collections.deque()         # (cycle it lands, address, data)
@@ -76,7 +80,8 @@ class MemoryModel:
             offered = None                        # the answer offered now: (address, data)
             while True:
                 busy = self._refreshing(now)
-                ctx.set(port.req.ready, not busy and self.rng.random() >= self.req_stall)
+                full = self.max_reads is not None and len(self.reads) >= self.max_reads
+                ctx.set(port.req.ready, not busy and not full and self.rng.random() >= self.req_stall)
                 landed = bool(not busy and self.writes and self.writes[0][0] <= now)
                 if landed:
                     _, address, value = self.writes.popleft()

@@ -18,15 +18,18 @@ from apbbf.hdl.core.response import ResponseQueue
 from apbbf.hdl.core.scan_fsm import FSMScan
 from apbbf.hdl.core.scan_parallel import ParallelScan
 from apbbf.hdl.core.segments import InferredBlockRAM, Segments
+from apbbf.hdl.export.axi_memory import AXI4MemoryAdapter, AXI4Signature
 from apbbf.hdl.export.axis import AXIStreamAPBBF
 from apbbf.hdl.export.axis_dedup import AXIStreamPacketDedup
 from apbbf.hdl.export.axis_lanes import AXIStreamLanes
+from apbbf.hdl.export.axis_memory import AXIStreamMemoryAPBBF
 from apbbf.hdl.packet.dedup import PacketDedup
 from apbbf.hdl.packet.key_extractor import KeyExtractor
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 
 CONFIG = Config(2, 3, segment_blocks=4)
+ROWS = Config(2, 3, segment_blocks=4, row_bits=512)
 TIMED = Config(2, 3, segment_blocks=4, span=100, time_width=12)
 L3L4 = KeySpec.l3l4()
 
@@ -103,6 +106,18 @@ CASES = [
     *[_case(f"{cls.__name__}-divisor-{divisor}", lambda cls=cls, divisor=divisor: cls(divisor), ValueError,
             rf"divisor must be from 4 to 16777216, not {divisor}")
       for cls in (UARTReceiver, UARTTransmitter) for divisor in (3, (1 << 24) + 1)],
+    _case("AXI4MemoryAdapter-data_width", lambda: AXI4MemoryAdapter(ROWS, data_width=96), ValueError,
+          "data_width must be a power of two from 32 to 1024 bits, not 96"),
+    _case("AXI4MemoryAdapter-base", lambda: AXI4MemoryAdapter(ROWS, base=4), ValueError,
+          "base must be a multiple of 8 bytes"),
+    _case("AXI4MemoryAdapter-max_outstanding", lambda: AXI4MemoryAdapter(ROWS, max_outstanding=4097), ValueError,
+          "max_outstanding must be from 1 to 4096, not 4097"),
+    _case("AXI4MemoryAdapter-on-chip", lambda: AXI4MemoryAdapter(CONFIG), ValueError, "row layout"),
+    _case("AXI4Signature-addr_width", lambda: AXI4Signature(8, 64), ValueError, "addr_width must be from 12 to 64"),
+    _case("AXIStreamMemoryAPBBF-depth", lambda: AXIStreamMemoryAPBBF(ROWS, depth=65), ValueError,
+          "depth must be from 1 to 64, not 65"),
+    _case("AXIStreamMemoryAPBBF-max_outstanding", lambda: AXIStreamMemoryAPBBF(ROWS, depth=2, max_outstanding=11),
+          ValueError, "max_outstanding must be at least depth \\* physical segments = 2 \\* 6 = 12"),
     *[_case(f"{cls.__name__}-divisor-type", lambda cls=cls: cls(4.0), TypeError, "divisor must be an integer")
       for cls in (UARTReceiver, UARTTransmitter)],
 ]

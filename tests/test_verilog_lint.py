@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """The exported Verilog passes ``verilator --lint-only`` with Verilator's default warnings (no ``-Wall``, no
 ``-Wno-*``), so a user whose flow lints imported IP with warnings as errors can drop the file in: the bare core
-(both scans), the time-bounded core, the lanes filter and the packet de-duplicator. The waivers the export writes
+(both scans), the time-bounded core, the lanes filter, the packet de-duplicator and the filter behind an AXI4
+master (``--memory axi``). The waivers the export writes
 (:data:`apbbf.hdl.export.verilog.LINT_WAIVED`) are switched back on at the end of the file, which a second module read
 after it shows.
 """
@@ -11,7 +12,8 @@ import subprocess
 
 import pytest
 
-from apbbf.hdl.export.verilog import LINT_WAIVED, generate_dedup_verilog, generate_lanes_verilog, generate_verilog
+from apbbf.hdl.export.verilog import (LINT_WAIVED, generate_dedup_verilog, generate_lanes_verilog,
+                                      generate_memory_verilog, generate_verilog)
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.sim import verilator
@@ -40,6 +42,12 @@ def _export(kind: str) -> tuple[str, str]:
     parallel core's again)."""
     if kind == "lanes":
         return generate_lanes_verilog(Config(**{**SMALL, "segment_blocks": 4}), 2), "apbbf_lanes_axis"
+    if kind.startswith("memory"):
+        # the filter behind an AXI4 master: a bus wider than the block (lanes), or narrower (bursts); with a span
+        width, block = {"memory-wide": (256, 64), "memory-burst": (64, 256)}[kind]
+        config = Config(**{**SMALL, "block_bits": block, "segment_blocks": 8}, span=1000, time_width=16,
+                        extra_segments=1, row_bits=4096)
+        return generate_memory_verilog(config, axi_data_width=width, axi_base=0x10000), "apbbf_memory_axis"
     if kind == "dedup":
         config = Config(**SMALL, span=1000, time_width=16, extra_segments=1)
         return generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518), "apbbf_dedup_axis"
@@ -51,7 +59,8 @@ def _export(kind: str) -> tuple[str, str]:
 #: scan, the time-bounded core alone and the lanes in ``make test-slow``.
 @pytest.mark.parametrize("kind", [pytest.param("core-fsm", marks=pytest.mark.slow), "core-parallel",
                                   pytest.param("timed-parallel", marks=pytest.mark.slow),
-                                  pytest.param("lanes", marks=pytest.mark.slow), "dedup"])
+                                  pytest.param("lanes", marks=pytest.mark.slow), "dedup", "memory-wide",
+                                  pytest.param("memory-burst", marks=pytest.mark.slow)])
 def test_export_lints_clean(tmp_path, kind):
     text, top = _export(kind)
     result = _lint(tmp_path, text, top)

@@ -49,7 +49,7 @@ from ...model.config import Config, check_config
 from ..core.apbbf import APBBF
 from ..core.devices import check_parity
 
-__all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat"]
+__all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat", "connect_core"]
 
 
 def _bytes(bits: int) -> int:
@@ -233,25 +233,33 @@ class AXIStreamAPBBF(wiring.Component):
         m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
 
         m.submodules.core = core = self._core
-        c, fmt, tdata = self._config, self._format, self.s_axis_cmd_tdata
-        m.d.comb += [
-            core.cmd.valid.eq(self.s_axis_cmd_tvalid & self.aresetn),
-            core.cmd.payload.op.eq(tdata[:2]),
-            core.cmd.payload.key.eq(tdata[fmt.key_offset:fmt.key_offset + c.key_width]),
-            self.s_axis_cmd_tready.eq(core.cmd.ready & self.aresetn),
-
-            self.m_axis_rsp_tvalid.eq(core.rsp.valid & self.aresetn),
-            core.rsp.ready.eq(self.m_axis_rsp_tready & self.aresetn),
-            self.m_axis_rsp_tdata[:2].eq(core.rsp.payload.op),
-            self.m_axis_rsp_tdata[ResponseFormat.hit_bit].eq(core.rsp.payload.hit),
-            self.m_axis_rsp_tdata[ResponseFormat.reserved_bit].eq(core.rsp.payload.op.as_value() == 3),
-
-            self.inserts.eq(core.inserts),
-            self.shifts.eq(core.shifts),
-        ]
-        if c.timed:
-            m.d.comb += [core.cmd.payload.time.eq(tdata[fmt.time_offset:fmt.time_offset + c.time_width]),
-                         self.overflows.eq(core.overflows), self.expired.eq(core.expired)]
+        connect_core(m, self, core, self._config)
         if self._parity:
             m.d.comb += self.parity_errors.eq(core.parity_errors)
         return m
+
+
+def connect_core(m, top, core, config: Config) -> None:
+    """Wire the core ``core`` (``cmd``, ``rsp`` and the counters, as :class:`~apbbf.hdl.core.APBBF` has them) to the
+    AXI4-Stream ports of ``top`` (``aresetn``, ``s_axis_cmd_*``, ``m_axis_rsp_*``, the counters): the layouts of
+    :class:`CommandFormat` and :class:`ResponseFormat`, ``tready`` and ``tvalid`` low during reset. The same for
+    every top that exports a core behind these streams."""
+    c, fmt, tdata = config, CommandFormat(config), top.s_axis_cmd_tdata
+    m.d.comb += [
+        core.cmd.valid.eq(top.s_axis_cmd_tvalid & top.aresetn),
+        core.cmd.payload.op.eq(tdata[:2]),
+        core.cmd.payload.key.eq(tdata[fmt.key_offset:fmt.key_offset + c.key_width]),
+        top.s_axis_cmd_tready.eq(core.cmd.ready & top.aresetn),
+
+        top.m_axis_rsp_tvalid.eq(core.rsp.valid & top.aresetn),
+        core.rsp.ready.eq(top.m_axis_rsp_tready & top.aresetn),
+        top.m_axis_rsp_tdata[:2].eq(core.rsp.payload.op),
+        top.m_axis_rsp_tdata[ResponseFormat.hit_bit].eq(core.rsp.payload.hit),
+        top.m_axis_rsp_tdata[ResponseFormat.reserved_bit].eq(core.rsp.payload.op.as_value() == 3),
+
+        top.inserts.eq(core.inserts),
+        top.shifts.eq(core.shifts),
+    ]
+    if c.timed:
+        m.d.comb += [core.cmd.payload.time.eq(tdata[fmt.time_offset:fmt.time_offset + c.time_width]),
+                     top.overflows.eq(core.overflows), top.expired.eq(core.expired)]

