@@ -91,8 +91,7 @@ def _export(args) -> int:
     seed = draw_seed() if args.seed is None else args.seed
     config = Config(args.k, args.l, block_bits=args.block_bits, block_hashes=args.block_hashes,
                     segment_blocks=args.segment_blocks, key_width=args.key_width, seed=seed, span=args.span,
-                    time_width=args.time_width, extra_segments=args.extra_segments or 0, row_bits=args.row_bits,
-                    burst_bits=args.burst_bits)
+                    time_width=args.time_width, extra_segments=args.extra_segments or 0)
     config = _headroom(config, args)
     given = [f"--{name.replace('_', '-')}" for name in MEMORY_OPTIONS if getattr(args, name) is not None]
     if args.memory is None and given:
@@ -273,10 +272,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--burst", type=float, default=2.0, metavar="X",
                         help="with --span and no --extra-segments: the burst over the planned rate (g per "
                              "shift interval) the pool holds without overflow (default 2)")
-    parser.add_argument("--row-bits", type=int, default=0, metavar="BITS",
-                        help="the row layout (Config.row_bits): bits per memory row (default 0: on-chip segments)")
-    parser.add_argument("--burst-bits", type=int, default=0, metavar="BITS",
-                        help="with --row-bits: bits per memory burst (default 0: one block per burst)")
     parser.add_argument("--scan", choices=("fsm", "parallel"), default=None,
                         help="fsm: Algorithm 1, one segment per cycle (the core's default); parallel: one command "
                              "per clock (the de-duplicator's default)")
