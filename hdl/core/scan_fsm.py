@@ -10,7 +10,24 @@ from .scan import scan_signature
 from .segments import READ_LATENCY
 from .types import Op, asks, inserts
 
-__all__ = ["FSMScan", "restart_cycles"]
+__all__ = ["FSMScan", "restart_cycles", "enter_one_at_a_time"]
+
+
+def enter_one_at_a_time(m, config: Config, buffer, payload, idle, op) -> None:
+    """Drive the circular buffer's entry for a scan that takes one command at a time and decides it before it
+    takes the next (the FSM scan, the memory scan): while ``idle`` the buffer takes the offered command (its op
+    from ``payload``). A time-bounded window's buffer takes the command's time a cycle before it enters (it
+    compares it with the deadlines then): staged while idle, entered the cycle after, with the op registered by
+    the scan (``op``; never in a cycle with a decision: ``enter_held`` is ``enter``)."""
+    if config.timed:
+        entering = Signal()
+        m.d.sync += entering.eq(idle)
+        ones = (1 << config.time_width) - 1              # the buffer's odd copies of the time: its complement
+        m.d.comb += [buffer.stage.eq(idle), buffer.enter.eq(entering), buffer.enter_held.eq(entering),
+                     buffer.enter_op.eq(op)]
+        m.d.comb += [buffer.stage_time[n].eq(payload.time ^ (ones * (n & 1))) for n in range(STAGE_TIME_COPIES)]
+    else:
+        m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(payload.op)]
 
 
 def restart_cycles(config: Config) -> tuple[int, int]:
@@ -77,19 +94,7 @@ class FSMScan(wiring.Component):
         accept = Signal()
         m.d.comb += [hash.key.eq(key), buffer.cleaned_next.eq(segments.cleaned_next),
                      self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready)]
-        if c.timed:
-            # A time-bounded window's buffer takes the command's time a cycle before it enters (it compares it
-            # with the deadlines then): staged while idle, entered the cycle after, with the op registered here
-            # (never in a cycle with a decision: ``enter_held`` is ``enter``).
-            entering = Signal()
-            m.d.sync += entering.eq(idle)
-            ones = (1 << c.time_width) - 1                  # the buffer's odd copies of the time: its complement
-            m.d.comb += [buffer.stage.eq(idle), buffer.enter.eq(entering), buffer.enter_held.eq(entering),
-                         buffer.enter_op.eq(op)]
-            m.d.comb += [buffer.stage_time[n].eq(self.cmd.payload.time ^ (ones * (n & 1)))
-                         for n in range(STAGE_TIME_COPIES)]
-        else:
-            m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
+        enter_one_at_a_time(m, c, buffer, self.cmd.payload, idle, op)
 
         # The key's b bits are picked from each block into registers (``picks``, loaded every cycle: the read
         # data and the hashes hold still from the blocks' arrival, PICK, to the write), and ANDed into the match

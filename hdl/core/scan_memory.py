@@ -6,10 +6,11 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from .buffer import STAGE_TIME_COPIES, BufferSignature
+from .buffer import BufferSignature
 from .hash import HashSignature, block_mask, block_picks, hash_latency, segment_hash_layout
 from .memory_port import MemoryPortSignature, check_depth
-from .types import Op, asks, command_layout, inserts, response_layout
+from .scan_fsm import enter_one_at_a_time
+from .types import Op, asks, command_layout, response_layout
 
 __all__ = ["MemoryScan", "descriptor_layout", "TAG_DEPTH"]
 
@@ -184,16 +185,7 @@ class MemoryScan(wiring.Component):
         clearing_all = Signal(init=1)                       # every word is being cleared (after reset too)
         m.d.comb += [hash.key.eq(key), hash.en.eq(1), buffer.cleaned_next.eq(cleaned_now),
                      self.cmd.ready.eq(ready), accept.eq(self.cmd.valid & ready)]
-        if c.timed:
-            entering = Signal()
-            m.d.sync += entering.eq(idle)
-            ones = (1 << c.time_width) - 1
-            m.d.comb += [buffer.stage.eq(idle), buffer.enter.eq(entering), buffer.enter_held.eq(entering),
-                         buffer.enter_op.eq(op)]
-            m.d.comb += [buffer.stage_time[n].eq(self.cmd.payload.time ^ (ones * (n & 1)))
-                         for n in range(STAGE_TIME_COPIES)]
-        else:
-            m.d.comb += [buffer.enter.eq(idle), buffer.enter_op.eq(self.cmd.payload.op)]
+        enter_one_at_a_time(m, c, buffer, self.cmd.payload, idle, op)
         hash_wait = Signal(range(hash_latency(c) + 1))
         with m.If(idle):
             m.d.sync += [op.eq(self.cmd.payload.op), key.eq(self.cmd.payload.key), hash_wait.eq(hash_latency(c) - 1)]
