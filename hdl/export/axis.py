@@ -49,7 +49,7 @@ from ...model.config import Config, check_config
 from ..core.apbbf import APBBF
 from ..core.devices import check_parity
 
-__all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat", "connect_core"]
+__all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat", "connect_core", "stream_members"]
 
 
 def _bytes(bits: int) -> int:
@@ -204,20 +204,7 @@ class AXIStreamAPBBF(wiring.Component):
         self._parity = parity
         self._config = config
         self._format = CommandFormat(config)
-        members = {
-            "aclk": In(1),
-            "aresetn": In(1),
-            "s_axis_cmd_tvalid": In(1),
-            "s_axis_cmd_tready": Out(1),
-            "s_axis_cmd_tdata": In(self._format.width),
-            "m_axis_rsp_tvalid": Out(1),
-            "m_axis_rsp_tready": In(1),
-            "m_axis_rsp_tdata": Out(ResponseFormat.width),
-            "inserts": Out(32),
-            "shifts": Out(32),
-        }
-        if config.timed:
-            members.update({"overflows": Out(32), "expired": Out(32)})
+        members = stream_members(config, self._format)
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
@@ -237,6 +224,26 @@ class AXIStreamAPBBF(wiring.Component):
         if self._parity:
             m.d.comb += self.parity_errors.eq(core.parity_errors)
         return m
+
+
+def stream_members(config: Config, command_format: CommandFormat) -> dict:
+    """The ports every AXI4-Stream top of a core has (the table above): the clock and reset, the command and response
+    streams, and the counters (with ``overflows`` and ``expired`` for a Config with a span)."""
+    members = {
+        "aclk": In(1),
+        "aresetn": In(1),
+        "s_axis_cmd_tvalid": In(1),
+        "s_axis_cmd_tready": Out(1),
+        "s_axis_cmd_tdata": In(command_format.width),
+        "m_axis_rsp_tvalid": Out(1),
+        "m_axis_rsp_tready": In(1),
+        "m_axis_rsp_tdata": Out(ResponseFormat.width),
+        "inserts": Out(32),
+        "shifts": Out(32),
+    }
+    if config.timed:
+        members.update({"overflows": Out(32), "expired": Out(32)})
+    return members
 
 
 def connect_core(m, top, core, config: Config) -> None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from amaranth import ClockDomain, Module
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib.wiring import Out
 
 from ...model.config import Config, check_integer
 from ..core.memory_apbbf import MemoryAPBBF
 from .axi_memory import MAX_OUTSTANDING, AXI4MemoryAdapter, AXI4Signature
-from .axis import CommandFormat, ResponseFormat, connect_core
+from .axis import CommandFormat, connect_core, stream_members
 
 __all__ = ["AXIStreamMemoryAPBBF", "AXI_PREFIX"]
 
@@ -89,20 +89,7 @@ class AXIStreamMemoryAPBBF(wiring.Component):
                                           max_outstanding=max_outstanding)
         self._config, self._depth = config, depth
         self._format = CommandFormat(config)
-        members = {
-            "aclk": In(1),
-            "aresetn": In(1),
-            "s_axis_cmd_tvalid": In(1),
-            "s_axis_cmd_tready": Out(1),
-            "s_axis_cmd_tdata": In(self._format.width),
-            "m_axis_rsp_tvalid": Out(1),
-            "m_axis_rsp_tready": In(1),
-            "m_axis_rsp_tdata": Out(ResponseFormat.width),
-            "inserts": Out(32),
-            "shifts": Out(32),
-        }
-        if config.timed:
-            members.update({"overflows": Out(32), "expired": Out(32)})
+        members = stream_members(config, self._format)
         members.update({"axi_read_errors": Out(32), "axi_write_errors": Out(32)})
         members.update({AXI_PREFIX + name: member for name, member in self.axi_signature.members.items()})
         super().__init__(members)
