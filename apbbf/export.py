@@ -24,7 +24,7 @@ __all__ = ["DEFAULT_MODULE", "DEDUP_MODULE", "LANES_MODULE", "MEMORY_MODULE", "d
 
 #: The options of ``--memory axi``, none of which the on-chip exports take.
 MEMORY_OPTIONS = ("row_bits", "burst_bits", "depth", "axi_data_width", "axi_base", "axi_addr_width",
-                  "max_outstanding")
+                  "max_outstanding", "answer_deadline")
 
 
 def draw_seed() -> int:
@@ -124,19 +124,24 @@ def _export(args) -> int:
     return 0
 
 
-def _export_dedup(args, config) -> int:
+def _export_dedup(args, config, memory: dict | None = None) -> int:
+    """``--dedup``; with ``memory`` (the AXI4 master's options: ``--memory axi``) the filter's segments in the
+    user's memory."""
     from .model.packet import KeySpec
+    options = {"scan": args.scan or "parallel"} if memory is None else memory
     try:
         spec = KeySpec.parse(args.key)
         path = export_dedup_verilog(config, spec, args.output, name=args.name or DEDUP_MODULE,
                                     data_width=args.data_width, action=args.action, timestamps=args.timestamps,
                                     tick_cycles=args.tick_cycles, fcs=args.fcs, max_frame=args.max_frame,
-                                    key_queue=args.key_queue, scan=args.scan or "parallel")
-    except (ValueError, RuntimeError) as error:
+                                    key_queue=args.key_queue, **options)
+    except (ValueError, TypeError, RuntimeError) as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
+    where = "" if memory is None else (f", segments behind an AXI4 master ({memory['axi_data_width']} bits, "
+                                       f"row_bits={config.row_bits})")
     print(f"wrote {path}: module {args.name or DEDUP_MODULE}, packet de-duplicator, key {spec}, "
-          f"data_width {args.data_width}, action {args.action}, span {config.span} ticks, "
+          f"data_width {args.data_width}, action {args.action}, span {config.span} ticks{where}, "
           f"hash seed {config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
 
@@ -163,12 +168,16 @@ def _export_lanes(args, config) -> int:
 
 def _export_memory(args, config) -> int:
     from dataclasses import replace
-    refused = [option for option, on in (("--dedup", args.dedup), ("--lanes", args.lanes > 1 or args.slots is not None),
+    refused = [option for option, on in (("--lanes", args.lanes > 1 or args.slots is not None),
                                          ("--parity", args.parity), ("--scan", args.scan is not None),
                                          ("--pace", args.pace != 1)) if on]
     if refused:
-        print(f"apbbf export: error: {', '.join(refused)} not with --memory axi (it exports the bare filter with its "
+        print(f"apbbf export: error: {', '.join(refused)} not with --memory axi (it exports the filter with its "
               "own memory scan)", file=sys.stderr)
+        return 1
+    if args.answer_deadline is not None and not args.dedup:
+        print("apbbf export: error: --answer-deadline is an option of the de-duplicator (--dedup --memory axi)",
+              file=sys.stderr)
         return 1
     row_bits = args.row_bits
     if row_bits is None:                    # the smallest row holding one block of every physical segment
@@ -179,6 +188,15 @@ def _export_memory(args, config) -> int:
                "axi_addr_width": args.axi_addr_width, "max_outstanding": args.max_outstanding}
     try:
         config = replace(config, row_bits=row_bits, burst_bits=args.burst_bits or 0)
+    except (ValueError, TypeError) as error:
+        print(f"apbbf export: error: {error}", file=sys.stderr)
+        return 1
+    if args.dedup:
+        options["memory_depth"] = options.pop("depth")
+        if args.answer_deadline is not None:
+            options["answer_deadline"] = args.answer_deadline
+        return _export_dedup(args, config, options)
+    try:
         path = export_memory_verilog(config, args.output, name=args.name or MEMORY_MODULE, **options)
     except (ValueError, TypeError, RuntimeError) as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
@@ -322,6 +340,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "(default 0)")
     memory.add_argument("--axi-addr-width", type=int, default=None, metavar="BITS",
                         help="AXI address bits, 12..64 (default 32, or 64 for a region past 4 GiB)")
+    memory.add_argument("--answer-deadline", type=int, default=None, metavar="CYCLES",
+                        help="with --dedup: cycles from a frame's key queued to the frame passing unchecked if its "
+                             "answer is not back, 1..65535 (default 1024)")
     memory.add_argument("--max-outstanding", type=int, default=None, metavar="N",
                         help="AXI reads and writes in flight at most, each (default and least: depth x physical "
                              "segments)")

@@ -27,6 +27,7 @@ from amaranth.sim import Simulator
 from ..hdl.packet.dedup import PacketDedup
 from ..model.dedup import Dedup
 from .harness import run_with_vcd
+from .memory import MemoryModel
 
 __all__ = ["RESET", "Mismatch", "DedupRun", "simulate_dedup", "score_frames", "beats"]
 
@@ -46,6 +47,7 @@ class DedupRun:
     first_accept: list = field(default_factory=list)   #: cycles before the edge that took each first beat
     taken: list = field(default_factory=list)          #: cycle of each output frame's last beat
     counters: dict = field(default_factory=dict)
+    decided: list = field(default_factory=list)        #: (cycle, unchecked, late) of each decision, from the counters
     resets: list = field(default_factory=list)        #: cycle of the first edge in each reset (as ``taken``)
     cycles: int = 0
 
@@ -57,7 +59,11 @@ def beats(frame: bytes, lanes: int) -> list[tuple[int, int, bool]]:
             for n, chunk in enumerate(chunks)]
 
 
-def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle):
+def _counter_names(dut) -> tuple[str, ...]:
+    return ("frames", "duplicates", "dropped", "unchecked", "errored") + (("late",) if dut.scan == "memory" else ())
+
+
+def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle, memory):
     lanes = dut.data_width // 8
     run = DedupRun()
     sent = [False]
@@ -145,8 +151,22 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
             cycle += 1
             quiet = 0 if valid else quiet + 1
         run.cycles = cycle
-        run.counters = {name: ctx.get(getattr(dut, name))
-                        for name in ("frames", "duplicates", "dropped", "unchecked", "errored")}
+        run.counters = {name: ctx.get(getattr(dut, name)) for name in _counter_names(dut)}
+
+    async def decisions(ctx):
+        # The counters count one decision per cycle at most, in frame order: each step of ``frames`` is one
+        # frame's, and the steps of ``unchecked`` and ``late`` with it say how it went (with ``count`` frames
+        # show no flags, and a late frame's flag looks as an unchecked one's).
+        cycle, last = 0, (0, 0, 0)
+        late = getattr(dut, "late", None)
+        async for _, _, in_reset in ctx.tick().sample(dut_reset):
+            cycle += 1
+            now = (ctx.get(dut.frames), ctx.get(dut.unchecked), 0 if late is None else ctx.get(late))
+            if not in_reset and now[0] != last[0]:
+                if now[0] != (last[0] + 1) & 0xFFFFFFFF:
+                    raise Mismatch(f"cycle {cycle}: frames counted {now[0] - last[0]} at once")
+                run.decided.append((cycle, now[1] != last[1] and now[2] == last[2], now[2] != last[2]))
+            last = now
 
     full_writes = []
 
@@ -165,6 +185,9 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     sim.add_testbench(producer)
     sim.add_testbench(consumer, background=True)
     sim.add_testbench(info_room, background=True)
+    sim.add_testbench(decisions, background=True)
+    if memory is not None:
+        sim.add_testbench(memory.server(dut), background=True)
     sim.add_testbench(watchdog)
     run_with_vcd(sim, vcd_path)
     if full_writes:
@@ -172,12 +195,13 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     return run
 
 
-def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
+def score_frames(dut, frames, out, *, whole: bool = True, decided=None) -> Dedup:
     """Score ``frames`` (``(index, (frame, time, errored))`` sent after a reset) against ``out`` (``(frame,
     (duplicate, unchecked, errored))`` taken after it), frame by frame; ``dut`` needs ``config``, ``spec``,
     ``action``, ``max_frame``, ``data_width`` and ``fcs`` (the model passes frames over the beat limit unchecked,
     as the DUT must). With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
-    the model's. Returns the model, for its counters.
+    the model's. ``decided``: ``(unchecked, late)`` of each frame in order, as the DUT's counters said (which
+    frames were late; with ``count``, which unchecked). Returns the model, for its counters.
 
     Raises
     ------
@@ -187,14 +211,22 @@ def score_frames(dut, frames, out, *, whole: bool = True) -> Dedup:
     model = Dedup(dut.config, dut.spec, dut.action, max_frame=dut.max_frame, data_width=dut.data_width,
                   fcs=dut.fcs)
     position = 0
-    for index, (frame, time, errored) in frames:
+    for n, (index, (frame, time, errored)) in enumerate(frames):
         keyed = frame[:-4] if dut.fcs else frame
-        # fail open is the DUT's to decide: a frame it flags unchecked goes to the model as unchecked
-        unchecked = position < len(out) and out[position][0] == frame and bool(out[position][1][1])
-        duplicate, forward, mark = model.frame(keyed, time, errored=errored, unchecked=unchecked)
+        # fail open is the DUT's to decide: a frame it flags unchecked goes to the model as unchecked, or as late
+        # if its counters said so
+        counted = decided[n] if decided is not None and n < len(decided) else (False, False)
+        late = counted[1]
+        if dut.action == "count":
+            unchecked = counted[0]
+        else:
+            unchecked = (not late and position < len(out) and out[position][0] == frame
+                         and bool(out[position][1][1]))
+        duplicate, forward, mark = model.frame(keyed, time, errored=errored, unchecked=unchecked, late=late)
         if not forward:
             continue
-        flags = (0, 0, 0) if dut.action == "count" else (int(mark), int(unchecked and not errored), int(errored))
+        flags = ((0, 0, 0) if dut.action == "count"
+                 else (int(mark), int((unchecked or late) and not errored), int(errored)))
         if position >= len(out):
             if whole:
                 raise Mismatch(f"frame {index} ({len(frame)} bytes) never came out ({len(out)} frames did)")
@@ -234,14 +266,15 @@ def _score(dut, items, run):
     model = None
     for n, part in enumerate(parts):
         out = [o for o, taken in zip(run.out, run.taken) if bounds[n] <= taken < bounds[n + 1]]
-        model = score_frames(dut, part, out, whole=n == len(parts) - 1)
-    counters = model.counters.as_dict()
+        decided = [flags for cycle, *flags in run.decided if bounds[n] <= cycle < bounds[n + 1]]
+        model = score_frames(dut, part, out, whole=n == len(parts) - 1, decided=decided)
+    counters = {name: value for name, value in model.counters.as_dict().items() if name in _counter_names(dut)}
     if run.counters != counters:
         raise Mismatch(f"counters {run.counters}, model {counters}")
 
 
 def simulate_dedup(make_dut, items, *, seed: int = 0, gap: float = 0.0, stall: float = 0.0,
-                   name: str = "dedup", max_cycles: int | None = None) -> DedupRun:
+                   name: str = "dedup", max_cycles: int | None = None, memory: dict | None = None) -> DedupRun:
     """Run ``items`` (``(frame, time, errored)`` triples and :data:`RESET` markers) through a fresh
     ``make_dut()``, score the output against the model and return what was observed.
 
@@ -253,11 +286,16 @@ def simulate_dedup(make_dut, items, *, seed: int = 0, gap: float = 0.0, stall: f
         Probability of an idle cycle before each input beat.
     stall : float
         Probability that ``o.ready`` is low in a cycle.
+    memory : dict or None
+        With the memory scan: the options of the :class:`~apbbf.sim.memory.MemoryModel` that serves
+        ``dut.memory`` (seeded from ``seed``; ``{}``: its defaults).
 
     Raises
     ------
     Mismatch
         On the first difference; the message names the frame, the seed and the VCD.
+    apbbf.sim.memory.PortError
+        On a broken rule of the memory port.
     """
     dut = make_dut()
     if not isinstance(dut, PacketDedup):
@@ -265,17 +303,28 @@ def simulate_dedup(make_dut, items, *, seed: int = 0, gap: float = 0.0, stall: f
     lanes = dut.data_width // 8
     total_beats = sum(len(beats(item[0], lanes)) for item in items if item is not RESET)
     settle = dut.config.segment_blocks + 8
+    if dut.scan == "memory":
+        # The memory core clears every word after reset: a write each, at the memory's pace.
+        settle = 3 * dut.config.memory_blocks + 200
+        memory = {} if memory is None else memory
+    elif memory is not None:
+        raise ValueError("memory goes with a de-duplicator of the memory scan")
     if max_cycles is None:
         max_cycles = int((total_beats + 40 * len(items)) / max(0.05, (1 - gap) * (1 - stall)) * 2) + 4000
+        max_cycles += settle * (1 + sum(1 for item in items if item is RESET))
+
+    def memory_model():
+        return None if memory is None else MemoryModel(dut.config, seed=seed + 2, **memory)
+
     kwargs = dict(seed=seed, gap=gap, stall=stall, max_cycles=max_cycles, settle=settle)
     try:
-        run = _simulate_once(dut, items, vcd_path=None, **kwargs)
+        run = _simulate_once(dut, items, vcd_path=None, memory=memory_model(), **kwargs)
         _score(dut, items, run)
         return run
     except Mismatch as error:
         vcd_path = os.path.join("build", "vcd", f"{name}.vcd")
         try:
-            _simulate_once(make_dut(), items, vcd_path=vcd_path, **kwargs)
+            _simulate_once(make_dut(), items, vcd_path=vcd_path, memory=memory_model(), **kwargs)
         except Mismatch:
             pass
         raise Mismatch(f"{error} (seed {seed}; waveform in {vcd_path})") from None

@@ -150,7 +150,7 @@ def test_adapter_refuses_configs():
     (["--memory", "axi", "--depth", "0"], "depth must be from 1 to 64"),
     (["--memory", "axi", "--axi-base", "0x3"], "base must be a multiple of 8 bytes"),
     (["--memory", "axi", "--lanes", "2"], "--lanes not with --memory axi"),
-    (["--memory", "axi", "--dedup"], "--dedup not with --memory axi"),
+    (["--memory", "axi", "--dedup"], "config must have a span"),
     (["--axi-data-width", "64"], "are options of --memory axi"),
 ])
 def test_export_memory_refused(options, message, tmp_path, capsys):

@@ -35,6 +35,11 @@ Port                    Dir    Width                Meaning
 ``unchecked``           out    32
 ``errored``             out    32
 ======================  =====  ===================  ===========================================================
+
+With a Config of a row layout (the memory scan: ``apbbf export --dedup --memory axi``) the filter's segments are
+in the user's memory behind an AXI4 master, as :mod:`apbbf.hdl.export.axis_memory`'s (``m_axi_*``,
+``axi_read_errors``, ``axi_write_errors``), and ``late`` (out, 32) counts the unchecked frames whose answers came
+too late (:class:`~apbbf.hdl.packet.dedup.PacketDedup`'s ``answer_deadline``).
 """
 
 from __future__ import annotations
@@ -45,12 +50,16 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ...model.packet import KeySpec
-from ..packet.dedup import PacketDedup
+from ..packet.dedup import MEMORY_SCAN, PacketDedup
+from .axis_memory import axi_master, axi_master_members, connect_axi_master
 
-__all__ = ["AXIStreamPacketDedup", "COUNTERS"]
+__all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS"]
 
-#: The counter ports, in the order of :class:`apbbf.model.dedup.Counters`.
+#: The counter ports, in the order of :class:`apbbf.model.dedup.Counters` (and ``late`` with the memory scan).
 COUNTERS = ("frames", "duplicates", "dropped", "unchecked", "errored")
+
+#: The options of the AXI4 master (with the memory scan only).
+AXI_OPTIONS = ("axi_data_width", "axi_base", "axi_addr_width", "max_outstanding")
 
 
 class AXIStreamPacketDedup(wiring.Component):
@@ -64,12 +73,16 @@ class AXIStreamPacketDedup(wiring.Component):
     config : Config
     spec : KeySpec
     **options
-        As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...).
+        As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...), and
+        with the memory scan those of :data:`AXI_OPTIONS` (as
+        :class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF`'s).
 
     Attributes
     ----------
     dedup : PacketDedup
         The wrapped design (its parameters as properties).
+    adapter : AXI4MemoryAdapter or None
+        With the memory scan, the AXI4 master.
 
     Raises
     ------
@@ -79,7 +92,13 @@ class AXIStreamPacketDedup(wiring.Component):
 
     def __init__(self, config: Config, spec: KeySpec, **options):
         check_config(config)
+        axi = {name: options.pop(name) for name in AXI_OPTIONS if name in options}
         self._dedup = dedup = PacketDedup(config, spec, **options)
+        self._adapter = None
+        if dedup.scan == MEMORY_SCAN:
+            self._adapter = axi_master(config, depth=dedup.memory_depth, **axi)
+        elif axi:
+            raise ValueError(f"{', '.join(axi)} are options of the memory scan (a Config with a row layout)")
         W = dedup.data_width
         user_in = 1 + (config.time_width if dedup.timestamps == "tuser" else 0)
         members = {
@@ -90,11 +109,17 @@ class AXIStreamPacketDedup(wiring.Component):
             "m_axis_tlast": Out(1), "m_axis_tuser": Out(3),
             **{name: Out(32) for name in COUNTERS},
         }
+        if self._adapter is not None:
+            members.update({"late": Out(32), **axi_master_members(self._adapter)})
         super().__init__(members)
 
     @property
     def dedup(self) -> PacketDedup:
         return self._dedup
+
+    @property
+    def adapter(self):
+        return self._adapter
 
     def elaborate(self, platform):
         m = Module()
@@ -116,4 +141,9 @@ class AXIStreamPacketDedup(wiring.Component):
             m.d.comb += i.payload.user.time.eq(self.s_axis_tuser[1:])
         for name in COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(dedup, name))
+        if self._adapter is not None:
+            m.submodules.axi = adapter = self._adapter
+            wiring.connect(m, dedup.memory, adapter.memory)
+            connect_axi_master(m, self, adapter)
+            m.d.comb += self.late.eq(dedup.late)
         return m

@@ -24,10 +24,56 @@ from ..core.memory_apbbf import MemoryAPBBF
 from .axi_memory import MAX_OUTSTANDING, AXI4MemoryAdapter, AXI4Signature
 from .axis import CommandFormat, connect_core, stream_members
 
-__all__ = ["AXIStreamMemoryAPBBF", "AXI_PREFIX"]
+__all__ = ["AXIStreamMemoryAPBBF", "AXI_PREFIX", "axi_master", "axi_master_members", "connect_axi_master"]
 
 #: Prefix of the AXI4 master's ports.
 AXI_PREFIX = "m_axi_"
+
+
+def axi_master(config: Config, *, depth: int = 8, axi_data_width: int = 64, axi_base: int = 0,
+               axi_addr_width: int | None = None, max_outstanding: int | None = None) -> AXI4MemoryAdapter:
+    """The AXI4 master of a memory scan of ``depth`` commands in flight (the options as
+    :class:`AXIStreamMemoryAPBBF`'s), its parameters checked.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.export.axi_memory.AXI4MemoryAdapter`, or if ``max_outstanding`` is below
+        ``depth * physical_segments``.
+    """
+    least = depth * config.physical_segments
+    if max_outstanding is None:
+        max_outstanding = least
+    check_integer("max_outstanding", max_outstanding, MAX_OUTSTANDING)
+    if max_outstanding < least:
+        raise ValueError(f"max_outstanding must be at least depth * physical segments = {depth} * "
+                         f"{config.physical_segments} = {least} (the reads the scan may leave unanswered; with "
+                         f"fewer, a read waiting for room would hold up the writes that free it), not "
+                         f"{max_outstanding}")
+    return AXI4MemoryAdapter(config, data_width=axi_data_width, base=axi_base, addr_width=axi_addr_width,
+                             max_outstanding=max_outstanding)
+
+
+def axi_master_members(adapter: AXI4MemoryAdapter) -> dict:
+    """The ports of ``adapter``'s AXI4 master as a top's members (``m_axi_<signal>``), and its error counters
+    (``axi_read_errors``, ``axi_write_errors``)."""
+    members = {"axi_read_errors": Out(32), "axi_write_errors": Out(32)}
+    members.update({AXI_PREFIX + name: member
+                    for name, member in adapter.signature.members["axi"].signature.members.items()})
+    return members
+
+
+def connect_axi_master(m: Module, top, adapter: AXI4MemoryAdapter) -> None:
+    """Drive ``top``'s ``m_axi_*`` ports and error counters (:func:`axi_master_members`) from ``adapter``, the AXI
+    ``VALID`` outputs and ``RREADY``/``BREADY`` low while ``top.aresetn`` is."""
+    m.d.comb += [top.axi_read_errors.eq(adapter.read_errors), top.axi_write_errors.eq(adapter.write_errors)]
+    gated = {"awvalid", "wvalid", "arvalid", "bready", "rready"}     # low during reset
+    for name, member in adapter.signature.members["axi"].signature.members.items():
+        port, inner = getattr(top, AXI_PREFIX + name), getattr(adapter.axi, name)
+        if member.flow == Out:
+            m.d.comb += port.eq(inner & top.aresetn if name in gated else inner)
+        else:
+            m.d.comb += inner.eq(port)
 
 
 class AXIStreamMemoryAPBBF(wiring.Component):
@@ -76,22 +122,12 @@ class AXIStreamMemoryAPBBF(wiring.Component):
                  axi_addr_width: int | None = None, max_outstanding: int | None = None):
         # both check their parameters now, not at elaboration
         self._core = MemoryAPBBF(config, depth=depth)
-        least = depth * config.physical_segments
-        if max_outstanding is None:
-            max_outstanding = least
-        check_integer("max_outstanding", max_outstanding, MAX_OUTSTANDING)
-        if max_outstanding < least:
-            raise ValueError(f"max_outstanding must be at least depth * physical segments = {depth} * "
-                             f"{config.physical_segments} = {least} (the reads the scan may leave unanswered; with "
-                             f"fewer, a read waiting for room would hold up the writes that free it), not "
-                             f"{max_outstanding}")
-        self._adapter = AXI4MemoryAdapter(config, data_width=axi_data_width, base=axi_base, addr_width=axi_addr_width,
-                                          max_outstanding=max_outstanding)
+        self._adapter = axi_master(config, depth=depth, axi_data_width=axi_data_width, axi_base=axi_base,
+                                   axi_addr_width=axi_addr_width, max_outstanding=max_outstanding)
         self._config, self._depth = config, depth
         self._format = CommandFormat(config)
         members = stream_members(config, self._format)
-        members.update({"axi_read_errors": Out(32), "axi_write_errors": Out(32)})
-        members.update({AXI_PREFIX + name: member for name, member in self.axi_signature.members.items()})
+        members.update(axi_master_members(self._adapter))
         super().__init__(members)
 
     @property
@@ -119,12 +155,5 @@ class AXIStreamMemoryAPBBF(wiring.Component):
         m.submodules.axi = adapter = self._adapter
         connect_core(m, self, core, self._config)
         wiring.connect(m, core.memory, adapter.memory)
-        m.d.comb += [self.axi_read_errors.eq(adapter.read_errors), self.axi_write_errors.eq(adapter.write_errors)]
-        gated = {"awvalid", "wvalid", "arvalid", "bready", "rready"}     # low during reset
-        for name, member in self.axi_signature.members.items():
-            port, inner = getattr(self, AXI_PREFIX + name), getattr(adapter.axi, name)
-            if member.flow == Out:
-                m.d.comb += port.eq(inner & self.aresetn if name in gated else inner)
-            else:
-                m.d.comb += inner.eq(port)
+        connect_axi_master(m, self, adapter)
         return m

@@ -12,12 +12,14 @@ from ...model.dedup import Action, Status
 from ...model.packet import KeySpec
 from ..core.apbbf import SCANS, APBBF
 from ..core.credits import credit_flag
+from ..core.memory_apbbf import MemoryAPBBF
+from ..core.memory_port import MemoryPortSignature, check_depth
 from .banked_queue import BankedQueue
 from .key_extractor import KeyExtractor
 from .ungated_fifo import UngatedFIFO
 from ..core.types import Op
 
-__all__ = ["DATA_WIDTHS", "in_beat_layout", "out_beat_layout", "PacketDedup"]
+__all__ = ["DATA_WIDTHS", "MEMORY_SCAN", "in_beat_layout", "out_beat_layout", "PacketDedup"]
 
 
 def _most_pace(data_width: int) -> int:
@@ -28,6 +30,10 @@ def _most_pace(data_width: int) -> int:
 
 #: ``tdata`` widths the de-duplicator takes, bits.
 DATA_WIDTHS = (64, 128, 256, 512)
+
+#: The scan of a Config with a row layout: its segments in an external memory
+#: (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`).
+MEMORY_SCAN = "memory"
 
 
 def in_beat_layout(data_width: int, time_width: int) -> data.StructLayout:
@@ -61,7 +67,16 @@ class PacketDedup(wiring.Component):
     answers decide what happens to each frame, as :class:`apbbf.model.dedup.Dedup` says.
 
     The filter never stalls the link. A key that cannot be queued for the core (the core clearing after reset or
-    a restart, a full key queue) leaves its frame *unchecked*: passed on unmarked, not inserted, counted. Frames
+    a restart, a full key queue) leaves its frame *unchecked*: passed on unmarked, not inserted, counted.
+
+    With a Config of a row layout (``row_bits > 0``) the segments are in an external memory behind
+    :attr:`memory` (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`, ``memory_depth`` commands in flight), whose
+    answers may come at any time: a frame whose answer is not at the output within ``answer_deadline`` cycles of
+    its key entering the key queue is *late*: passed on unmarked and counted in ``unchecked`` and ``late``. Its
+    key was tested and inserted all the same (the core does every command it took), and its answer is discarded
+    when it comes (:class:`apbbf.model.dedup.Dedup`'s ``late`` frames). So a memory that answers slowly, or
+    never, costs unchecked frames, never a stalled link or a false negative. The packet buffer then holds
+    ``answer_deadline`` cycles of beats in place of the on-chip core's restart. Frames
     wait in a packet buffer for their answer: with ``drop`` the whole frame (store and forward), with ``mark``
     its last beat, with ``count`` not at all. The buffer holds the longest the core can keep an answer back (a
     restart clears every memory: ``segment_blocks`` cycles) and, with ``drop``, the longest frame, so only a
@@ -94,8 +109,9 @@ class PacketDedup(wiring.Component):
     key_queue : int
         Keys that may wait for the core, 2..256 (in a :class:`~apbbf.hdl.packet.banked_queue.BankedQueue`, whose
         read-ahead takes about 6 cycles: below 8, fewer than one key per clock reach a core that takes one).
-    scan : {"fsm", "parallel"}
-        The core's scan: ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
+    scan : {"fsm", "parallel", "memory", None}
+        The core's scan (``None``, the default: ``memory`` for a Config with a row layout, else ``parallel``;
+        ``memory`` goes with a row layout only): ``parallel`` keeps one key per clock. Below 512 bits a frame of 60 bytes or more takes
         two beats at least, and at 128 bits and below four, so the parallel core is built for a key every other
         clock, or every third (``pace=2`` or ``pace=3``: a shallower decision, :class:`~apbbf.hdl.core.APBBF`); at
         512 bits for one every clock (:attr:`core_pace`).
@@ -104,6 +120,11 @@ class PacketDedup(wiring.Component):
         no more than a frame of 60 bytes takes in beats (1 at 512 bits, 2 at 256, 3 at 128 and 64). A design whose
         clock is far below the de-duplicator's Fmax can take a smaller core: at 64 bits ``pace=2`` has about 500
         LUT4 fewer than ``pace=3`` in the benchmark's de-duplicator.
+    memory_depth : int
+        With the memory scan: commands in flight at most, 1..64 (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`).
+    answer_deadline : int
+        With the memory scan: cycles from a key entering the key queue to its frame passing on unchecked (late),
+        1..65535.
 
     Attributes
     ----------
@@ -112,6 +133,10 @@ class PacketDedup(wiring.Component):
     frames, duplicates, dropped, unchecked, errored : Out(32)
         As :class:`apbbf.model.dedup.Counters`, counted the cycle after each frame's decision is taken
         (with ``drop`` and ``mark``, by the clock edge at which its last beat leaves; wrap).
+    late : Out(32)
+        With the memory scan: of the unchecked, the late frames (as ``unchecked``).
+    memory : Out(MemoryPortSignature(config))
+        With the memory scan: the memory (:class:`~apbbf.hdl.core.memory_port.MemoryPortSignature`).
 
     Raises
     ------
@@ -121,7 +146,8 @@ class PacketDedup(wiring.Component):
 
     def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
-                 key_queue: int = 16, scan: str = "parallel", pace: int | None = None):
+                 key_queue: int = 16, scan: str | None = None, pace: int | None = None, memory_depth: int = 8,
+                 answer_deadline: int = 1024):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -140,8 +166,17 @@ class PacketDedup(wiring.Component):
             raise TypeError(f"fcs must be a bool, not {fcs!r}")
         check_integer("max_frame", max_frame, range(64, 65536))
         check_integer("key_queue", key_queue, range(2, 257))
-        if scan not in SCANS:
-            raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
+        if scan is None:
+            scan = MEMORY_SCAN if config.row_layout else "parallel"
+        if scan not in (*SCANS, MEMORY_SCAN):
+            raise ValueError(f"scan must be one of {', '.join(map(repr, (*SCANS, MEMORY_SCAN)))}, not {scan!r}")
+        if config.row_layout and scan != MEMORY_SCAN:
+            raise ValueError(f"a Config with a row layout (row_bits={config.row_bits}) takes scan 'memory', "
+                             f"not {scan!r}")
+        if scan == MEMORY_SCAN and not config.row_layout:
+            raise ValueError("scan 'memory' needs a Config with a row layout (row_bits > 0), not row_bits=0")
+        check_depth(memory_depth)
+        check_integer("answer_deadline", answer_deadline, range(1, 1 << 16))
         if pace is not None:
             most = _most_pace(data_width) if scan == "parallel" else 1
             check_integer("pace", pace, range(1, most + 1))
@@ -161,17 +196,21 @@ class PacketDedup(wiring.Component):
         self._config, self._spec, self._width = config, spec, data_width
         self._action, self._timestamps, self._tick_cycles = Action(action), timestamps, tick_cycles
         self._fcs, self._max_frame, self._key_queue, self._scan = fcs, max_frame, key_queue, scan
+        self._memory_depth, self._answer_deadline = memory_depth, answer_deadline
         # A frame's info waits for its key, which comes at most ``latency`` cycles after its last beat, and the info
         # is written a cycle after that beat: so the queue and its head register hold ``latency`` entries at most,
         # one frame ending per clock. Its write is not gated by its room (sim/dedup.py checks the room on every
         # write): ``lib.fifo.SyncFIFO``'s gate, its level's compare, went to every LUT RAM cell (7.5 ns at 64 bits).
         self._info = UngatedFIFO(width=self._info_layout.size, depth=self._latency + 4)
-        super().__init__({
+        members = {
             "i": In(stream.Signature(in_beat_layout(data_width, config.time_width))),
             "o": Out(stream.Signature(out_beat_layout(data_width))),
             "frames": Out(32), "duplicates": Out(32), "dropped": Out(32), "unchecked": Out(32),
             "errored": Out(32),
-        })
+        }
+        if scan == MEMORY_SCAN:
+            members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config))})
+        super().__init__(members)
 
     @property
     def config(self) -> Config:
@@ -214,6 +253,14 @@ class PacketDedup(wiring.Component):
         return self._scan
 
     @property
+    def memory_depth(self) -> int:
+        return self._memory_depth
+
+    @property
+    def answer_deadline(self) -> int:
+        return self._answer_deadline
+
+    @property
     def core_pace(self) -> int:
         """The core's cycles per key at most (:class:`~apbbf.hdl.core.APBBF`'s ``pace``), with the parallel scan: 3
         at 64 and 128 bits, where a frame of 60 bytes or more takes four beats or more (at pace 3 the decision is
@@ -231,15 +278,22 @@ class PacketDedup(wiring.Component):
         return self._latency
 
     @property
+    def _hold(self) -> int:
+        """Cycles an answer can be held back at most: a restart (``segment_blocks`` cycles) or, with the memory
+        scan, the answer deadline; and the commands queued before it and the pipeline's own latency."""
+        wait = self._answer_deadline if self._scan == MEMORY_SCAN else self._config.segment_blocks
+        return wait + 2 * self._key_queue + 64
+
+    @property
     def buffer_beats(self) -> int:
         """Beats the packet buffer holds (0 with ``count``): the longest frame (and its FCS), the longest an
-        answer can be held back (a restart: ``segment_blocks`` cycles, and the commands queued before it), and the
-        pipeline's own latency, rounded up to a power of two."""
+        answer can be held back (a restart: ``segment_blocks`` cycles, or with the memory scan
+        ``answer_deadline``; and the commands queued before it), and the pipeline's own latency, rounded up to a
+        power of two."""
         if self._action == Action.COUNT:
             return 0
-        hold = self._config.segment_blocks + 2 * self._key_queue + 64
         frame = self._limit if self._action == Action.DROP else 0
-        return 1 << (frame + hold - 1).bit_length()
+        return 1 << (frame + self._hold - 1).bit_length()
 
     def packet_buffer(self) -> BankedQueue:
         """A packet buffer as this de-duplicator builds its own (a new one, to measure alone: ``make
@@ -270,7 +324,12 @@ class PacketDedup(wiring.Component):
         c = self._config
         m = Module()
         m.submodules.extractor = extractor = self._extractor
-        m.submodules.core = core = APBBF(c, scan=self._scan, pace=self.core_pace)
+        memory = self._scan == MEMORY_SCAN
+        if memory:
+            m.submodules.core = core = MemoryAPBBF(c, depth=self._memory_depth)
+            wiring.connect(m, core.memory, wiring.flipped(self.memory))
+        else:
+            m.submodules.core = core = APBBF(c, scan=self._scan, pace=self.core_pace)
 
         accept = self.i.valid & self.i.ready
         beat = self.i.payload
@@ -344,7 +403,15 @@ class PacketDedup(wiring.Component):
         m.d.sync += key_room.eq(credit_flag(m, "key_queue", keys.w.valid & key_room,
                                             keys.r.valid & keys.r.ready, self._key_queue))
         decisions_depth = max(self.buffer_beats, 4 * self._key_queue, 16)
-        m.submodules.decisions = decisions = BankedQueue(2, decisions_depth)
+        if memory:
+            # A decision waits for its answer ``answer_deadline`` cycles at most from its write, a frame per cycle
+            # at most (with ``count`` too, whose frames do not wait): the decisions of ``_hold`` cycles.
+            decisions_depth = max(decisions_depth, 1 << (self._hold - 1).bit_length())
+            stamp_width = self._answer_deadline.bit_length() + 1
+            decision_layout = data.StructLayout({"status": 2, "stamp": stamp_width})
+        else:
+            decision_layout = 2
+        m.submodules.decisions = decisions = BankedQueue(decision_layout, decisions_depth)
         m.submodules.answers = answers = BankedQueue(1, decisions_depth)
         key_arrives = extractor.o.valid
         info_load = info.r_rdy & (~info_held | key_arrives)
@@ -363,8 +430,15 @@ class PacketDedup(wiring.Component):
         # inserted.
         release_write = Signal()
         m.d.sync += release_write.eq(release)
-        m.d.comb += [decisions.w.valid.eq((key_arrives & ~info_out.released) | release_write),
-                     decisions.w.payload.eq(Mux(release_write, Status.UNCHECKED, status))]
+        decision_status = Mux(release_write, Status.UNCHECKED, status)
+        m.d.comb += decisions.w.valid.eq((key_arrives & ~info_out.released) | release_write)
+        if memory:
+            # Each decision carries the cycle it was written at: its answer's deadline runs from there.
+            clock = Signal(stamp_width)
+            m.d.sync += clock.eq(clock + 1)
+            m.d.comb += [decisions.w.payload.status.eq(decision_status), decisions.w.payload.stamp.eq(clock)]
+        else:
+            m.d.comb += decisions.w.payload.eq(decision_status)
         m.d.comb += [core.cmd.valid.eq(keys.r.valid), core.cmd.payload.op.eq(Op.TEST_AND_INSERT),
                      core.cmd.payload.key.eq(keys.r.payload.key), core.cmd.payload.time.eq(keys.r.payload.time),
                      keys.r.ready.eq(core.cmd.ready),
@@ -372,16 +446,36 @@ class PacketDedup(wiring.Component):
                      core.rsp.ready.eq(answers.w.ready)]
 
         # The decision of the frame at the head of the output, once known.
-        decision = decisions.r.payload
-        known = decisions.r.valid & ((decision != Status.CHECKED) | answers.r.valid)
-        duplicate = (decision == Status.CHECKED) & answers.r.payload
         take = Signal()                                     # the head frame's decision is taken now
-        m.d.comb += [decisions.r.ready.eq(take), answers.r.ready.eq(take & (decision == Status.CHECKED))]
+        late = Signal()                                     # and it is late (memory scan only)
+        if memory:
+            # Answers come in the order of the checked frames, late ones included: ``owed`` counts the late frames
+            # whose answers are still to come, and those are read and discarded as they reach the head. It is
+            # bounded by the keys between the key queue and the answer queue (a few hundred).
+            decision = decisions.r.payload.status
+            age = Signal(stamp_width)
+            m.d.comb += age.eq(clock - decisions.r.payload.stamp)
+            owed = Signal(16)
+            discard = answers.r.valid & (owed != 0)
+            answer_here = answers.r.valid & (owed == 0)
+            expired = age >= self._answer_deadline
+            known = decisions.r.valid & ((decision != Status.CHECKED) | answer_here | expired)
+            m.d.comb += late.eq((decision == Status.CHECKED) & ~answer_here)
+            duplicate = (decision == Status.CHECKED) & answer_here & answers.r.payload
+            m.d.sync += owed.eq(owed + (take & late) - discard)
+            m.d.comb += [decisions.r.ready.eq(take),
+                         answers.r.ready.eq(discard | (take & (decision == Status.CHECKED) & answer_here))]
+        else:
+            decision = decisions.r.payload
+            known = decisions.r.valid & ((decision != Status.CHECKED) | answers.r.valid)
+            duplicate = (decision == Status.CHECKED) & answers.r.payload
+            m.d.comb += [decisions.r.ready.eq(take), answers.r.ready.eq(take & (decision == Status.CHECKED))]
+        unchecked = ((decision == Status.UNCHECKED) | late) if memory else decision == Status.UNCHECKED
         # The counters count a decision the cycle after it is taken, from registers: the decision comes from the
         # queues' heads through a few LUTs, and behind it were the counters' 32-bit carry chains.
         counted, counted_duplicate, counted_unchecked, counted_errored = Signal(), Signal(), Signal(), Signal()
         m.d.sync += [counted.eq(take), counted_duplicate.eq(duplicate),
-                     counted_unchecked.eq(decision == Status.UNCHECKED),
+                     counted_unchecked.eq(unchecked),
                      counted_errored.eq(decision == Status.ERRORED)]
         with m.If(counted):
             m.d.sync += [
@@ -391,6 +485,11 @@ class PacketDedup(wiring.Component):
                 self.unchecked.eq(self.unchecked + counted_unchecked),
                 self.errored.eq(self.errored + counted_errored),
             ]
+        if memory:
+            counted_late = Signal()
+            m.d.sync += counted_late.eq(late)
+            with m.If(counted):
+                m.d.sync += self.late.eq(self.late + counted_late)
 
         if self._action == Action.COUNT:
             # Frames pass as they come; decisions are only counted.
@@ -401,7 +500,7 @@ class PacketDedup(wiring.Component):
 
         # The packet buffer, and the output stage, which hands the head frame's decision on in ``user``.
         flags = Signal(self.o.payload.user.shape())
-        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(decision == Status.UNCHECKED),
+        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(unchecked),
                      flags.errored.eq(decision == Status.ERRORED)]
         m.submodules.buffer = buffer = self.packet_buffer()
         m.d.comb += [buffer.w.valid.eq(self.i.valid), self.i.ready.eq(buffer.w.ready),

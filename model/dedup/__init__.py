@@ -18,11 +18,14 @@ not have its answer in time: fail open). For each frame:
    With ``drop`` and a ``max_frame``, an *oversize* frame comes first: passed on (unmarked) and counted in
    ``unchecked``, errored or not, with no command sent (the datapath releases it from its store-and-forward
    buffer before its key is known; :func:`oversize` says which frames, exactly as the gateware counts beats).
+   A *late* frame (a flag the datapath gives, as *unchecked*: a filter in an external memory whose answer did not
+   come in time) is tested and inserted as a checked frame, but its answer is not used: it is passed on (unmarked)
+   and counted in ``unchecked`` and in ``late``, never in ``duplicates``.
 3. The action decides the output: ``drop`` forwards every frame but duplicates (counted in ``dropped``); ``mark``
    forwards every frame and marks the duplicates (a ``tuser`` bit on the frame's last beat); ``count`` forwards
    every frame unmarked.
 
-Counters: ``frames`` (all), ``duplicates``, ``dropped``, ``unchecked``, ``errored``.
+Counters: ``frames`` (all), ``duplicates``, ``dropped``, ``unchecked``, ``errored``, ``late``.
 
 Link types
 ----------

@@ -123,7 +123,8 @@ class Dedup:
         c = self.counters
         c.frames += len(status)
         c.errored += int(np.count_nonzero(status == Status.ERRORED))
-        c.unchecked += int(np.count_nonzero(status == Status.UNCHECKED))
+        c.unchecked += int(np.count_nonzero((status == Status.UNCHECKED) | (status == Status.LATE)))
+        c.late += int(np.count_nonzero(status == Status.LATE))
         c.duplicates += int(np.count_nonzero(duplicate))
         c.dropped += int(np.count_nonzero(~forward))
         return duplicate, forward, mark
@@ -139,7 +140,8 @@ class Dedup:
         :func:`ethernet_lengths`)."""
         return self._oversize(ethernet_lengths(records, self.linktype))
 
-    def frame(self, frame, time: int, *, errored: bool = False, unchecked: bool = False) -> tuple[bool, bool, bool]:
+    def frame(self, frame, time: int, *, errored: bool = False, unchecked: bool = False,
+              late: bool = False) -> tuple[bool, bool, bool]:
         """One frame (a record of the link type) at time ``time`` (ticks): ``(duplicate, forward, mark)``. The
         reference path.
 
@@ -154,9 +156,10 @@ class Dedup:
         key = record_key(frame, self.spec, self.linktype)
         if self.released(FrameBatch.from_frames([frame]))[0]:
             errored, unchecked = False, True
-        status = Status.ERRORED if errored else Status.UNCHECKED if unchecked else Status.CHECKED
+        status = (Status.ERRORED if errored else Status.UNCHECKED if unchecked else Status.LATE if late
+                  else Status.CHECKED)
         hit = False
-        if status == Status.CHECKED:
+        if status in (Status.CHECKED, Status.LATE):
             if self.engine == "model":
                 hit = self.filter.test_and_insert(key, time & self._mask)
             else:
@@ -164,7 +167,7 @@ class Dedup:
         duplicate, forward, mark = self._outputs(np.array([status], dtype=np.uint8), np.array([hit]))
         return bool(duplicate[0]), bool(forward[0]), bool(mark[0])
 
-    def run(self, batch: FrameBatch, times, *, errored=None, unchecked=None, messages: bool = False,
+    def run(self, batch: FrameBatch, times, *, errored=None, unchecked=None, late=None, messages: bool = False,
             keys: np.ndarray | None = None) -> DedupResult:
         """A batch of frames, in order (the batch path).
 
@@ -173,8 +176,8 @@ class Dedup:
         batch : FrameBatch
         times : array-like of int
             Each frame's time in ticks (non-decreasing; the model engine takes them modulo ``2**time_width``).
-        errored, unchecked : numpy.ndarray of bool or None
-            Per-frame flags (default none).
+        errored, unchecked, late : numpy.ndarray of bool or None
+            Per-frame flags (default none; module documentation).
         messages : bool
             Also return the frames' full keys.
         keys : numpy.ndarray of uint64 or None
@@ -201,6 +204,7 @@ class Dedup:
         if n and times.min() < 0:
             raise ValueError("times must be >= 0")
         errored, unchecked = _flags("errored", errored, n), _flags("unchecked", unchecked, n)
+        late = _flags("late", late, n)
         released = self.released(batch)
         errored, unchecked = errored & ~released, unchecked | released
         texts = None
@@ -208,9 +212,9 @@ class Dedup:
             view, ethertypes = network_layer(batch, self.linktype)
             out = frame_keys(view, self.spec, messages=messages, ethertypes=ethertypes)
             keys, texts = out if messages else (out, None)
-        status = np.where(errored, Status.ERRORED, np.where(unchecked, Status.UNCHECKED, Status.CHECKED)).astype(
-            np.uint8)
-        checked = status == Status.CHECKED
+        status = np.where(errored, Status.ERRORED, np.where(unchecked, Status.UNCHECKED, np.where(
+            late, Status.LATE, Status.CHECKED))).astype(np.uint8)
+        checked = (status == Status.CHECKED) | (status == Status.LATE)
         hits = np.zeros(n, dtype=bool)
         if checked.any():
             if self.engine == "model":

@@ -29,10 +29,14 @@ class Action(enum.Enum):
 
 
 class Status(enum.IntEnum):
-    """How a frame went through: its key was tested (``CHECKED``), or it passed untested."""
+    """How a frame went through: its key was tested (``CHECKED``), or it passed untested: the MAC marked it bad
+    (``ERRORED``: not inserted), its key could not be queued for the filter (``UNCHECKED``: not inserted), or
+    its key was tested and inserted but the answer came too late for the frame (``LATE``: passed on as
+    unchecked, and counted so; an external memory's filter only)."""
     CHECKED = 0
     ERRORED = 1
     UNCHECKED = 2
+    LATE = 3
 
 
 @dataclass
@@ -43,6 +47,7 @@ class Counters:
     dropped: int = 0
     unchecked: int = 0
     errored: int = 0
+    late: int = 0                                      #: of the unchecked, those whose key was inserted
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -319,10 +319,12 @@ DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
 
 
 def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
-              waves: bool | str = True, **options) -> Path:
+              waves: bool | str = True, test_module: str = DEDUP_TEST_MODULE, **options) -> Path:
     """Export the packet de-duplicator (:func:`apbbf.hdl.export.verilog.generate_dedup_verilog`) for ``config``,
     ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet.dedup.PacketDedup`) into ``build_dir``, build it for
-    ``sim`` and run the cocotb benches of :data:`DEDUP_TEST_MODULE`; returns the results file (under pytest a
+    ``sim`` and run the cocotb benches of ``test_module`` (:data:`DEDUP_TEST_MODULE`; with a row-layout Config,
+    :data:`apbbf.sim.cocotb.memory_dedup_tests.MODULE`, whose ``AxiRam`` serves the memory); returns the results
+    file (under pytest a
     failed test raises ``SystemExit``, as cocotb's runner does). ``waves`` as in :func:`run` (``"on-failure"``:
     a waveform only of a failing run).
 
@@ -338,7 +340,7 @@ def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=
     check_config(config)
     check_simulator(sim)
     text = generate_dedup_verilog(config, spec, DEDUP_TOPLEVEL, **options)
-    return _run_exported(text, DEDUP_TOPLEVEL, DEDUP_TEST_MODULE, build_dir,
+    return _run_exported(text, DEDUP_TOPLEVEL, test_module, build_dir,
                          {PARAMS_ENV: params_to_env(config, spec, options)}, sim=sim, testcase=testcase, seed=seed,
                          waves=waves)
 
