@@ -51,6 +51,11 @@ def _export(kind: str) -> tuple[str, str]:
     if kind == "dedup":
         config = Config(**SMALL, span=1000, time_width=16, extra_segments=1)
         return generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518), "apbbf_dedup_axis"
+    if kind == "dedup-memory":
+        # the de-duplicator with its segments behind an AXI4 master, a bus wider than the block
+        config = Config(**SMALL, span=1000, time_width=16, extra_segments=1, row_bits=4096)
+        return (generate_dedup_verilog(config, KeySpec.l3l4(), data_width=64, max_frame=1518, axi_data_width=128),
+                "apbbf_dedup_axis")
     span = dict(span=1000, time_width=16, extra_segments=1) if kind.startswith("timed") else {}
     return generate_verilog(Config(**SMALL, **span), scan=kind.split("-")[1]), "apbbf_axis"
 
@@ -60,7 +65,8 @@ def _export(kind: str) -> tuple[str, str]:
 @pytest.mark.parametrize("kind", [pytest.param("core-fsm", marks=pytest.mark.slow), "core-parallel",
                                   pytest.param("timed-parallel", marks=pytest.mark.slow),
                                   pytest.param("lanes", marks=pytest.mark.slow), "dedup", "memory-wide",
-                                  pytest.param("memory-burst", marks=pytest.mark.slow)])
+                                  pytest.param("memory-burst", marks=pytest.mark.slow),
+                                  pytest.param("dedup-memory", marks=pytest.mark.slow)])
 def test_export_lints_clean(tmp_path, kind):
     text, top = _export(kind)
     result = _lint(tmp_path, text, top)
