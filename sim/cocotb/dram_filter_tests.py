@@ -1,0 +1,108 @@
+"""cocotb benches of the filter on the 5A-75B's SDR SDRAM (:mod:`apbbf.sim.cocotb.dram_filter`): the memory core,
+LiteDRAM's controller started by the gateware itself, and the chip model on the pins, which fails the test at
+the first data sheet violation.
+
+- ``random_commands``: after the power-up wait, the initialisation and the clearing of the filter's region (all
+  in gateware), random commands with repeats at short distance and past the window, at the pace the bench
+  chooses, every answer in order against the golden model; the counters at the end; then the idle controller
+  left running through further refresh intervals, the chip model checking the refresh deadline throughout.
+
+Parameters come as JSON in :data:`apbbf.sim.cocotb.dram_filter.PARAMS_ENV`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
+
+from ...model.config import Config
+from .memory_tests import short_repeat_commands
+from .sdram_chip import M12L16161A_5T, Geometry, SdramChecker, SdramChip
+from .testbench import Testbench
+
+PARAMS_ENV = "APBBF_DRAM_FILTER_PARAMS"
+
+
+def _params() -> dict:
+    return json.loads(os.environ[PARAMS_ENV])
+
+
+class DRAMBench:
+    """The clock at the core's sys frequency, the chip model on the pins, and the core's :class:`Testbench`
+    once the DRAM is up (``tb``)."""
+
+    def __init__(self, dut, seed: int):
+        p = self.params = _params()
+        s = p["settings"]
+        self.dut, self.seed = dut, seed
+        self.config = Config(**p["config"])
+        self.period_ps = 2 * round(1e12 / s["sys_clk_freq"] / 2)        # even: cocotb splits it in halves
+        geometry = Geometry(banks=s["nbanks"], rows=s["nrows"], columns=s["ncols"], data_bits=s["databits"])
+        self.checker = SdramChecker(M12L16161A_5T, geometry, tck=self.period_ps / 1000)
+        pins = {name: getattr(dut, f"sdram_{name}") for name in ("a", "ba", "cs_n", "ras_n", "cas_n", "we_n", "cke",
+                                                                   "dm", "dq")}
+        pins["dq_drive"], pins["dq_oe"] = dut.dq_drive, dut.dq_oe
+        self.chip = SdramChip(dut.sdram_clk, pins, self.checker, log=dut._log)
+        self.tb = None
+
+    def cycle(self) -> int:
+        return round(get_sim_time("ps") / self.period_ps)
+
+    async def start(self):
+        """Clock and chip model from time 0, the filter's reset pulsed; then wait for the gateware to start the
+        DRAM (``dram_ready``) and the filter to take commands (its region cleared)."""
+        dut = self.dut
+        dut.aresetn.value = 0
+        cocotb.start_soon(self.chip.run())
+        cocotb.start_soon(Clock(dut.aclk, self.period_ps, unit="ps").start())
+        await ClockCycles(dut.aclk, 4)
+        dut.aresetn.value = 1
+        power_up = math.ceil(self.params["power_up_us"] * 1e6 / self.period_ps)
+        for _ in range(power_up + 20_000):
+            await RisingEdge(dut.aclk)
+            if int(dut.dram_ready.value):
+                break
+        else:
+            raise AssertionError(f"dram_ready never rose ({power_up} cycles of power-up wait and 20,000 more)")
+        assert self.checker.initialised_at is not None, "the chip model saw no complete initialisation"
+        ready_at = self.cycle()
+        for _ in range(40 * self.config.memory_blocks + 5000):
+            await RisingEdge(dut.aclk)
+            if int(dut.s_axis_cmd_tready.value):
+                break
+        else:
+            raise AssertionError("the filter never took commands after the DRAM was up (clearing its region)")
+        dut._log.info(f"DRAM ready at cycle {ready_at}, the filter's region cleared at cycle {self.cycle()} "
+                      f"({self.config.memory_blocks} blocks)")
+        self.tb = Testbench(dut, self.config, self.seed)
+
+
+def _seed(name: str) -> int:
+    return (cocotb.RANDOM_SEED * 1_000_003 + sum(map(ord, name))) & 0xFFFFFFFF
+
+
+@cocotb.test()
+async def random_commands(dut):
+    """Random commands with short repeats, every answer the model's; the counters; refresh kept throughout."""
+    bench = DRAMBench(dut, _seed("random_commands"))
+    await bench.start()
+    tb, c = bench.tb, bench.config
+    tb.set_pauses(cmd=0.2, rsp=0.2, burst=2)
+    tb.tick_step = bench.params.get("tick_step", 0)         # ticks per command: shifts by time, and clearing
+    count = bench.params.get("commands", 200)
+    tb.send(short_repeat_commands(c, count, random.Random(tb.seed)))
+    await tb.drain(200_000)
+    tb.check_counters()
+    # idle a few refresh intervals more: the controller must keep refreshing with no traffic
+    await ClockCycles(dut.aclk, 4 * bench.params["settings"]["timing_cycles"].get("tREFI", 938))
+    bench.checker.finish(bench.chip.cycle)
+    refreshes = bench.checker.counts.get("AUTO REFRESH", 0)
+    assert refreshes >= 4, f"only {refreshes} refreshes seen"
+    dut._log.info(f"{count} commands, {refreshes} refreshes, chip commands {dict(bench.checker.counts)}")
