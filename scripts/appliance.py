@@ -18,6 +18,9 @@ def main(argv=None) -> int:
     parser.add_argument("--key", default="l3l4", choices=KEYS, help="the de-duplication key (default l3l4)")
     parser.add_argument("--window-us", type=int, help="the time window, microseconds (default: the board's)")
     parser.add_argument("--fp", type=float, help="worst-case false-positive rate at 1.488 Mpps (default: the board's)")
+    parser.add_argument("--memory", default=None, choices=("bram", "dram"),
+                        help="where the filter is: block RAM, or the board's DRAM (default: block RAM if the window "
+                             "fits it, else DRAM)")
     parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
     parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
@@ -34,7 +37,7 @@ def main(argv=None) -> int:
         report = build_appliance(args.board, build_dir=BUILD / f"appliance-{args.board}", window_us=args.window_us,
                                  fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
                                  jobs=args.jobs, pnr_minutes=args.pnr_minutes, placer=args.placer,
-                                 router=args.router, build=not args.no_build)
+                                 router=args.router, build=not args.no_build, memory=args.memory)
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")
     REPORTS.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from .. import toolchain
 
-__all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "ACTIONS", "KEYS", "DP16KD_COUNT", "block_ram",
+__all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "DRAM", "MEMORIES", "ACTIONS", "KEYS",
+           "DP16KD_COUNT", "block_ram", "choose_memory", "memory_numbers",
            "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name", "LINK",
            "build_appliance", "markdown", "summary"]
 
@@ -41,6 +42,14 @@ BOARD_DEFAULTS = {
     "colorlight-5a75b": dict(window_us=4000, fp=1e-3, max_segments=8, burst=1.25),
     "versa-ecp5": dict(window_us=5000, fp=1e-4, max_segments=8, burst=1.25),
 }
+#: Per board with DRAM the filter can use (``MEMORY=dram``): the LiteDRAM target, the memory's bytes, the row
+#: layout (a row of the filter is one bank row of the SDRAM: 256 columns of 32 bits), the block, and the window
+#: used when the one asked for does not fit on chip.
+DRAM = {
+    "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=32),
+}
+#: The memories the appliance's filter can live in.
+MEMORIES = ("bram", "dram")
 #: The actions the appliance builds with (``mark`` has no place on the wire).
 ACTIONS = ("drop", "count")
 KEYS = ("l3l4", "frame")
@@ -52,16 +61,18 @@ def _platform(board: str):
 
 
 def appliance_config(board: str, *, window_us: int | None = None, fp: float | None = None, seed: int = 0,
-                     config=None):
+                     config=None, memory: str = "bram"):
     """The filter of ``board``'s appliance: ``config`` when given, else the smallest Config
     (:func:`~apbbf.model.timeanalysis.solve_timed`) that keeps every key for ``window_us`` microseconds at
     :data:`LINE_RATE_PPS` (bursts of the board's ``burst`` times that rate included) with a worst-case fp of
-    ``fp`` at that rate; the hash ``seed`` set. One tick is one microsecond.
+    ``fp`` at that rate; the hash ``seed`` set. One tick is one microsecond. With ``memory="dram"`` the Config
+    has the row layout of the board's DRAM (:data:`DRAM`) and must fit its bytes.
 
     Raises
     ------
     ValueError
-        If ``board`` is unknown, a value is out of range, or no Config meets the targets.
+        If ``board`` is unknown, a value is out of range, no Config meets the targets, or the Config does not fit
+        the board's DRAM (the message names its capacity).
     """
     from ..model.config import check_config
     from ..model.timeanalysis import solve_timed
@@ -70,11 +81,64 @@ def appliance_config(board: str, *, window_us: int | None = None, fp: float | No
     defaults = BOARD_DEFAULTS[board]
     if config is not None:
         return replace(check_config(config), seed=seed)
+    if memory not in MEMORIES:
+        raise ValueError(f"memory must be one of {', '.join(MEMORIES)}, not {memory!r}")
     window_us = defaults["window_us"] if window_us is None else window_us
     if isinstance(window_us, bool) or not isinstance(window_us, int) or not 1 <= window_us <= 1 << 30:
         raise ValueError(f"window_us must be an integer from 1 to 2**30 microseconds, not {window_us!r}")
-    return solve_timed(defaults["fp"] if fp is None else fp, window_us, LINE_RATE_PPS / 1e6,
-                       burst=defaults["burst"], max_segments=defaults["max_segments"], seed=seed)
+    fp = defaults["fp"] if fp is None else fp
+    if memory == "bram":
+        return solve_timed(fp, window_us, LINE_RATE_PPS / 1e6, burst=defaults["burst"],
+                           max_segments=defaults["max_segments"], seed=seed)
+    if board not in DRAM:
+        raise ValueError(f"the filter in DRAM is built for {', '.join(DRAM)}, not {board!r}")
+    dram = DRAM[board]
+    config = solve_timed(fp, window_us, LINE_RATE_PPS / 1e6, burst=defaults["burst"],
+                         max_segments=dram["max_segments"], seed=seed, row_bits=dram["row_bits"],
+                         block_bits=dram["block_bits"])
+    need = config.memory_blocks * config.block_bits // 8
+    if need > dram["bytes"]:
+        raise ValueError(f"a window of {window_us} us at fp {fp:g} needs {need} bytes of DRAM ({config.rows} rows "
+                         f"of {config.row_bits // 8} bytes), more than the {board}'s {dram['bytes']}: choose a "
+                         "shorter window or a higher fp")
+    return config
+
+
+def choose_memory(board: str, window_us: int | None, fp: float | None, action: str) -> str:
+    """``"bram"`` if the filter for ``window_us`` and ``fp`` fits ``board``'s block RAM beside the rest of the
+    appliance, else ``"dram"`` where the board has DRAM for it (:data:`DRAM`).
+
+    Raises
+    ------
+    ValueError
+        If it fits neither (the block RAM's message, or the DRAM's naming its capacity).
+    """
+    try:
+        check_block_ram(board, appliance_config(board, window_us=window_us, fp=fp), action)
+        return "bram"
+    except ValueError:
+        if board not in DRAM:
+            raise
+    appliance_config(board, window_us=window_us, fp=fp, memory="dram")        # fits, or says why not
+    return "dram"
+
+
+def memory_numbers(board: str, config, clock_hz: float) -> dict:
+    """Where the filter is and, in DRAM, what it asks of the memory: native words per frame (a TEST_AND_INSERT:
+    a block read from each physical segment, k written; the retired segment's clearing spread over its shift
+    interval), per second at :data:`LINE_RATE_PPS`, against the native port's one word per cycle, and the
+    headroom (that over this)."""
+    if not config.row_layout:
+        return {"where": "block RAM", "bits": config.hardware_memory_bits}
+    dram = DRAM[board]
+    words = config.block_bits // 32
+    per_frame = (config.physical_segments + config.k) * words
+    clearing = config.segment_blocks * words / config.shift_interval       # per tick, one tick per microsecond
+    per_second = per_frame * LINE_RATE_PPS + clearing * 1e6
+    return {"where": "DRAM", "bytes": config.memory_blocks * config.block_bits // 8, "capacity_bytes": dram["bytes"],
+            "row_bits": config.row_bits, "rows": config.rows, "native_words_per_frame": per_frame,
+            "clearing_words_per_second": round(clearing * 1e6), "words_per_second_at_line_rate": round(per_second),
+            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3)}
 
 
 def window_numbers(config) -> dict:
@@ -168,7 +232,8 @@ def _run(command, cwd, log=None, timeout=None):
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
                     action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
-                    placer: str = "static", router: str = "router2", build: bool = True) -> dict:
+                    placer: str = "static", router: str = "router2", build: bool = True,
+                    memory: str | None = None) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -183,6 +248,10 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         The filter's hash seed.
     action, key : str
         One of :data:`ACTIONS`, one of :data:`KEYS`.
+    memory : {"bram", "dram", None}
+        Where the filter's segments are: block RAM, or the board's DRAM (:data:`DRAM`; a LiteDRAM core generated
+        for the de-duplicator's clock, :func:`apbbf.flows.litedram.generate`, added to the build); None: block
+        RAM if the window fits it, else the DRAM (:func:`choose_memory`).
     seeds : sequence of int
         nextpnr seeds.
     jobs : int
@@ -217,11 +286,21 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     seeds = [int(s) for s in seeds]
     if not seeds or any(s < 0 for s in seeds):
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
-    config = appliance_config(board, window_us=window_us, fp=fp, seed=seed, config=config)
+    if memory is None:
+        memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action)
+    config = appliance_config(board, window_us=window_us, fp=fp, seed=seed, config=config, memory=memory)
     platform = _platform(board)
-    block_rams = check_block_ram(board, config, action)
+    dram = None
+    if config.row_layout:
+        from ..hdl.eth.appliance import USER_HZ
+        from .litedram import generate
+        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ)
+        platform.add_file("litedram_core.v", dram.verilog.read_text())
+        block_rams = {"filter": 0, "other": _block_rams(board, config, action), "available": block_ram(board).count}
+    else:
+        block_rams = check_block_ram(board, config, action)
     spec = getattr(KeySpec, key)()
-    top = ApplianceTop(board, config, spec, action=action)
+    top = ApplianceTop(board, config, spec, action=action, dram=dram)
     toolchain.use_yowasp()
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -305,6 +384,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
         "block_rams_estimated": block_rams,
         "window": window_numbers(config),
+        "memory": memory_numbers(board, config, top.sync_hz),
         "synth_seconds": round(synth_seconds, 1) if build else None,
         "build_seconds": round(time.monotonic() - start, 1) if build else None,
     }

@@ -135,7 +135,7 @@ def _key(config: dict, timing: dict) -> str:
 
 
 def generate(target: str = "colorlight-5a75b", *, name: str | None = None, timing: dict | None = None,
-             build_dir=None, force: bool = False) -> Core:
+             sys_clk_freq: float | None = None, build_dir=None, force: bool = False) -> Core:
     """Generate (or reuse) the LiteDRAM core of ``target`` in ``<build_dir>/<name>/``.
 
     Parameters
@@ -147,6 +147,9 @@ def generate(target: str = "colorlight-5a75b", *, name: str | None = None, timin
     timing : dict, optional
         Module timings to replace, in LiteDRAM's units (ns, or ``(cycles, ns)`` pairs as its modules write them;
         ``tREFI`` in ns): e.g. ``{"tREFI": 2 * 15625}``. The module is derived from the target's.
+    sys_clk_freq : float, optional
+        The core's clock, Hz, if not the target's (LiteDRAM then chooses the CAS latency and the timings in
+        cycles for it; the folder's name gets ``-<MHz>mhz``).
     build_dir : str or os.PathLike, optional
         Default ``build/litedram``.
     force : bool
@@ -164,9 +167,14 @@ def generate(target: str = "colorlight-5a75b", *, name: str | None = None, timin
         If litedram_gen fails (its output is in ``<directory>/gen.log``).
     """
     config = json.loads(json.dumps(TARGETS[target]))
+    if sys_clk_freq is not None:
+        if not isinstance(sys_clk_freq, (int, float)) or not 10e6 <= sys_clk_freq <= 200e6:
+            raise ValueError(f"sys_clk_freq must be from 10e6 to 200e6 Hz, not {sys_clk_freq!r}")
+        config["sys_clk_freq"] = float(sys_clk_freq)
     timing = dict(timing or {})
     if name is None:
-        name = target + "".join(f"-{k}{v}" for k, v in sorted(timing.items()))
+        name = target + ("" if sys_clk_freq is None else f"-{sys_clk_freq / 1e6:g}mhz") + "".join(
+            f"-{k}{v}" for k, v in sorted(timing.items()))
     directory = Path(build_dir or BUILD).resolve() / name
     stamp = directory / "core.json"
     key = _key(config, timing)

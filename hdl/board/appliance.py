@@ -27,14 +27,17 @@ class ApplianceTop(DedupAppliance):
     spec : KeySpec
         ``KeySpec.l3l4()`` (default) or ``KeySpec.frame()``.
     action : {"drop", "mark", "count"}
+    dram : apbbf.flows.litedram.Core or None
+        As :class:`~apbbf.hdl.eth.appliance.DedupAppliance`.
     """
 
     #: The UART's bit rate: ``sync`` (50 MHz) / 50, exact; the Versa's FT2232H makes 1 Mbaud exactly too.
     baud = 1_000_000
 
-    def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop"):
+    def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
+                 dram=None):
         spec = spec or KeySpec.l3l4()
-        super().__init__(board, config, spec, action=action)
+        super().__init__(board, config, spec, action=action, dram=dram)
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
                                    divisor=round(USER_HZ) // self.baud, timeout_cycles=round(USER_HZ) // 1000)
         self.sync_hz = USER_HZ

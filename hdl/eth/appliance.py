@@ -11,7 +11,9 @@ from amaranth.lib.wiring import Out
 from ...model.config import Config
 from ...model.packet import KeySpec
 from ...model.protocol import APPLIANCE_COUNTERS as PROTOCOL_COUNTERS
-from ..packet.dedup import PacketDedup
+from ..core.memory_port import MemoryPortSignature
+from ..dram.litedram import LiteDRAMMemory
+from ..packet.dedup import MEMORY_SCAN, PacketDedup
 from .ecp5_pll import ECP5PLL
 from .frame_fifo import FrameFIFO
 from .layouts import beat_layout
@@ -118,12 +120,15 @@ class ApplianceCore(wiring.Component):
         self._port0 = RGMIIMAC(port0_pins, **options)
         self._port1 = RGMIIMAC(port1_pins, **options)
         self._data_width = data_width
-        super().__init__({
+        members = {
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
-        })
+        }
+        if self._dedup.scan == MEMORY_SCAN:
+            members["memory"] = Out(MemoryPortSignature(config))
+        super().__init__(members)
 
     @property
     def counters(self) -> dict:
@@ -195,7 +200,8 @@ class ApplianceCore(wiring.Component):
         for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
             m.d.comb += getattr(self, f"dedup_{name}").eq(getattr(dedup, name))
         m.d.comb += self.link_up.eq(Cat(port0.link_up, port1.link_up))
-
+        if self._dedup.scan == MEMORY_SCAN:
+            wiring.connect(m, dedup.memory, wiring.flipped(self.memory))
         return m
 
 
@@ -209,6 +215,11 @@ class DedupAppliance(wiring.Component):
         A key of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
     config, spec, action, data_width, max_frame
         As :class:`ApplianceCore`.
+    dram : apbbf.flows.litedram.Core or None
+        The board's SDRAM as the filter's memory (a Config with a row layout; the Colorlight 5A-75B's SDR): a
+        LiteDRAM core generated for ``sync`` (:data:`USER_HZ`), which :class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`
+        instantiates (its ``verilog`` must be added to the build) and starts; the SDRAM's clock pin is ``sync``
+        shifted by 180 degrees, from the same PLL.
 
     Attributes
     ----------
@@ -218,10 +229,21 @@ class DedupAppliance(wiring.Component):
     """
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 data_width: int = 64, max_frame: int = MAX_FRAME):
+                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
         _check_action(action)
+        if dram is not None:
+            if board != "colorlight-5a75b":
+                raise ValueError(f"the filter in DRAM is built for the colorlight-5a75b's SDR SDRAM, not {board!r}")
+            if dram.settings["sys_clk_freq"] != USER_HZ:
+                raise ValueError(f"the LiteDRAM core must run at the de-duplicator's {USER_HZ / 1e6:g} MHz, not "
+                                 f"{dram.settings['sys_clk_freq'] / 1e6:g}")
+            if not config.row_layout:
+                raise ValueError("the filter in DRAM needs a Config with a row layout (row_bits > 0)")
+        elif config.row_layout:
+            raise ValueError("a Config with a row layout needs the board's DRAM (dram=...)")
+        self._dram = dram
         self._board = board
         self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame)
         self._config = config
@@ -245,7 +267,12 @@ class DedupAppliance(wiring.Component):
         _, clock, clock_hz, rx_delay, tx_delay = BOARD_PHYS[self._board]
         m.domains.eth_tx = ClockDomain("eth_tx")
         m.domains.sync = ClockDomain("sync")
-        m.submodules.pll = pll = ECP5PLL(input_hz=clock_hz, output_hz=125e6, second_hz=USER_HZ)
+        shifted = None
+        if self._dram is not None:
+            m.domains.sdram_ps = ClockDomain("sdram_ps", reset_less=True)
+            shifted = "sdram_ps"
+        m.submodules.pll = pll = ECP5PLL(input_hz=clock_hz, output_hz=125e6, second_hz=USER_HZ,
+                                         shifted_domain=shifted)
         m.submodules.clk_buffer = clk = io.Buffer("i", platform.request(clock, 0, dir="-"))
         m.d.comb += pll.clk_in.eq(clk.i)
 
@@ -257,6 +284,17 @@ class DedupAppliance(wiring.Component):
         for name in APPLIANCE_COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         m.d.comb += self.link_up.eq(core.link_up)
+        if self._dram is not None:
+            # The board ties CS# low, CKE high and DQM low: the core's own outputs for them stay unconnected.
+            # The chip's clock: sync shifted by half a period, through a DDR output (a clock on a pin).
+            sdram = platform.request("sdram", 0, dir="-")
+            pins = {"a": sdram.a.io, "ba": sdram.ba.io, "dq": sdram.dq.io, "ras_n": sdram.ras.io,
+                    "cas_n": sdram.cas.io, "we_n": sdram.we.io}
+            m.submodules.dram = dram = LiteDRAMMemory(self._config, self._dram.settings, self._dram.csrs(),
+                                                      pins=pins)
+            wiring.connect(m, core.memory, dram.memory)
+            m.submodules.sdram_clk = sdram_clk = io.DDRBuffer("o", sdram.clk, o_domain="sdram_ps")
+            m.d.comb += [sdram_clk.o[0].eq(1), sdram_clk.o[1].eq(0)]
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset

@@ -1,0 +1,79 @@
+# amaranth: UnusedElaboratable=no
+"""The appliance with its filter in the board's DRAM, before any tool runs: the sizing (a window that fits the
+4 MiB SDRAM and one that does not, the choice of memory), the memory's accesses and headroom in the report, the
+PLL's clock for the SDRAM pin, and the parameters refused."""
+
+import pytest
+from amaranth import ClockDomain, Module
+from amaranth.back import rtlil
+
+from apbbf.flows.appliance import DRAM, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers
+from apbbf.hdl.eth.appliance import USER_HZ, DedupAppliance
+from apbbf.hdl.eth.ecp5_pll import ECP5PLL
+from apbbf.model import Config
+
+BOARD = "colorlight-5a75b"
+
+
+def test_window_in_dram_fits():
+    """250 ms at 1.488 Mpps with fp 1e-3 fits the 5A-75B's 4 MiB, in its row layout."""
+    config = appliance_config(BOARD, window_us=250_000, memory="dram")
+    assert config.span == 250_000 and config.row_bits == DRAM[BOARD]["row_bits"]
+    assert config.memory_blocks * config.block_bits // 8 <= DRAM[BOARD]["bytes"]
+    numbers = memory_numbers(BOARD, config, USER_HZ)
+    assert numbers["where"] == "DRAM"
+    words = (config.physical_segments + config.k) * config.block_bits // 32
+    assert numbers["native_words_per_frame"] == words
+    assert numbers["words_per_second_at_line_rate"] > words * LINE_RATE_PPS
+    assert numbers["headroom"] == pytest.approx(USER_HZ / numbers["words_per_second_at_line_rate"], rel=1e-3)
+
+
+def test_window_past_the_dram_is_refused():
+    with pytest.raises(ValueError, match="more than the colorlight-5a75b's 4194304"):
+        appliance_config(BOARD, window_us=2_000_000, memory="dram")
+    with pytest.raises(ValueError, match="memory must be one of"):
+        appliance_config(BOARD, memory="flash")
+    with pytest.raises(ValueError, match="built for colorlight-5a75b"):
+        appliance_config("versa-ecp5", window_us=1_000_000, memory="dram")
+
+
+def test_memory_chosen_by_the_window():
+    """Block RAM while the window fits it (the default 4 ms), DRAM past it."""
+    assert choose_memory(BOARD, 4000, None, "drop") == "bram"
+    assert choose_memory(BOARD, 250_000, None, "drop") == "dram"
+    with pytest.raises(ValueError):
+        choose_memory(BOARD, 4_000_000, None, "drop")
+
+
+def test_pll_shifted_clock():
+    """CLKOS2 divides as CLKOS does, half a period later (in VCO cycles); an odd divider is refused."""
+    def netlist(**shifted):
+        m = Module()
+        m.domains.eth_tx, m.domains.sync = ClockDomain("eth_tx"), ClockDomain("sync")
+        if shifted:
+            m.domains.sdram_ps = ClockDomain("sdram_ps", reset_less=True)
+        m.submodules.pll = pll = ECP5PLL(input_hz=25e6, output_hz=125e6, second_hz=50e6, **shifted)
+        return pll, rtlil.convert(m, ports=[pll.clk_in, pll.locked])
+
+    pll, text = netlist(shifted_domain="sdram_ps")
+    d = pll._dividers
+    assert d["CLKOS_DIV"] % 2 == 0
+    assert f"CLKOS2_DIV {d['CLKOS_DIV']}" in text
+    assert f"CLKOS2_CPHASE {d['CLKOS_DIV'] - 1 + d['CLKOS_DIV'] // 2}" in text
+    assert "CLKOS2" not in netlist()[1]
+    with pytest.raises(ValueError, match="even CLKOS_DIV"):
+        ECP5PLL(input_hz=25e6, output_hz=125e6, second_hz=100e6, shifted_domain="sdram_ps")       # 500 / 5
+
+
+class _Core:
+    settings = {"sys_clk_freq": 60e6}
+
+
+def test_appliance_refuses():
+    rows = Config(2, 3, segment_blocks=64, row_bits=1024, span=1000, time_width=16)
+    with pytest.raises(ValueError, match="row layout needs the board's DRAM"):
+        DedupAppliance(BOARD, rows)
+    with pytest.raises(ValueError, match="must run at the de-duplicator's 50 MHz"):
+        DedupAppliance(BOARD, rows, dram=_Core())
+    with pytest.raises(ValueError, match="built for the colorlight-5a75b"):
+        DedupAppliance("versa-ecp5", rows, dram=_Core())
