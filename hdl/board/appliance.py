@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import Config
 from ...model.packet import KeySpec
 from ..eth.appliance import APPLIANCE_COUNTERS, MAX_FRAME, USER_HZ, ApplianceCore, DedupAppliance
+from ..dram.litedram import LiteDRAMMemory
 from ..eth.axis_mac import rgmii_ports
 from .appliance_host import ApplianceHost, key_name
 
@@ -87,19 +88,27 @@ class ApplianceVerilogTop(wiring.Component):
         ``clk`` cycles per UART bit.
     rx_depth : int
         Each receive FIFO's beats.
+    dram : apbbf.flows.litedram.Core or None
+        With a Config of a row layout: the SDR SDRAM's LiteDRAM core (generated for ``clk``), its pins as
+        ``sdram_*`` ports (:class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`), ``dram_ready`` (out) once the
+        gateware has started it, and ``dedup_late`` (out, 32: the de-duplicator's ``late``).
     """
 
     def __init__(self, config: Config, spec: KeySpec | None = None, *, action: str = "drop", tick_cycles: int = 50,
-                 divisor: int = 50, rx_depth: int = 512):
+                 divisor: int = 50, rx_depth: int = 512, dram=None):
         spec = spec or KeySpec.l3l4()
         self._core = ApplianceCore(rgmii_ports("port0_rgmii_"), rgmii_ports("port1_rgmii_"), config, spec,
                                    action=action, tick_cycles=tick_cycles, rx_depth=rx_depth)
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
                                    divisor=divisor, timeout_cycles=1000 * tick_cycles)
+        if config.row_layout != (dram is not None):
+            raise ValueError("a Config with a row layout goes with the DRAM (dram=...), and only it")
+        self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2), "now_us": Out(config.time_width), "frame_start": Out(1),
+            **({} if dram is None else {"dram_ready": Out(1), "dedup_late": Out(32)}),
         })
 
     @property
@@ -118,6 +127,10 @@ class ApplianceVerilogTop(wiring.Component):
         m.d.comb += [host.counters.eq(Cat(getattr(core, name) for name in APPLIANCE_COUNTERS)),
                      host.link.eq(core.link_up), host.rx.eq(self.uart_rx), self.uart_tx.eq(host.tx),
                      self.link_up.eq(core.link_up), self.now_us.eq(core.time), self.frame_start.eq(core.frame_start)]
+        if self._dram is not None:
+            m.submodules.dram = dram = self._dram
+            wiring.connect(m, core.memory, dram.memory)
+            m.d.comb += [self.dram_ready.eq(dram.ready), self.dedup_late.eq(core.dedup_late)]
         for name in APPLIANCE_COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         return m

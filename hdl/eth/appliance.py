@@ -127,7 +127,7 @@ class ApplianceCore(wiring.Component):
             "frame_start": Out(1),
         }
         if self._dedup.scan == MEMORY_SCAN:
-            members["memory"] = Out(MemoryPortSignature(config))
+            members.update({"memory": Out(MemoryPortSignature(config)), "dedup_late": Out(32)})
         super().__init__(members)
 
     @property
@@ -202,6 +202,7 @@ class ApplianceCore(wiring.Component):
         m.d.comb += self.link_up.eq(Cat(port0.link_up, port1.link_up))
         if self._dedup.scan == MEMORY_SCAN:
             wiring.connect(m, dedup.memory, wiring.flipped(self.memory))
+            m.d.comb += self.dedup_late.eq(dedup.late)
         return m
 
 

@@ -30,12 +30,22 @@ PARAMS_ENV = "APBBF_APPLIANCE_PARAMS"
 def _wrapper(verilog: str, dump: Path | None) -> str:
     header = verilog[verilog.index(f"module {TOPLEVEL}("):]
     header = header[:header.index("endmodule")]
-    ports = re.findall(r"^\s*(input|output)\s*(\[\d+:\d+\])?\s*(\w+);", header, re.MULTILINE)
+    ports = re.findall(r"^\s*(input|output|inout)\s*(\[\d+:\d+\])?\s*(\w+);", header, re.MULTILINE)
     lines = ["`timescale 1ns / 1fs", f"module {TB};"]
     for direction, width, name in ports:
         kind = "reg" if direction == "input" else "wire"
         init = " = 1" if name == "uart_rx" else " = 0" if direction == "input" and "rgmii_" in name else ""
         lines.append(f"  {kind} {width + ' ' if width else ''}{name}{init};")
+    if any(name == "sdram_dq" for *_, name in ports):
+        # the 5A-75B's SDRAM: the data bus (the core's TRELLIS_IO and the chip model, one enable per byte lane),
+        # the chip's clock (sync shifted by 180 degrees), CS# tied low, CKE high, DQM low on the board
+        dq = int(next(width for _, width, name in ports if name == "sdram_dq")[1:].split(":")[0]) + 1
+        lines += ["  wire sdram_clk = ~clk;", "  wire chip_cs_n = 1'b0;", "  wire chip_cke = 1'b1;",
+                  f"  wire [{dq // 8 - 1}:0] chip_dm = 0;", f"  reg [{dq - 1}:0] dq_drive = 0;",
+                  f"  reg [{dq // 8 - 1}:0] dq_oe = 0;"]
+        for lane in range(dq // 8):
+            hi, lo = 8 * lane + 7, 8 * lane
+            lines.append(f"  assign sdram_dq[{hi}:{lo}] = dq_oe[{lane}] ? dq_drive[{hi}:{lo}] : 8'bz;")
     for port in (0, 1):
         lines.append(f"  wire port{port}_phy_tx_clk;")
         lines.append(f"  assign #{TX_CLOCK_DELAY_NS} port{port}_phy_tx_clk = port{port}_rgmii_tx_clk;")
@@ -57,7 +67,7 @@ def _stamp(**arguments) -> str:
 
 
 def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l4", tick_cycles: int = 50,
-                     divisor: int = 4, rx_depth: int = 512, waves: bool = False) -> list[Path]:
+                     divisor: int = 4, rx_depth: int = 512, waves: bool = False, dram=None) -> list[Path]:
     """Write ``<build_dir>/apbbf_appliance.v`` and the wrapper ``apbbf_appliance_tb.v``; returns their paths.
     The export (tens of seconds: the key extractor's CRC matrices) is skipped when ``<build_dir>/export.stamp``
     says the arguments and the sources of ``hdl/`` and ``model/`` are those of the files there.
@@ -77,12 +87,12 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
     build_dir = Path(build_dir).resolve()
     sources = [build_dir / f"{TOPLEVEL}.v", build_dir / f"{TB}.v"]
     stamp = _stamp(config=asdict(config), action=action, key=key, tick_cycles=tick_cycles, divisor=divisor,
-                   rx_depth=rx_depth, waves=waves)
+                   rx_depth=rx_depth, waves=waves, dram=None if dram is None else dram.settings)
     stamp_file = build_dir / "export.stamp"
     if all(path.exists() for path in sources) and stamp_file.exists() and stamp_file.read_text() == stamp:
         return sources
     top = ApplianceVerilogTop(config, getattr(KeySpec, key)(), action=action, tick_cycles=tick_cycles,
-                              divisor=divisor, rx_depth=rx_depth)
+                              divisor=divisor, rx_depth=rx_depth, dram=dram)
     text = verilog.convert(top, name=TOPLEVEL, platform=GenericIOPlatform(), emit_src=False)
     _write_if_changed(sources[0], text)
     _write_if_changed(sources[1], _wrapper(text, build_dir / f"{TB}.fst" if waves else None))
@@ -92,7 +102,7 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
 
 def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = False,
                   action: str = "drop", key: str = "l3l4", tick_cycles: int = 50, divisor: int = 4,
-                  rx_depth: int = 512, **sizes) -> Path:
+                  rx_depth: int = 512, dram=None, **sizes) -> Path:
     """Export and build the appliance in ``build_dir`` and run the benches of :data:`TEST_MODULE`.
 
     Parameters
@@ -103,6 +113,9 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
         Tests to run (default: all).
     seed : int
         cocotb's ``RANDOM_SEED``; every bench derives its seed from it.
+    dram : apbbf.flows.litedram.Core or None
+        With a Config of a row layout: the SDR SDRAM's core (generated for 50 MHz), compiled with yosys's ECP5
+        models; the benches start the SDRAM chip model on its pins.
     **sizes
         The benches' sizes (``frames``, ``line_rate_frames``, ``reverse_frames``), passed to them.
 
@@ -117,13 +130,17 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
     check_simulator(sim)
     build_dir = Path(build_dir).resolve()
     sources = export_appliance(build_dir, config, action=action, key=key, tick_cycles=tick_cycles,
-                               divisor=divisor, rx_depth=rx_depth, waves=waves and sim == "icarus")
+                               divisor=divisor, rx_depth=rx_depth, waves=waves and sim == "icarus", dram=dram)
+    if dram is not None:
+        from .dram_runner import ecp5_sim_library
+        sources = [dram.verilog, *sources, ecp5_sim_library(build_dir)]
     runner = get_runner(sim)
     build_args = list(verilator.ARGS) if sim == "verilator" else ["-g2005"]
     runner.build(sources=sources, hdl_toplevel=TB, build_dir=build_dir, waves=waves and sim != "icarus",
                  timescale=("1ns", "1fs"), build_args=build_args, always=False)
     env = {PARAMS_ENV: json.dumps({"config": asdict(config), "action": action, "key": key,
-                                   "tick_cycles": tick_cycles, "divisor": divisor, **sizes})}
+                                   "tick_cycles": tick_cycles, "divisor": divisor,
+                                   "dram": None if dram is None else dram.settings, **sizes})}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)
     return runner.test(test_module=TEST_MODULE, hdl_toplevel=TB, build_dir=build_dir, testcase=testcase,

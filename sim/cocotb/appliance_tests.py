@@ -101,18 +101,48 @@ class TB:
         for endpoint in self.source + self.sink:
             _quiet(endpoint)
         self.times = []
+        self.decided = []                                # with the DRAM: (unchecked, late) per frame
 
     async def reset(self):
-        """Clocks on (they start low), reset, then wait while the filter clears its memories."""
+        """Clocks on (they start low), reset, then wait while the filter clears its memories (with the DRAM: the
+        SDRAM chip model on the pins from time 0, the gateware's power-up wait and initialisation, then the
+        clearing of every word of the filter's region)."""
         self.dut.rst.value = 1
+        dram = self.params.get("dram")
+        if dram:
+            self.sdram = _sdram_chip(self.dut, dram, SYNC_PERIOD_FS / 1e6)
+            cocotb.start_soon(self.sdram.run())
         for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.eth_tx_clk, TX_PERIOD_FS), (self.dut.clk, SYNC_PERIOD_FS)):
             Clock(clock, period, unit="fs").start(start_high=False)
         await ClockCycles(self.dut.clk, 10)
         self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        if dram:
+            for _ in range(30_000):
+                await RisingEdge(self.dut.clk)
+                if int(self.dut.dram_ready.value):
+                    break
+            else:
+                raise AssertionError("the DRAM never came up (dram_ready low 30,000 cycles after reset)")
+            await ClockCycles(self.dut.clk, 4 * self.config.memory_blocks * self.config.block_bits // 32 + 200)
+            cocotb.start_soon(self._decisions())
+        else:
+            await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
         cocotb.start_soon(self._stamps())
+
+    async def _decisions(self):
+        """With the DRAM: each frame's (unchecked, late) from the de-duplicator's counters, which count one
+        decision per cycle at most, in frame order (a late frame was inserted; another unchecked one was not)."""
+        last = (0, 0, 0)
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            now = tuple(int(getattr(self.dut, name).value) for name in ("dedup_frames", "dedup_unchecked",
+                                                                           "dedup_late"))
+            if now[0] != last[0]:
+                self.decided.append((now[1] != last[1] and now[2] == last[2], now[2] != last[2]))
+            last = now
 
     async def _stamps(self):
         """The time of each frame the de-duplicator takes, in order."""
@@ -126,7 +156,10 @@ class TB:
         return {name: int(getattr(self.dut, name).value) for name in APPLIANCE_COUNTERS}
 
     async def quiet(self, cycles=600):
-        """Wait until both sources are idle and no port has transmitted for ``cycles`` clocks of ``sync``."""
+        """Wait until both sources are idle and no port has transmitted for ``cycles`` clocks of ``sync`` (with
+        the DRAM, past the answer deadline too: a frame waits that long for its answer at most)."""
+        if self.params.get("dram"):
+            cycles = max(cycles, 1024 + 200)
         for source in self.source:
             await source.wait()
         idle = 0
@@ -182,6 +215,17 @@ class TB:
         return header[0], header[1], payload
 
 
+def _sdram_chip(dut, settings: dict, tck_ns: float):
+    """The SDRAM chip model on the wrapper's pins, as the 5A-75B wires them (CS#, CKE and DQM tied)."""
+    from .sdram_chip import M12L16161A_5T, Geometry, SdramChecker, SdramChip
+    geometry = Geometry(banks=settings["nbanks"], rows=settings["nrows"], columns=settings["ncols"],
+                        data_bits=settings["databits"])
+    checker = SdramChecker(M12L16161A_5T, geometry, tck=tck_ns)
+    pins = {name: getattr(dut, f"sdram_{name}") for name in ("a", "ba", "ras_n", "cas_n", "we_n", "dq")}
+    pins.update(cs_n=dut.chip_cs_n, cke=dut.chip_cke, dm=dut.chip_dm, dq_drive=dut.dq_drive, dq_oe=dut.dq_oe)
+    return SdramChip(dut.sdram_clk, pins, checker, log=dut._log)
+
+
 def score(tb, sent, port1):
     """Every frame out of port 1 against the model: ``sent`` is (bytes without FCS, MAC marks it bad) per frame
     into port 0, in order; returns the model's counters."""
@@ -189,16 +233,24 @@ def score(tb, sent, port1):
                                        f"(seed {tb.seed})"
     model = Dedup(tb.config, tb.spec, tb.action, max_frame=MAX_FRAME, data_width=64)
     expected = []
-    for (data, bad), time in zip(sent, tb.times):
-        _, forward, _ = model.frame(data, time, errored=bad)
+    dram = bool(tb.params.get("dram"))
+    for n, ((data, bad), time) in enumerate(zip(sent, tb.times)):
+        unchecked, late = tb.decided[n] if dram and n < len(tb.decided) else (False, False)
+        _, forward, _ = model.frame(data, time, errored=bad, unchecked=unchecked, late=late)
         if forward:
             expected.append((data + bytes(max(0, 60 - len(data))), not bad))
-    assert len(port1) == len(expected), f"port 1 sent {len(port1)} frames, the model forwards {len(expected)} " \
-                                        f"(seed {tb.seed})"
     for index, (got, want) in enumerate(zip(port1, expected)):
         assert got == want, f"port 1 frame {index}: got {got[0].hex()} FCS good {got[1]}, model {want[0].hex()} " \
-                            f"FCS good {want[1]} (seed {tb.seed})"
+                            f"FCS good {want[1]} (seed {tb.seed}; the de-duplicator's counters " \
+                            f"{ {name: int(getattr(tb.dut, 'dedup_' + name).value) for name in COUNTED} }, " \
+                            f"the model's {model.counters.as_dict()})"
+    assert len(port1) == len(expected), f"port 1 sent {len(port1)} frames, the model forwards {len(expected)} " \
+                                        f"(seed {tb.seed})"
     return model.counters
+
+
+#: The de-duplicator's counters, as the appliance names them after ``dedup_``.
+COUNTED = ("frames", "duplicates", "dropped", "unchecked", "errored")
 
 
 @cocotb.test()

@@ -72,7 +72,9 @@ def _wrapper(top: DRAMFilter) -> str:
         lines.append(f"  wire {vector}sdram_{name};")
         names.append(f"sdram_{name}")
     dq = len(top._memory.pins["dq"])
-    lines += ["  wire sdram_clk = ~aclk;", f"  reg [{dq - 1}:0] dq_drive = 0;", f"  reg [{dq // 8 - 1}:0] dq_oe = 0;"]
+    lines += ["  wire sdram_clk = ~aclk;", f"  reg [{dq - 1}:0] dq_drive = 0;", f"  reg [{dq // 8 - 1}:0] dq_oe = 0;",
+              # the 5A-75B ties CS# low, CKE high and DQM low: the chip model may see those instead of the core's
+              "  wire chip_cs_n = 1'b0;", "  wire chip_cke = 1'b1;", f"  wire [{dq // 8 - 1}:0] chip_dm = 0;"]
     for lane in range(dq // 8):
         hi, lo = 8 * lane + 7, 8 * lane
         lines.append(f"  assign sdram_dq[{hi}:{lo}] = dq_oe[{lane}] ? dq_drive[{hi}:{lo}] : 8'bz;")

@@ -49,6 +49,8 @@ class DRAMBench:
         pins = {name: getattr(dut, f"sdram_{name}") for name in ("a", "ba", "cs_n", "ras_n", "cas_n", "we_n", "cke",
                                                                    "dm", "dq")}
         pins["dq_drive"], pins["dq_oe"] = dut.dq_drive, dut.dq_oe
+        if p.get("board_pins"):                   # as the 5A-75B wires the chips: CS#, CKE and DQM tied
+            pins.update(cs_n=dut.chip_cs_n, cke=dut.chip_cke, dm=dut.chip_dm)
         self.chip = SdramChip(dut.sdram_clk, pins, self.checker, log=dut._log)
         self.tb = None
 
