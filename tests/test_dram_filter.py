@@ -95,7 +95,8 @@ class NativePortModel:
                 self.commands += 1
 
 
-@pytest.mark.parametrize("block_bits", [32, 64, 128])
+@pytest.mark.parametrize("block_bits", [pytest.param(32, marks=pytest.mark.slow), 64,
+                                        pytest.param(128, marks=pytest.mark.slow)])
 def test_native_adapter_against_model(block_bits):
     """The memory core on the adapter on a model of the native port: every answer the golden model's, the
     blocks as B / 32 words each, writes landed before the reads behind them."""

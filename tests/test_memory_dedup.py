@@ -32,7 +32,7 @@ def summary(run):
 
 @pytest.mark.parametrize("width, action, spec", [(64, "drop", L3L4),
                                                  pytest.param(512, "mark", FRAME, marks=pytest.mark.slow),
-                                                 (64, "count", FRAME)],
+                                                 pytest.param(64, "count", FRAME, marks=pytest.mark.slow)],
                          ids=["64-drop-l3l4", "512-mark-frame", "64-count-frame"])
 def test_answers_in_time(width, action, spec):
     """A memory of a few cycles' latency with refresh, frames at most at the core's pace: every frame checked,
@@ -93,6 +93,7 @@ def test_copies_back_to_back():
     assert run.counters["duplicates"] == 25 and run.counters["late"] == 0, summary(run)
 
 
+@pytest.mark.slow
 def test_reset_mid_stream():
     seed = 25
     print(f"seed {seed}")
