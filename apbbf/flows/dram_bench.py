@@ -16,7 +16,7 @@ from pathlib import Path
 from ..sim.cocotb import dram_runner
 from . import litedram
 
-__all__ = ["run", "bounds"]
+__all__ = ["run", "bounds", "FILTER_CONFIG", "filter_rate"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,5 +71,50 @@ def run(out_dir=ROOT / "build" / "reports", *, reads: int = 4000, seed: int = 1,
     report = json.loads(report_path.read_text())
     report = {"target": target, "core": core.name, "versions": litedram.versions(), "reads_per_pattern": reads,
               "cocotb_seed": seed, **report, "bounds": bounds(report["sys_clk_hz"], core.settings["nbanks"])}
+    if target == "colorlight-5a75b":
+        report["filter"] = filter_rate(seed=seed)
     (out_dir / "dram_bench.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _filter_config():
+    from ..model.config import Config
+    # the shape of the 250 ms appliance's filter (k = 3, l = 9, 8 extra segments: 21 physical segments of 32-bit
+    # blocks in 8,192-bit rows), with small segments so that the simulation clears them quickly
+    return Config(3, 9, block_bits=32, segment_blocks=64, row_bits=8192, span=250_000, time_width=32,
+                  extra_segments=8, seed=0x5A)
+
+
+#: The filter :func:`filter_rate` measures.
+FILTER_CONFIG = _filter_config()
+
+
+def filter_rate(*, commands: int = 400, seed: int = 1) -> dict:
+    """The memory core on the 5A-75B's SDRAM at the appliance's 50 MHz (:mod:`apbbf.sim.cocotb.dram_filter`,
+    test ``measure``): TEST_AND_INSERT of new keys back to back, every answer checked against the model and every
+    SDRAM command against the data sheet; commands per cycle and per second, and that against 1 GbE's
+    1.488 Mpps of minimum-size frames.
+
+    Raises
+    ------
+    RuntimeError
+        If the bench fails.
+    """
+    from ..hdl.eth.appliance import USER_HZ
+    from ..sim.cocotb import dram_filter
+    from .appliance import LINE_RATE_PPS
+    core = litedram.generate("colorlight-5a75b", sys_clk_freq=USER_HZ)
+    build_dir = ROOT / "build" / "dram_bench" / f"filter-{core.name}"
+    path = build_dir / "filter.json"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    try:
+        dram_filter.run(FILTER_CONFIG, core, build_dir, testcase="measure", seed=seed,
+                        params={"commands": commands, "report": str(path)})
+    except SystemExit as exit_:
+        raise RuntimeError(f"the filter's DRAM bench failed (exit {exit_.code}): see {build_dir}/results.xml") \
+            from None
+    report = json.loads(path.read_text())
+    report["line_rate_pps"] = round(LINE_RATE_PPS)
+    report["headroom_at_line_rate"] = round(report["commands_per_second"] / LINE_RATE_PPS, 3)
+    return {"config": repr(FILTER_CONFIG), **report}

@@ -108,3 +108,40 @@ async def random_commands(dut):
     refreshes = bench.checker.counts.get("AUTO REFRESH", 0)
     assert refreshes >= 4, f"only {refreshes} refreshes seen"
     dut._log.info(f"{count} commands, {refreshes} refreshes, chip commands {dict(bench.checker.counts)}")
+
+
+@cocotb.test()
+async def measure(dut):
+    """TEST_AND_INSERT of new keys back to back, no pauses: commands per cycle through the SDRAM once every
+    segment of the pool is live (a warm-up of a generation per physical segment first: each command then reads
+    them all), every answer still checked; written as JSON to ``params["report"]`` (``make dram-bench``)."""
+    bench = DRAMBench(dut, _seed("measure"))
+    await bench.start()
+    tb, c = bench.tb, bench.config
+    count = bench.params.get("commands", 400)
+    warm = bench.params.get("warm", c.generation * c.physical_segments)
+    rng = random.Random(tb.seed)
+    from ...model.filters import Op
+    tb.send([(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width)) for _ in range(warm)])
+    await tb.drain(50 * warm + 10_000)
+    before = dict(bench.checker.counts)
+    tb.send([(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width)) for _ in range(count)])
+    start = bench.cycle()
+    await tb.drain(200_000)
+    cycles = bench.cycle() - start
+    during = {name: n - before.get(name, 0) for name, n in bench.checker.counts.items()}
+    tb.check_counters()
+    bench.checker.finish(bench.chip.cycle)
+    clock = bench.params["settings"]["sys_clk_freq"]
+    report = {"commands": count, "cycles": cycles, "commands_per_cycle": round(count / cycles, 5),
+              "commands_per_second": round(count / cycles * clock), "sys_clk_hz": clock,
+              "physical_segments": c.physical_segments, "k": c.k, "block_bits": c.block_bits,
+              "native_words_per_command_at_most": (c.physical_segments + c.k) * c.block_bits // 32,
+              "warm_up_commands": warm, "chip_commands_measured": during,
+              "reads_per_command": round(during.get("READ", 0) / count, 2),
+              "writes_per_command": round(during.get("WRITE", 0) / count, 2), "bench_seed": tb.seed}
+    path = bench.params.get("report")
+    if path:
+        with open(path, "w") as out:
+            json.dump(report, out, indent=2)
+    dut._log.info(f"measure: {report}")
