@@ -4,7 +4,7 @@
 native port behind :class:`~apbbf.hdl.dram.native.NativePortAdapter`, started by
 :class:`~apbbf.hdl.dram.initializer.LiteDRAMInitializer`."""
 
-from amaranth import ClockSignal, Module, ResetSignal
+from amaranth import ClockSignal, Const, Module, ResetSignal
 from amaranth.hdl import Instance, IOPort
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -103,7 +103,7 @@ class LiteDRAMMemory(wiring.Component):
                f"o_{port}rdata_data": native.rdata.payload.data,
                "i_wb_ctrl_adr": wb.adr, "i_wb_ctrl_dat_w": wb.dat_w, "o_wb_ctrl_dat_r": wb.dat_r,
                "i_wb_ctrl_sel": wb.sel, "i_wb_ctrl_cyc": wb.cyc, "i_wb_ctrl_stb": wb.stb, "i_wb_ctrl_we": wb.we,
-               "o_wb_ctrl_ack": wb.ack, "i_wb_ctrl_cti": 0, "i_wb_ctrl_bte": 0},
+               "o_wb_ctrl_ack": wb.ack, "i_wb_ctrl_cti": Const(0, 3), "i_wb_ctrl_bte": Const(0, 2)},
             **{("io_" if name == "dq" else "o_") + f"sdram_{name}": pin for name, pin in self.pins.items()},
         )
         return m
