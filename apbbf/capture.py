@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .model.packet import linktype_name
+from .records import check_walk, walk_pcap
 
 __all__ = ["Capture", "CorruptCapture", "read_capture", "read_captures", "iter_capture", "iter_captures",
            "write_capture", "write_captures", "write_chunk", "open_output", "STDIO", "COMPRESSED_SUFFIXES",
@@ -213,7 +214,7 @@ def _fcs_option(value: int) -> int:
     raise ValueError(f"if_fcslen {value} is not an Ethernet FCS (0 or 4 bytes)")
 
 
-def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
+def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None) -> Capture:
     import dpkt
     if len(data) < 24:
         raise ValueError(f"{path}: too short for a pcap file ({len(data)} bytes)")
@@ -235,37 +236,32 @@ def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0) -> Captu
     snap = max(int(header.snaplen), LONGEST_SNAP)
     buffer = data.data if len(data) else b""
     end = len(data)
-    pos = 24
-    starts = []
-    append = starts.append
+    big = order != "<"
     warnings = []
     corrupt = None
-    step = 1 << 24
-    # the walk from record to record is sequential: only the starts here, the fields below at once
-    while pos + size <= end:
-        stop = min(end - size, pos + step)
-        while pos <= stop:
-            caplen = caplen_at(buffer, pos + 8)[0]
-            if caplen > snap:
-                break
-            following = pos + size + caplen
-            if following > end:
-                break
-            append(pos)
-            pos = following
-        else:
-            if progress:
-                progress(pos)
-            continue
+    starts = None
+    if log is not None and log.replaying:
+        # the second pass over a capture: the first pass's starts, checked
+        proposed = log.take((str(path), origin))
+        if proposed is not None:
+            stop = check_walk(data, proposed, 24, end, snap, big)
+            if stop is not None:
+                starts, pos = proposed, stop
+    if starts is None:
+        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress)
+        starts = np.array(starts, dtype=np.int64)
+        if log is not None and not log.replaying:
+            log.add((str(path), origin), starts)
+    if pos + size <= end:
+        caplen = caplen_at(buffer, pos + 8)[0]
         if caplen > snap:
             corrupt = CorruptCapture(f"{path}: the record at byte {origin + pos} is corrupt (captured length "
                                      f"{caplen} beyond the snap length {header.snaplen}): the {len(starts)} records "
                                      f"before it were read", origin + pos)
         else:
-            warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + following}): "
+            warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + pos + size + caplen}): "
                             f"ignored")
-        break
-    if pos < end and not warnings and corrupt is None:
+    elif pos < end:
         warnings.append(f"{end - pos} bytes after the last record ignored")
     starts = np.array(starts, dtype=np.int64)
     n = len(starts)
@@ -755,7 +751,7 @@ STREAM_CHUNK = 1 << 22
 _LONGEST_RECORD = 1 << 26
 
 
-def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
+def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None, log=None):
     """Read a capture in chunks as it arrives (a pipe, or a file of any size, in bounded memory): successive
     :class:`Capture` chunks of the records complete so far.
 
@@ -764,6 +760,10 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     of that repeated prefix (0 in the first chunk): :func:`write_chunk` leaves it out. A chunk is read with
     ``read1``: whatever the pipe holds, up to ``chunk_bytes``, so a slow live capture is processed as it comes.
     A record cut short at the end (a pipe closed early) is left out, with a warning.
+
+    With ``log`` (an :class:`apbbf.records.WalkLog`), a pcap capture's record starts are logged in it, chunk by
+    chunk (a first pass), or, once it replays, taken from it and checked over arrays instead of walked again (a
+    second pass over the same capture: the same chunks, the same answers).
 
     Raises
     ------
@@ -777,14 +777,14 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     stream, source, underlying = _open_stream(path)
     try:
         yield from _chunks_of(stream, source, name, path, fcs, STREAM_CHUNK if chunk_bytes is None else chunk_bytes,
-                              dpkt)
+                              dpkt, log)
     finally:
         if str(path) != STDIO:
             stream.close()
             underlying.close()
 
 
-def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
+def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt, log=None):
     read = getattr(stream, "read1", stream.read)
     pending, prefix, first, eof = b"", b"", True, False
     at = 0                                                  # file offset of pending's first byte
@@ -808,7 +808,7 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
             if struct.unpack_from("<I", buffer, 0)[0] == 0x0A0D0D0A:
                 capture = _read_pcapng(name, array, None, origin)
             else:
-                capture = _read_pcap(name, array, None, origin)
+                capture = _read_pcap(name, array, None, origin, log)
         except (dpkt.Error, struct.error) as error:
             raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
         consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
@@ -841,7 +841,7 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
                                  f"capture, or a corrupt one", at)
 
 
-def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = None):
+def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = None, log=None):
     """:func:`iter_capture` of several captures that make one stream (module documentation, "Writing"), in
     order: a later pcap file's first chunk skips its file header (one heads the output).
 
@@ -858,7 +858,7 @@ def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = No
     first = None
     for index, path in enumerate(paths):
         started = False
-        for capture in iter_capture(path, fcs=fcs, chunk_bytes=chunk_bytes):
+        for capture in iter_capture(path, fcs=fcs, chunk_bytes=chunk_bytes, log=log):
             if not started:
                 started = True
                 if first is None:

@@ -440,6 +440,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     from .model.config import check_config, check_integer
     from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks
     from .capture import CorruptCapture, iter_captures, open_output, write_chunk
+    from .records import WalkLog
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
 
@@ -497,13 +498,14 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             raise ValueError(f"{capture.path} has link type {linktype_name(capture.linktype)}, not "
                              f"{linktype_name(linktype)} as before: one link type per run")
 
-    corrupt = None
+    corrupt = log = None
     if config is None and planned is None:
         # a file sized from its own peak: a first pass over its records (their times and lengths only)
         bar = _Bar(progress, None, "sizing", "frame")
         peaks, arrivals, frames, first = PeakTracker(span), _Arrivals(), 0, None
+        log = WalkLog()                                      # the records' starts, for the second pass
         try:
-            for capture in iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes):
+            for capture in iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes, log=log):
                 if first is None:
                     first, linktype = capture, capture.linktype
                     check_link(spec, linktype)
@@ -525,7 +527,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
                                      peak=peaks.peak, gap=peaks.gap)
         seconds["size"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes)
+        log.replay()
+        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes, log=log)
         total = frames
     else:
         # records are processed (and written) as they arrive; the filter is sized by the user
@@ -634,6 +637,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         complete = True
     finally:
         bar.close()
+        if log is not None:
+            log.close()
         if out is not None:
             out.close()
         if temporary is not None:
