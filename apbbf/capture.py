@@ -620,23 +620,15 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
     wanted &= blocks[:, 0] >= skip
     buffer = capture.data
     if mark is None or not np.any(mark):
-        if len(blocks) and np.array_equal(blocks[1:, 0], blocks[:-1, 1]):
-            # the blocks tile the buffer: the kept bytes gathered at once, one write
-            lo, hi = int(blocks[0, 0]), int(blocks[-1, 1])
-            kept = np.repeat(wanted, blocks[:, 1] - blocks[:, 0])
-            if kept.all():
-                out.write(buffer[lo:hi].data)
-            elif kept.any():
-                out.write(buffer[lo:hi][kept].data)
-            return
-        # runs of consecutive kept blocks, one write each
+        # runs of consecutive kept blocks, joined into one write
         chosen = blocks[wanted]
         if len(chosen):
             breaks = np.flatnonzero(chosen[1:, 0] != chosen[:-1, 1]) + 1
             firsts = np.concatenate([[0], breaks])
             lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
-            for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist()):
-                out.write(buffer[a:b].data)
+            view = buffer.data
+            runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
+            out.write(runs[0] if len(runs) == 1 else b"".join(runs))
         return
     marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
     for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
@@ -794,10 +786,10 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt, log=None):
         except (OSError, EOFError) as error:
             raise ValueError(f"{name}: the compressed stream is damaged ({type(error).__name__}: {error})") from None
         eof = not data
-        pending += data
-        if not eof and len(pending) < 64:
+        if not eof and len(pending) + len(data) < 64:
+            pending += data
             continue
-        buffer = prefix + pending
+        buffer = b"".join((prefix, pending, data))              # one copy
         if len(buffer) < 12:
             if first:
                 raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(buffer)} bytes)")
