@@ -2,10 +2,10 @@
 
 Reading
 -------
-The capture is read with dpkt's file and block headers (:mod:`dpkt.pcap`, :mod:`dpkt.pcapng`) and a struct loop
-over the packet records, keeping every timestamp as an integer at the capture's resolution (converted to
-nanoseconds exactly, or rounded down for binary resolutions finer than 1 ns), every record's link type and every
-record's place in the file. A plain file is memory-mapped (:func:`read_capture`); standard input is read as it
+A pcap file is read with struct (its header, then a loop over the record headers: :mod:`apbbf.records`), a pcapng
+file with dpkt's block headers (:mod:`dpkt.pcapng`) and a struct loop over its blocks, keeping every timestamp as
+an integer at the capture's resolution (converted to nanoseconds exactly, or rounded down for binary resolutions
+finer than 1 ns), every record's link type and every record's place in the file. A plain file is memory-mapped (:func:`read_capture`); standard input is read as it
 arrives, in chunks of whole records (:func:`iter_capture`); a file or pipe whose bytes start with the gzip,
 Zstandard or LZ4 frame magic is decompressed (whatever its name, as Wireshark does; Zstandard and LZ4 need the
 ``zstandard`` and ``lz4`` packages, the ``captures`` extra).
@@ -53,6 +53,11 @@ _MARK_COMMENT = b"apbbf dedup: duplicate"
 _GZIP_MAGIC, _ZSTD_MAGIC, _LZ4_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18"
 
 
+
+#: pcap magic numbers (read big-endian): (little-endian, nanosecond timestamps, modified format: 24-byte record
+#: headers)
+_PCAP_MAGICS = {0xA1B2C3D4: (False, False, False), 0xA1B23C4D: (False, True, False), 0xA1B2CD34: (False, False, True),
+                0xD4C3B2A1: (True, False, False), 0x4D3CB2A1: (True, True, False), 0x34CDB2A1: (True, False, True)}
 
 #: The longest captured length a pcap record may have beyond its file's snap length (tcpdump's and Wireshark's
 #: largest, 256 KiB): a record claiming more is corrupt.
@@ -165,6 +170,13 @@ class Capture:
         return np.minimum(self.caplens, np.maximum(self.wirelens - self.fcs, 0))
 
 
+def _malformed() -> tuple:
+    """What a malformed capture raises as it is parsed: struct's error, and dpkt's once dpkt is in use (pcapng
+    blocks; pcap files are read without it)."""
+    dpkt = sys.modules.get("dpkt")
+    return (struct.error,) if dpkt is None else (struct.error, dpkt.Error)
+
+
 def _decompress(data, path) -> tuple[np.ndarray, str | None]:
     """The bytes of a gzip, Zstandard or LZ4 frame stream, decompressed (else as they are)."""
     head = bytes(data[:4])
@@ -215,25 +227,21 @@ def _fcs_option(value: int) -> int:
 
 
 def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None) -> Capture:
-    import dpkt
     if len(data) < 24:
         raise ValueError(f"{path}: too short for a pcap file ({len(data)} bytes)")
     raw = bytes(data[:24])
-    header = dpkt.pcap.FileHdr(raw)
-    magic = header.magic
-    if magic not in dpkt.pcap.MAGIC_TO_PKT_HDR:
+    magic = struct.unpack_from(">I", raw)[0]
+    if magic not in _PCAP_MAGICS:
         raise ValueError(f"{path}: not a pcap file (magic 0x{magic:08x})")
-    little = magic in (dpkt.pcap.PMUDPCT_MAGIC, dpkt.pcap.PMUDPCT_MAGIC_NANO, dpkt.pcap.PACPDOM_MAGIC)
-    if little:
-        header = dpkt.pcap.LEFileHdr(raw)
-    nano = magic in (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
-    record = dpkt.pcap.MAGIC_TO_PKT_HDR[magic]
-    linktype = header.linktype & 0xFFFF
-    fcs = 2 * (header.linktype >> 28) if header.linktype & 0x04000000 else 0
-    order = record.__hdr_fmt__[0]
+    little, nano, modified = _PCAP_MAGICS[magic]
+    order = "<" if little else ">"
+    # the file header: magic, version (2 x 16 bits), zone, sigfigs, snap length, link type
+    snaplen, linktype_field = struct.unpack_from(order + "II", raw, 16)
+    linktype = linktype_field & 0xFFFF
+    fcs = 2 * (linktype_field >> 28) if linktype_field & 0x04000000 else 0
     caplen_at = struct.Struct(order + "I").unpack_from
-    size = record.__hdr_len__
-    snap = max(int(header.snaplen), LONGEST_SNAP)
+    size = 24 if modified else 16                           # record header bytes
+    snap = max(int(snaplen), LONGEST_SNAP)
     buffer = data.data if len(data) else b""
     end = len(data)
     big = order != "<"
@@ -244,11 +252,11 @@ def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None
         # the second pass over a capture: the first pass's starts, checked
         proposed = log.take((str(path), origin))
         if proposed is not None:
-            stop = check_walk(data, proposed, 24, end, snap, big)
+            stop = check_walk(data, proposed, 24, end, snap, big, size)
             if stop is not None:
                 starts, pos = proposed, stop
     if starts is None:
-        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress)
+        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress, size)
         starts = np.array(starts, dtype=np.int64)
         if log is not None and not log.replaying:
             log.add((str(path), origin), starts)
@@ -256,7 +264,7 @@ def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None
         caplen = caplen_at(buffer, pos + 8)[0]
         if caplen > snap:
             corrupt = CorruptCapture(f"{path}: the record at byte {origin + pos} is corrupt (captured length "
-                                     f"{caplen} beyond the snap length {header.snaplen}): the {len(starts)} records "
+                                     f"{caplen} beyond the snap length {snaplen}): the {len(starts)} records "
                                      f"before it were read", origin + pos)
         else:
             warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + pos + size + caplen}): "
@@ -493,13 +501,12 @@ def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:
     name = "standard input" if str(path) == STDIO else path
     if len(data) < 12:
         raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(data)} bytes)")
-    import dpkt
     try:
         if struct.unpack_from("<I", data.data, 0)[0] == 0x0A0D0D0A:
             capture = _read_pcapng(name, data, progress)
         else:
             capture = _read_pcap(name, data, progress)
-    except (dpkt.Error, struct.error) as error:
+    except _malformed() as error:
         raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
     capture.path, capture.source = path, source
     if capture.corrupt is not None:
@@ -764,19 +771,18 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     ValueError, OSError
         As :func:`read_capture`.
     """
-    import dpkt
     name = "standard input" if str(path) == STDIO else Path(path)
     stream, source, underlying = _open_stream(path)
     try:
         yield from _chunks_of(stream, source, name, path, fcs, STREAM_CHUNK if chunk_bytes is None else chunk_bytes,
-                              dpkt, log)
+                              log)
     finally:
         if str(path) != STDIO:
             stream.close()
             underlying.close()
 
 
-def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt, log=None):
+def _chunks_of(stream, source, name, path, fcs, chunk_bytes, log=None):
     read = getattr(stream, "read1", stream.read)
     pending, prefix, first, eof = b"", b"", True, False
     at = 0                                                  # file offset of pending's first byte
@@ -801,7 +807,7 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt, log=None):
                 capture = _read_pcapng(name, array, None, origin)
             else:
                 capture = _read_pcap(name, array, None, origin, log)
-        except (dpkt.Error, struct.error) as error:
+        except _malformed() as error:
             raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
         consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
         if not eof:

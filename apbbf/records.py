@@ -17,11 +17,13 @@ import numpy as np
 
 __all__ = ["PCAP_RECORD_HEADER", "walk_pcap", "check_walk", "WalkLog"]
 
-#: Bytes of a pcap record header (seconds, fraction, captured length, original length).
+#: Bytes of a pcap record header (seconds, fraction, captured length, original length); the modified format's
+#: (Kuznetzov's) has 8 more.
 PCAP_RECORD_HEADER = 16
 
 
-def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None) -> tuple[list, int]:
+def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None, size: int = PCAP_RECORD_HEADER
+              ) -> tuple[list, int]:
     """The records from ``pos``, one at a time: ``(starts, stop)``, the records' starts and the position where the
     walk stopped (fewer than a header's bytes left, a captured length beyond ``snap``, or a record running past
     ``end``).
@@ -37,11 +39,12 @@ def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None) -
         Big-endian record headers.
     progress : callable or None
         Called with the position reached every 16 MiB.
+    size : int
+        Bytes of a record header (the captured length is at byte 8).
     """
     caplen_at = struct.Struct(">I" if big else "<I").unpack_from
     starts = []
     append = starts.append
-    size = PCAP_RECORD_HEADER
     step = 1 << 24
     while pos + size <= end:
         stop = min(end - size, pos + step)
@@ -58,7 +61,8 @@ def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None) -
     return starts, pos
 
 
-def check_walk(data: np.ndarray, starts: np.ndarray, pos: int, end: int, snap: int, big: bool) -> int | None:
+def check_walk(data: np.ndarray, starts: np.ndarray, pos: int, end: int, snap: int, big: bool,
+               size: int = PCAP_RECORD_HEADER) -> int | None:
     """Whether ``starts`` are the records :func:`walk_pcap` finds from ``pos``: the position where that walk stops
     if they are, else None. Over arrays, but for the one step after the last record.
 
@@ -67,22 +71,24 @@ def check_walk(data: np.ndarray, starts: np.ndarray, pos: int, end: int, snap: i
     data : numpy.ndarray of uint8
     starts : numpy.ndarray of int64
         The proposed starts.
+    size : int
+        As :func:`walk_pcap`'s.
     """
     starts = np.asarray(starts, dtype=np.int64)
     last = pos
     if len(starts):
-        if int(starts[0]) != pos or int(starts[-1]) + PCAP_RECORD_HEADER > end:
+        if int(starts[0]) != pos or int(starts[-1]) + size > end:
             return None
         octets = data[starts[:, None] + (8 + np.arange(4))]
         caplens = octets.view(">u4" if big else "<u4")[:, 0].astype(np.int64)
-        following = starts + PCAP_RECORD_HEADER + caplens
+        following = starts + size + caplens
         if caplens.max() > snap or int(following[-1]) > end or not np.array_equal(following[:-1], starts[1:]):
             return None
         last = int(following[-1])
     # the walk stops at last: too few bytes for a header there, or a record that is corrupt or runs past the end
-    if last + PCAP_RECORD_HEADER <= end:
+    if last + size <= end:
         caplen = struct.unpack_from(">I" if big else "<I", data.data, last + 8)[0]
-        if caplen <= snap and last + PCAP_RECORD_HEADER + caplen <= end:
+        if caplen <= snap and last + size + caplen <= end:
             return None
     return last
 

@@ -98,3 +98,27 @@ def test_a_wrong_log_changes_no_answer(tmp_path, monkeypatch):
     # the first pass walks every chunk, the second none with the right log, and every one with the wrong
     assert walked_right > 10 and len(walks) == 2 * walked_right
     assert again["counters"] == right["counters"] and again["comparison"] == right["comparison"]
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_modified_pcap_has_longer_record_headers(order, tmp_path):
+    """Kuznetzov's modified pcap (magic 0xa1b2cd34): 24-byte record headers, read whole, in chunks, and in a
+    second pass from the log."""
+    from apbbf.capture import iter_capture, read_capture
+    rng = np.random.default_rng(4)
+    bodies = [rng.integers(0, 256, int(rng.integers(14, 300)), dtype=np.uint8).tobytes() for _ in range(500)]
+    parts = [struct.pack(order + "IHHiIII", 0xA1B2CD34, 2, 4, 0, 0, 65535, 1)]
+    for i, body in enumerate(bodies):
+        parts.append(struct.pack(order + "IIIIIHBB", 7, i, len(body), len(body) + 4, 2, 0x0800, 0, 0) + body)
+    path = tmp_path / "modified.pcap"
+    path.write_bytes(b"".join(parts))
+    capture = read_capture(path)
+    assert len(capture) == len(bodies) and not capture.warnings
+    assert [capture.data[a:a + n].tobytes() for a, n in zip(capture.offsets, capture.caplens)] == bodies
+    assert capture.times.tolist() == [7_000_000_000 + 1000 * i for i in range(len(bodies))]
+    assert (capture.wirelens - capture.caplens == 4).all()
+    log = WalkLog()
+    first = [c.caplens.tolist() for c in iter_capture(path, chunk_bytes=4096, log=log)]
+    log.replay()
+    again = [c.caplens.tolist() for c in iter_capture(path, chunk_bytes=4096, log=log)]
+    assert sum(first, []) == sum(again, []) == [len(b) for b in bodies]

@@ -34,7 +34,9 @@ class TimedTestAndInsert:
     each segment incarnation (``np.minimum.at``), and each query's match against the fresh segments: in an
     insert target by the first setters (a bit counts if a command before it set it), in an older segment by
     its final bits (it takes no insert from the query's command on: one word per block tested), then
-    Algorithm 1 (:func:`~apbbf.model.filters.scan_from`).
+    Algorithm 1 (:func:`~apbbf.model.filters.scan_from`). When a block is a machine word (8 to 64 bits), the
+    segments' bits are kept as words and the first setters are replaced by the inserts' words OR-ed in command
+    order (:meth:`_run_words`).
 
     Times are given as plain (unwrapped) ticks, non-decreasing; the filter compares them modulo ``2**time_width``,
     which gives the same answers as long as every gap between consecutive commands plus the span is below
