@@ -391,9 +391,13 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     # The chunk's bytes with a block of zeros after them, so that every 64-byte row read below lies inside: the
     # buffer's span if the frames fill most of it, else the frames packed.
     if hi - lo <= 2 * total + 4096:
-        data = np.zeros(hi - lo + 2 * BLOCK_BYTES, dtype=np.uint8)
-        data[:hi - lo] = batch.data[lo:hi]
         off = batch.offsets - lo
+        if hi + 2 * BLOCK_BYTES <= len(batch.data):
+            # the buffer itself: every row read below lies inside it, and the bytes past a range are masked
+            data = batch.data[lo:hi + 2 * BLOCK_BYTES]
+        else:
+            data = np.zeros(hi - lo + 2 * BLOCK_BYTES, dtype=np.uint8)
+            data[:hi - lo] = batch.data[lo:hi]
     else:
         data = np.zeros(total + 2 * BLOCK_BYTES, dtype=np.uint8)
         data[:total] = np.concatenate([batch.data[a:a + b] for a, b in zip(batch.offsets.tolist(), n.tolist())])
