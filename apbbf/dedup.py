@@ -368,7 +368,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     chunk_bytes : int or None
         Bytes read at a time (:func:`apbbf.capture.iter_capture`; default 4 MiB): the records are processed in
         chunks of whole records, so the memory does not grow with the capture (a file sized from its own peak is
-        read twice: its times first). Chunks change no answer.
+        read twice: its times first, and the second pass takes the first's record starts, checked, from a
+        temporary file: :class:`apbbf.records.WalkLog`). Chunks change no answer.
 
     Returns
     -------
