@@ -136,4 +136,6 @@ class WalkLog:
 
     def __del__(self):
         # a run that stopped on an error between its passes leaves its log to the garbage collector
-        self._file.close()
+        file = getattr(self, "_file", None)
+        if file is not None:
+            file.close()
