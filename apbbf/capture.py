@@ -2,10 +2,10 @@
 
 Reading
 -------
-The capture is read with dpkt's file and block headers (:mod:`dpkt.pcap`, :mod:`dpkt.pcapng`) and a struct loop
-over the packet records, keeping every timestamp as an integer at the capture's resolution (converted to
-nanoseconds exactly, or rounded down for binary resolutions finer than 1 ns), every record's link type and every
-record's place in the file. A plain file is memory-mapped (:func:`read_capture`); standard input is read as it
+A pcap file is read with struct (its header, then a loop over the record headers: :mod:`apbbf.records`), a pcapng
+file with dpkt's block headers (:mod:`dpkt.pcapng`) and a struct loop over its blocks, keeping every timestamp as
+an integer at the capture's resolution (converted to nanoseconds exactly, or rounded down for binary resolutions
+finer than 1 ns), every record's link type and every record's place in the file. A plain file is memory-mapped (:func:`read_capture`); standard input is read as it
 arrives, in chunks of whole records (:func:`iter_capture`); a file or pipe whose bytes start with the gzip,
 Zstandard or LZ4 frame magic is decompressed (whatever its name, as Wireshark does; Zstandard and LZ4 need the
 ``zstandard`` and ``lz4`` packages, the ``captures`` extra).
@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .model.packet import linktype_name
+from .records import check_walk, walk_pcap
 
 __all__ = ["Capture", "CorruptCapture", "read_capture", "read_captures", "iter_capture", "iter_captures",
            "write_capture", "write_captures", "write_chunk", "open_output", "STDIO", "COMPRESSED_SUFFIXES",
@@ -52,6 +53,11 @@ _MARK_COMMENT = b"apbbf dedup: duplicate"
 _GZIP_MAGIC, _ZSTD_MAGIC, _LZ4_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\x04\x22\x4d\x18"
 
 
+
+#: pcap magic numbers (read big-endian): (little-endian, nanosecond timestamps, modified format: 24-byte record
+#: headers)
+_PCAP_MAGICS = {0xA1B2C3D4: (False, False, False), 0xA1B23C4D: (False, True, False), 0xA1B2CD34: (False, False, True),
+                0xD4C3B2A1: (True, False, False), 0x4D3CB2A1: (True, True, False), 0x34CDB2A1: (True, False, True)}
 
 #: The longest captured length a pcap record may have beyond its file's snap length (tcpdump's and Wireshark's
 #: largest, 256 KiB): a record claiming more is corrupt.
@@ -164,6 +170,13 @@ class Capture:
         return np.minimum(self.caplens, np.maximum(self.wirelens - self.fcs, 0))
 
 
+def _malformed() -> tuple:
+    """What a malformed capture raises as it is parsed: struct's error, and dpkt's once dpkt is in use (pcapng
+    blocks; pcap files are read without it)."""
+    dpkt = sys.modules.get("dpkt")
+    return (struct.error,) if dpkt is None else (struct.error, dpkt.Error)
+
+
 def _decompress(data, path) -> tuple[np.ndarray, str | None]:
     """The bytes of a gzip, Zstandard or LZ4 frame stream, decompressed (else as they are)."""
     head = bytes(data[:4])
@@ -213,59 +226,50 @@ def _fcs_option(value: int) -> int:
     raise ValueError(f"if_fcslen {value} is not an Ethernet FCS (0 or 4 bytes)")
 
 
-def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
-    import dpkt
+def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None) -> Capture:
     if len(data) < 24:
         raise ValueError(f"{path}: too short for a pcap file ({len(data)} bytes)")
     raw = bytes(data[:24])
-    header = dpkt.pcap.FileHdr(raw)
-    magic = header.magic
-    if magic not in dpkt.pcap.MAGIC_TO_PKT_HDR:
+    magic = struct.unpack_from(">I", raw)[0]
+    if magic not in _PCAP_MAGICS:
         raise ValueError(f"{path}: not a pcap file (magic 0x{magic:08x})")
-    little = magic in (dpkt.pcap.PMUDPCT_MAGIC, dpkt.pcap.PMUDPCT_MAGIC_NANO, dpkt.pcap.PACPDOM_MAGIC)
-    if little:
-        header = dpkt.pcap.LEFileHdr(raw)
-    nano = magic in (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
-    record = dpkt.pcap.MAGIC_TO_PKT_HDR[magic]
-    linktype = header.linktype & 0xFFFF
-    fcs = 2 * (header.linktype >> 28) if header.linktype & 0x04000000 else 0
-    order = record.__hdr_fmt__[0]
+    little, nano, modified = _PCAP_MAGICS[magic]
+    order = "<" if little else ">"
+    # the file header: magic, version (2 x 16 bits), zone, sigfigs, snap length, link type
+    snaplen, linktype_field = struct.unpack_from(order + "II", raw, 16)
+    linktype = linktype_field & 0xFFFF
+    fcs = 2 * (linktype_field >> 28) if linktype_field & 0x04000000 else 0
     caplen_at = struct.Struct(order + "I").unpack_from
-    size = record.__hdr_len__
-    snap = max(int(header.snaplen), LONGEST_SNAP)
+    size = 24 if modified else 16                           # record header bytes
+    snap = max(int(snaplen), LONGEST_SNAP)
     buffer = data.data if len(data) else b""
     end = len(data)
-    pos = 24
-    starts = []
-    append = starts.append
+    big = order != "<"
     warnings = []
     corrupt = None
-    step = 1 << 24
-    # the walk from record to record is sequential: only the starts here, the fields below at once
-    while pos + size <= end:
-        stop = min(end - size, pos + step)
-        while pos <= stop:
-            caplen = caplen_at(buffer, pos + 8)[0]
-            if caplen > snap:
-                break
-            following = pos + size + caplen
-            if following > end:
-                break
-            append(pos)
-            pos = following
-        else:
-            if progress:
-                progress(pos)
-            continue
+    starts = None
+    if log is not None and log.replaying:
+        # the second pass over a capture: the first pass's starts, checked
+        proposed = log.take((str(path), origin))
+        if proposed is not None:
+            stop = check_walk(data, proposed, 24, end, snap, big, size)
+            if stop is not None:
+                starts, pos = proposed, stop
+    if starts is None:
+        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress, size)
+        starts = np.array(starts, dtype=np.int64)
+        if log is not None and not log.replaying:
+            log.add((str(path), origin), starts)
+    if pos + size <= end:
+        caplen = caplen_at(buffer, pos + 8)[0]
         if caplen > snap:
             corrupt = CorruptCapture(f"{path}: the record at byte {origin + pos} is corrupt (captured length "
-                                     f"{caplen} beyond the snap length {header.snaplen}): the {len(starts)} records "
+                                     f"{caplen} beyond the snap length {snaplen}): the {len(starts)} records "
                                      f"before it were read", origin + pos)
         else:
-            warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + following}): "
+            warnings.append(f"the last record is cut short at byte {origin + end} (of {origin + pos + size + caplen}): "
                             f"ignored")
-        break
-    if pos < end and not warnings and corrupt is None:
+    elif pos < end:
         warnings.append(f"{end - pos} bytes after the last record ignored")
     starts = np.array(starts, dtype=np.int64)
     n = len(starts)
@@ -497,13 +501,12 @@ def read_capture(path, *, fcs: int | None = None, progress=None) -> Capture:
     name = "standard input" if str(path) == STDIO else path
     if len(data) < 12:
         raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(data)} bytes)")
-    import dpkt
     try:
         if struct.unpack_from("<I", data.data, 0)[0] == 0x0A0D0D0A:
             capture = _read_pcapng(name, data, progress)
         else:
             capture = _read_pcap(name, data, progress)
-    except (dpkt.Error, struct.error) as error:
+    except _malformed() as error:
         raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
     capture.path, capture.source = path, source
     if capture.corrupt is not None:
@@ -624,23 +627,15 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
     wanted &= blocks[:, 0] >= skip
     buffer = capture.data
     if mark is None or not np.any(mark):
-        if len(blocks) and np.array_equal(blocks[1:, 0], blocks[:-1, 1]):
-            # the blocks tile the buffer: the kept bytes gathered at once, one write
-            lo, hi = int(blocks[0, 0]), int(blocks[-1, 1])
-            kept = np.repeat(wanted, blocks[:, 1] - blocks[:, 0])
-            if kept.all():
-                out.write(buffer[lo:hi].data)
-            elif kept.any():
-                out.write(buffer[lo:hi][kept].data)
-            return
-        # runs of consecutive kept blocks, one write each
+        # runs of consecutive kept blocks, joined into one write
         chosen = blocks[wanted]
         if len(chosen):
             breaks = np.flatnonzero(chosen[1:, 0] != chosen[:-1, 1]) + 1
             firsts = np.concatenate([[0], breaks])
             lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
-            for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist()):
-                out.write(buffer[a:b].data)
+            view = buffer.data
+            runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
+            out.write(runs[0] if len(runs) == 1 else b"".join(runs))
         return
     marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
     for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
@@ -755,7 +750,7 @@ STREAM_CHUNK = 1 << 22
 _LONGEST_RECORD = 1 << 26
 
 
-def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None):
+def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None, log=None):
     """Read a capture in chunks as it arrives (a pipe, or a file of any size, in bounded memory): successive
     :class:`Capture` chunks of the records complete so far.
 
@@ -765,6 +760,10 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     ``read1``: whatever the pipe holds, up to ``chunk_bytes``, so a slow live capture is processed as it comes.
     A record cut short at the end (a pipe closed early) is left out, with a warning.
 
+    With ``log`` (an :class:`apbbf.records.WalkLog`), a pcap capture's record starts are logged in it, chunk by
+    chunk (a first pass), or, once it replays, taken from it and checked over arrays instead of walked again (a
+    second pass over the same capture: the same chunks, the same answers).
+
     Raises
     ------
     CorruptCapture
@@ -772,19 +771,18 @@ def iter_capture(path, *, fcs: int | None = None, chunk_bytes: int | None = None
     ValueError, OSError
         As :func:`read_capture`.
     """
-    import dpkt
     name = "standard input" if str(path) == STDIO else Path(path)
     stream, source, underlying = _open_stream(path)
     try:
         yield from _chunks_of(stream, source, name, path, fcs, STREAM_CHUNK if chunk_bytes is None else chunk_bytes,
-                              dpkt)
+                              log)
     finally:
         if str(path) != STDIO:
             stream.close()
             underlying.close()
 
 
-def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
+def _chunks_of(stream, source, name, path, fcs, chunk_bytes, log=None):
     read = getattr(stream, "read1", stream.read)
     pending, prefix, first, eof = b"", b"", True, False
     at = 0                                                  # file offset of pending's first byte
@@ -794,10 +792,10 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
         except (OSError, EOFError) as error:
             raise ValueError(f"{name}: the compressed stream is damaged ({type(error).__name__}: {error})") from None
         eof = not data
-        pending += data
-        if not eof and len(pending) < 64:
+        if not eof and len(pending) + len(data) < 64:
+            pending += data
             continue
-        buffer = prefix + pending
+        buffer = b"".join((prefix, pending, data))              # one copy
         if len(buffer) < 12:
             if first:
                 raise ValueError(f"{name}: too short for a pcap or pcapng file ({len(buffer)} bytes)")
@@ -808,8 +806,8 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
             if struct.unpack_from("<I", buffer, 0)[0] == 0x0A0D0D0A:
                 capture = _read_pcapng(name, array, None, origin)
             else:
-                capture = _read_pcap(name, array, None, origin)
-        except (dpkt.Error, struct.error) as error:
+                capture = _read_pcap(name, array, None, origin, log)
+        except _malformed() as error:
             raise ValueError(f"{name}: malformed capture ({type(error).__name__}: {error})") from None
         consumed = int(capture.blocks[-1, 1]) if len(capture.blocks) else 0
         if not eof:
@@ -841,7 +839,7 @@ def _chunks_of(stream, source, name, path, fcs, chunk_bytes, dpkt):
                                  f"capture, or a corrupt one", at)
 
 
-def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = None):
+def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = None, log=None):
     """:func:`iter_capture` of several captures that make one stream (module documentation, "Writing"), in
     order: a later pcap file's first chunk skips its file header (one heads the output).
 
@@ -858,7 +856,7 @@ def iter_captures(paths, *, fcs: int | None = None, chunk_bytes: int | None = No
     first = None
     for index, path in enumerate(paths):
         started = False
-        for capture in iter_capture(path, fcs=fcs, chunk_bytes=chunk_bytes):
+        for capture in iter_capture(path, fcs=fcs, chunk_bytes=chunk_bytes, log=log):
             if not started:
                 started = True
                 if first is None:

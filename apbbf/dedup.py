@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .arrivals import PeakTracker, _Arrivals
 from .capture import STDIO
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
@@ -198,60 +199,6 @@ def size_filter(ticks: np.ndarray | None, span: int, fp: float, *, burst: float 
     return config, {"peak_frames_per_span": peak, "rate_per_tick": rate,
                     "predicted_fp": timed_analysis(config, rate)["fp"], "burst": burst, "longest_gap_ticks": gap,
                     "planned_from": "capture" if peak is not None else "rate"}
-
-
-class PeakTracker:
-    """:func:`peak_count` and the longest gap of a stream of non-decreasing ticks given in chunks.
-
-    Attributes
-    ----------
-    peak : int
-        The most ticks within any ``span + 1`` consecutive ticks so far.
-    gap : int
-        The longest step between consecutive ticks so far.
-    """
-
-    def __init__(self, span: int):
-        self.span, self.peak, self.gap = span, 0, 0
-        self._tail = np.zeros(0, dtype=np.int64)           # the ticks within a span of the latest
-        self._last = None
-
-    def add(self, ticks: np.ndarray) -> None:
-        """The next ticks (non-decreasing, none before the last given)."""
-        if not len(ticks):
-            return
-        joined = np.concatenate([self._tail, ticks])
-        starts = np.searchsorted(joined, ticks - self.span, side="left")
-        self.peak = max(self.peak, int((np.arange(len(self._tail), len(joined)) - starts + 1).max()))
-        if self._last is not None:
-            self.gap = max(self.gap, int(ticks[0] - self._last))
-        if len(ticks) > 1:
-            self.gap = max(self.gap, int(np.diff(ticks).max()))
-        self._last = int(ticks[-1])
-        self._tail = joined[np.searchsorted(joined, joined[-1] - self.span, side="left"):]
-
-
-class _Arrivals:
-    """Capture timestamps in arrival order, across chunks: a record stamped before the latest time so far is
-    taken at the latest time (docs/dedup.md, "Time going backwards")."""
-
-    def __init__(self):
-        self.latest = -1
-        self.last = None                                      # the last timestamp as written
-        self.first = None                                     # the earliest timestamp
-        self.reordered = self.step_back = 0
-
-    def add(self, times: np.ndarray) -> np.ndarray:
-        """The chunk's times (nanoseconds) as they arrive: each raised to the latest before it."""
-        before = np.concatenate([[self.latest if self.latest >= 0 else times[0]],
-                                 np.maximum.accumulate(times)[:-1]])
-        running = np.maximum(before, times)
-        self.step_back = max(self.step_back, int((running - times).max()))
-        previous = np.concatenate([[times[0] if self.last is None else self.last], times[:-1]])
-        self.reordered += int(np.count_nonzero(times < previous))
-        self.last, self.latest = int(times[-1]), int(running[-1])
-        self.first = int(times.min()) if self.first is None else min(self.first, int(times.min()))
-        return running
 
 
 def export_command(config, key: str, action: str, *, data_width: int = 512, max_frame: int = 9600,
@@ -421,7 +368,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     chunk_bytes : int or None
         Bytes read at a time (:func:`apbbf.capture.iter_capture`; default 4 MiB): the records are processed in
         chunks of whole records, so the memory does not grow with the capture (a file sized from its own peak is
-        read twice: its times first). Chunks change no answer.
+        read twice: its times first, and the second pass takes the first's record starts, checked, from a
+        temporary file: :class:`apbbf.records.WalkLog`). Chunks change no answer.
 
     Returns
     -------
@@ -440,6 +388,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
     from .model.config import check_config, check_integer
     from .model.dedup import DATA_WIDTHS, BulkExactWindow, Dedup, ethernet_lengths, oversize, span_ticks
     from .capture import CorruptCapture, iter_captures, open_output, write_chunk
+    from .records import WalkLog
     from .model.packet import FrameBatch, KeySpec, check_link, frame_keys, linktype_name, network_layer
     from .model.timeanalysis import planned_rate, timed_analysis
 
@@ -497,13 +446,14 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             raise ValueError(f"{capture.path} has link type {linktype_name(capture.linktype)}, not "
                              f"{linktype_name(linktype)} as before: one link type per run")
 
-    corrupt = None
+    corrupt = log = None
     if config is None and planned is None:
         # a file sized from its own peak: a first pass over its records (their times and lengths only)
         bar = _Bar(progress, None, "sizing", "frame")
         peaks, arrivals, frames, first = PeakTracker(span), _Arrivals(), 0, None
+        log = WalkLog()                                      # the records' starts, for the second pass
         try:
-            for capture in iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes):
+            for capture in iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes, log=log):
                 if first is None:
                     first, linktype = capture, capture.linktype
                     check_link(spec, linktype)
@@ -525,7 +475,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
                                      peak=peaks.peak, gap=peaks.gap)
         seconds["size"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes)
+        log.replay()
+        chunks = iter_captures(paths, fcs=fcs, chunk_bytes=chunk_bytes, log=log)
         total = frames
     else:
         # records are processed (and written) as they arrive; the filter is sized by the user
@@ -634,6 +585,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         complete = True
     finally:
         bar.close()
+        if log is not None:
+            log.close()
         if out is not None:
             out.close()
         if temporary is not None:

@@ -86,7 +86,7 @@ and 4 on the folded key, masks of ``min(key_width, 64)`` bits): kept to measure 
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -203,28 +203,42 @@ def _parity(value: int) -> int:
     return value.bit_count() & 1
 
 
+@lru_cache(maxsize=4)
+def _moved_bytes(width: int) -> tuple[tuple[int, ...], ...]:
+    """``moved[p][s]``: the bit permutation of the byte ``s`` at byte position ``p`` (the others zero)."""
+    permutation = mix_permutation(width)
+    moved = []
+    for p in range(width // 8):
+        row = []
+        for s in range(256):
+            out = 0
+            for i in range(8):
+                out |= (s >> i & 1) << permutation[8 * p + i]
+            row.append(out)
+        moved.append(tuple(row))
+    return tuple(moved)
+
+
+#: The S-box layer on one byte (its two nibbles).
+_SBOX_BYTES = tuple(SBOX[v & 15] | SBOX[v >> 4] << 4 for v in range(256))
+
+
 def _round_tables(keys: tuple[int, ...], width: int) -> list[list[list[int]]]:
     """``tables[r][p][v]``: round r's output for byte v at byte position p of its input (the others zero), the
     final key XOR in the last round's position 0. A round maps x to the XOR over p of ``tables[r][p][byte p
     of x]``: the S-box layer works on nibbles and the permutation moves bits."""
-    permutation = mix_permutation(width)
+    moved = _moved_bytes(width)
     rounds = len(keys) - 1
     tables = []
     for r in range(rounds):
         per_position = []
         for p in range(width // 8):
-            row = []
-            for v in range(256):
-                v ^= (keys[r] >> (8 * p)) & 0xFF
-                substituted = (SBOX[v & 15] | SBOX[v >> 4] << 4) << (8 * p)
-                out = 0
-                for i in range(8 * p, 8 * p + 8):
-                    out |= (substituted >> i & 1) << permutation[i]
-                if r == rounds - 1 and p == 0:
-                    out ^= keys[rounds]
-                row.append(out)
-            per_position.append(row)
+            key, row = (keys[r] >> (8 * p)) & 0xFF, moved[p]
+            per_position.append([row[_SBOX_BYTES[v ^ key]] for v in range(256)])
         tables.append(per_position)
+    last = tables[-1][0] if tables else None
+    if last is not None:
+        tables[-1][0] = [out ^ keys[rounds] for out in last]
     return tables
 
 

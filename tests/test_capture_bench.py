@@ -4,7 +4,7 @@ big one; the repeated capture is the same records, later in time, copies include
 import numpy as np
 
 from apbbf.capture import read_capture
-from apbbf.flows.capture_bench import repeated_capture, small_capture, speed_table
+from apbbf.flows.capture_bench import repeated_capture, small_capture, speed_table, _ratios
 
 from .dedup_traffic import traffic, write_pcap
 
@@ -44,3 +44,24 @@ def test_speed_table():
     table = speed_table(report)
     assert "| `apbbf dedup` | `l3l4` | 2.00 | 500 000 |" in table
     assert "10.0 times as fast as `editcap -w`" in table and "25 % of the records' read rate" in table
+
+
+def test_speed_table_with_cpu_seconds():
+    run = {"tool": "apbbf dedup", "seconds": 4.0, "cpu_seconds": 2.0, "frames_per_second": 250_000, "removed": 9,
+           "exact_duplicates": 9, "recall": 1.0, "peak_memory_bytes": 100 << 20, "stage_seconds": {"read": 1.0}}
+    editcap = {"tool": "editcap -w", "command": "editcap -F pcap -w 0.001", "key": "frame (MD5)", "seconds": 40.0,
+               "cpu_seconds": 30.0, "frames_per_second": 25_000, "removed": 9, "exact_duplicates": 9, "recall": 1.0}
+    window = {"tool": "editcap -D", "command": "editcap -F pcap -D 1000", "key": "frame (MD5, last 1000 frames)",
+              "seconds": 2.0, "cpu_seconds": 2.0, "frames_per_second": 500_000, "removed": 5}
+    report = {"frames": 10 ** 6, "bytes": 3 * 10 ** 8,
+              "runs": [{**run, "key": "l3l4"}, {**run, "key": "frame"}, window, editcap],
+              "raw_read": {"records_seconds": 0.5, "records_cpu_seconds": 0.5, "records_frames_per_second": 2_000_000,
+                           "bytes_seconds": 0.1, "bytes_per_second": 3e9, "frames_per_second_at_byte_rate": 10 ** 7},
+              "small_capture": {"frames": 27, "seconds": 0.6, "cpu_seconds": 0.25}}
+    report["ratios"] = _ratios(report)
+    assert report["ratios"]["vs_editcap_w_cpu"] == {"l3l4": 15.0, "frame": 15.0}
+    assert report["ratios"]["of_raw_read_records_cpu"] == {"l3l4": 0.25, "frame": 0.25}
+    table = speed_table(report)
+    assert "| `apbbf dedup` | `l3l4` | 4.00 | 250 000 | 9 | 9 | 100 % | 2.00 |" in table
+    assert "In CPU seconds" in table and "15.0 times `editcap -w`" in table and "25 % of the records' read" in table
+    assert "0.25 s for the small capture" in table

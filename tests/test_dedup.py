@@ -49,6 +49,9 @@ CONFIGS = {
     "rows-k3l4": Config(3, 4, segment_blocks=32, span=200, extra_segments=2, row_bits=2048),
     "rows-apbf": Config(2, 3, block_bits=16, block_hashes=1, segment_blocks=64, span=60, time_width=12,
                         extra_segments=1, row_bits=512),
+    # blocks wider than a machine word, and narrower than a byte: the bits evaluated one by one
+    "b128": Config(2, 3, block_bits=128, block_hashes=4, segment_blocks=4, span=100, time_width=12, extra_segments=1),
+    "b4": Config(3, 3, block_bits=4, block_hashes=2, segment_blocks=16, span=80, time_width=12),
 }
 
 
@@ -119,6 +122,30 @@ def test_bulk_filter_one_command_at_a_time():
     for key, t in zip(keys.tolist(), times.tolist()):
         assert bool(bulk.run([key], [t])[0]) == model.test_and_insert(key, t & mask)
     assert _counters(bulk) == _counters(model)
+
+
+@pytest.mark.parametrize("name", ["k2l3", "k4l2-b8", "apbf-k1", "b128"])
+@pytest.mark.parametrize("run", [1, 2, 3])
+def test_bulk_filter_at_generation_boundaries(name, run):
+    """Runs of one key, back to back at one time, so that the filter shifts by count inside them: a copy whose
+    first is the last insert of a generation and whose query shifts the filter, and the other way round; with the
+    time moving, too, so that shifts by time fall inside runs."""
+    config = CONFIGS[name]
+    rng = random.Random(run)
+    keys, times, now = [], [], 0
+    for index in range(6 * config.generation):
+        key = rng.getrandbits(64)
+        for _ in range(run if index % 2 else run + 1):
+            keys.append(key)
+            times.append(now)
+        if rng.random() < 0.1:
+            now += rng.randrange(1, config.shift_interval + 2)
+    keys, times = np.array(keys, dtype=np.uint64), np.array(times, dtype=np.int64)
+    model = TimedAPBBF(config)
+    expected = model.run(np.full(len(keys), Op.TEST_AND_INSERT), keys, times & ((1 << config.time_width) - 1))[0]
+    got = TimedTestAndInsert(config).run(keys, times)
+    assert model.shifts > 5
+    assert np.array_equal(got, expected), f"answers differ at {np.flatnonzero(got != expected)[:5]}"
 
 
 def test_bulk_filter_checks():

@@ -5,7 +5,7 @@ installed, and of the raw read of the file (the limit: its bytes, and its record
 and with ``memory_frames`` the same on a capture that many frames long (memory flat in the capture's length).
 
 Each tool runs as a user runs it (a subprocess, wall clock, the median of ``repeats`` runs; peak memory from the
-child's resource usage). Recall is measured against the exact de-duplication of the same key over the same
+child's resource usage; the package byte-compiled first, as an installation has it). Recall is measured against the exact de-duplication of the same key over the same
 window (``apbbf dedup``'s report: duplicates found of the exact ones); ``editcap -w``'s removed frames are compared
 with the exact ``frame``-key duplicates (editcap compares whole frames by MD5 within its window, so a frame removed
 by it is an exact copy); ``editcap -D`` compares with the last N frames, not a time window.
@@ -31,14 +31,23 @@ __all__ = ["run", "small_capture", "repeated_capture", "speed_table", "TARGETS"]
 TARGETS = {"editcap_w_speedup": 10.0, "raw_read_fraction": 0.30, "small_capture_seconds": 1.0}
 
 
-def _timed(command, **kwargs) -> tuple[float, int, str, str]:
-    """Run ``command``: (wall seconds, peak resident memory of the child in bytes, stdout, stderr).
+def _cpu_of_children() -> float:
+    """User and system seconds of the children waited for so far."""
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(command, **kwargs) -> tuple[float, int, str, str, float]:
+    """Run ``command``: (wall seconds, peak resident memory of the child in bytes, stdout, stderr, its user and
+    system seconds).
 
     Raises
     ------
     RuntimeError
         If it exits with a status other than 0 or 1.
     """
+    cpu = _cpu_of_children()
     start = time.perf_counter()
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
     out, err = child.communicate()
@@ -48,23 +57,24 @@ def _timed(command, **kwargs) -> tuple[float, int, str, str]:
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     if child.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(map(str, command))} failed ({child.returncode}): {err[-2000:]}")
-    return seconds, peak, out, err
+    return seconds, peak, out, err, _cpu_of_children() - cpu
 
 
-def _peak_of(command) -> tuple[float, int, str, str]:
+def _peak_of(command) -> tuple[float, int, str, str, float]:
     """:func:`_timed` in a fresh helper process, so that the peak memory is this command's alone."""
     code = ("import json, resource, subprocess, sys, time\n"
             "start = time.perf_counter()\n"
             "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
             "seconds = time.perf_counter() - start\n"
-            "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024\n"
-            "print(json.dumps([seconds, peak, r.returncode, r.stdout, r.stderr[-4000:]]))\n")
+            "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "print(json.dumps([seconds, usage.ru_maxrss * 1024, r.returncode, r.stdout, r.stderr[-4000:],\n"
+            "                  usage.ru_utime + usage.ru_stime]))\n")
     result = subprocess.run([sys.executable, "-c", code, *map(str, command)], capture_output=True, text=True,
                             check=True)
-    seconds, peak, status, out, err = json.loads(result.stdout)
+    seconds, peak, status, out, err, cpu = json.loads(result.stdout)
     if status not in (0, 1):
         raise RuntimeError(f"{' '.join(map(str, command))} failed ({status}): {err[-2000:]}")
-    return seconds, peak, out, err
+    return seconds, peak, out, err, cpu
 
 
 def _frames(path: Path) -> int:
@@ -78,16 +88,18 @@ def _raw_read(path: Path, repeats: int) -> dict:
     from ..capture import iter_capture
     size = path.stat().st_size
     np.fromfile(path, dtype=np.uint8)                             # warm the page cache
-    byte_times, record_times, frames = [], [], 0
+    byte_times, record_times, record_cpu, frames = [], [], [], 0
     for _ in range(repeats):
         start = time.perf_counter()
         np.fromfile(path, dtype=np.uint8)
         byte_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         frames = sum(len(chunk) for chunk in iter_capture(path))
         record_times.append(time.perf_counter() - start)
+        record_cpu.append(time.process_time() - cpu)
     bytes_s, records_s = statistics.median(byte_times), statistics.median(record_times)
     return {"bytes_seconds": round(bytes_s, 3), "bytes_per_second": round(size / bytes_s),
+            "records_cpu_seconds": round(statistics.median(record_cpu), 3),
             "frames_per_second_at_byte_rate": round(frames / bytes_s),
             "records_seconds": round(records_s, 3), "records_frames_per_second": round(frames / records_s),
             "records_bytes_per_second": round(size / records_s)}
@@ -152,17 +164,29 @@ def repeated_capture(capture: Path, path: Path, times: int) -> Path:
 
 def _apbbf_run(apbbf: Path, capture: Path, key: str, window: str, seed: int, output: Path | None,
                repeats: int) -> dict:
-    times, peaks, report = [], [], None
+    times, peaks, cpus, report = [], [], [], None
     for _ in range(repeats):
         command = [str(apbbf), "dedup", str(capture), "--window", window, "--key", key, "--seed", str(seed),
                    "--json", "-q"] + (["-o", str(output)] if output is not None else [])
-        seconds, peak, out, _ = _peak_of(command)
+        seconds, peak, out, _, cpu = _peak_of(command)
         times.append(seconds)
         peaks.append(peak)
+        cpus.append(cpu)
         report = json.loads(out)
     if output is not None:
         output.unlink(missing_ok=True)
-    return {"times": times, "peak": max(peaks), "report": report}
+    return {"times": times, "peak": max(peaks), "report": report, "cpu": statistics.median(cpus)}
+
+
+def _compile_package() -> None:
+    """The package's modules byte-compiled, as an installation compiles them: a run then starts as a user's does
+    (with ``PYTHONDONTWRITEBYTECODE`` set, as on this machine, every run would otherwise compile every module of
+    an editable install again)."""
+    import compileall
+    import apbbf
+    import apbbf.model
+    for root in {*apbbf.__path__, *apbbf.model.__path__}:
+        compileall.compile_dir(root, quiet=1)
 
 
 def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str = "1ms", repeats: int = 1,
@@ -199,6 +223,7 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
     out_dir.mkdir(parents=True, exist_ok=True)
     frames = _frames(capture)
     apbbf = Path(sys.executable).parent / "apbbf"
+    _compile_package()
     report = {"capture": str(capture), "frames": frames, "bytes": capture.stat().st_size, "window": window,
               "repeats": repeats, "machine": f"{os.cpu_count()} cores, shared",
               "load_average_start": [round(x, 2) for x in os.getloadavg()], "runs": []}
@@ -209,7 +234,8 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
         report["runs"].append({
             "tool": "apbbf dedup", "key": key, "seconds": round(seconds, 2),
             "runs_seconds": [round(t, 2) for t in result["times"]],
-            "frames_per_second": round(frames / seconds), "removed": r["counters"]["dropped"],
+            "frames_per_second": round(frames / seconds), "cpu_seconds": round(result["cpu"], 2),
+            "removed": r["counters"]["dropped"],
             "exact_duplicates": r["exact"]["duplicates"], "found": cmp["duplicates_found"],
             "missed": cmp["duplicates_missed"],
             "recall": cmp["duplicates_found"] / max(1, r["exact"]["duplicates"]),
@@ -223,13 +249,14 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
         window_s = parse_window(window) / 1e9
         for option, value, key in (("-D", "1000", "frame (MD5, last 1000 frames)"),
                                    ("-w", f"{window_s:g}", "frame (MD5)")):
-            times = []
+            times, cpus = [], []
             text = ""
             for _ in range(repeats):
                 # -F pcap: the same output format as apbbf dedup's (editcap writes pcapng by default)
-                seconds, _, out, err = _timed([editcap, "-F", "pcap", option, value, str(capture),
-                                               str(work / "editcap.pcap")])
+                seconds, _, out, err, cpu = _timed([editcap, "-F", "pcap", option, value, str(capture),
+                                                    str(work / "editcap.pcap")])
                 times.append(seconds)
+                cpus.append(cpu)
                 text = out + err
             seconds = statistics.median(times)
             kept = _frames(work / "editcap.pcap")
@@ -238,7 +265,8 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
             report["runs"].append({
                 "tool": f"editcap {option}", "command": f"editcap -F pcap {option} {value}", "version": version,
                 "key": key, "seconds": round(seconds, 2), "runs_seconds": [round(t, 2) for t in times],
-                "frames_per_second": round(frames / seconds), "removed": frames - kept,
+                "frames_per_second": round(frames / seconds), "cpu_seconds": round(statistics.median(cpus), 2),
+                "removed": frames - kept,
                 "exact_duplicates": exact_frame if option == "-w" else None,
                 "recall": (frames - kept) / max(1, exact_frame) if option == "-w" else None,
                 "editcap_says": match.group(0) if match else None})
@@ -246,11 +274,13 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
         report["editcap"] = "not installed (apt-get install wireshark-common): its rows are skipped"
     report["raw_read"] = _raw_read(capture, max(1, repeats))
     small = small_capture(capture, work / "small.pcap")
-    small_times = [_timed([str(apbbf), "dedup", str(small), "--window", window, "--seed", str(seed), "-q"])[0]
-                   for _ in range(max(3, repeats))]
+    small_runs = [_timed([str(apbbf), "dedup", str(small), "--window", window, "--seed", str(seed), "-q"])
+                  for _ in range(max(3, repeats))]
     small.unlink()
+    small_times = [r[0] for r in small_runs]
     report["small_capture"] = {"frames": 27, "seconds": round(statistics.median(small_times), 3),
-                               "runs_seconds": [round(t, 3) for t in small_times]}
+                               "runs_seconds": [round(t, 3) for t in small_times],
+                               "cpu_seconds": round(statistics.median(r[4] for r in small_runs), 3)}
     if memory_frames:
         copies = -(-memory_frames // frames)
         long = repeated_capture(capture, work / "long.pcap", copies)
@@ -278,9 +308,15 @@ def _ratios(report: dict) -> dict:
         if theirs:
             out[f"vs_{tool.replace(' ', '_').replace('-', '')}"] = {
                 key: round(r["frames_per_second"] / theirs["frames_per_second"], 2) for key, r in ours.items()}
+        if theirs and theirs.get("cpu_seconds") and all(r.get("cpu_seconds") for r in ours.values()):
+            out[f"vs_{tool.replace(' ', '_').replace('-', '')}_cpu"] = {
+                key: round(theirs["cpu_seconds"] / r["cpu_seconds"], 2) for key, r in ours.items()}
     raw = report["raw_read"]
     out["of_raw_read_records"] = {key: round(r["frames_per_second"] / raw["records_frames_per_second"], 3)
                                   for key, r in ours.items()}
+    if raw.get("records_cpu_seconds") and all(r.get("cpu_seconds") for r in ours.values()):
+        out["of_raw_read_records_cpu"] = {key: round(raw["records_cpu_seconds"] / r["cpu_seconds"], 3)
+                                          for key, r in ours.items()}
     out["of_raw_read_bytes"] = {key: round(r["frames_per_second"] / raw["frames_per_second_at_byte_rate"], 4)
                                 for key, r in ours.items()}
     if "long_capture" in report:
@@ -296,19 +332,23 @@ def _rate(value: int) -> str:
 
 def speed_table(report: dict) -> str:
     """The docs' speed table (docs/dedup.md's ``capture-bench`` block) from a report of :func:`run`."""
-    lines = ["| tool | key | seconds | frames/s | frames removed | exact duplicates in the window | recall |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    lines = ["| tool | key | seconds | frames/s | frames removed | exact duplicates in the window | recall | CPU "
+             "seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+
+    def cpu(value):
+        return "" if value is None else f"{value:.2f}"
+
     for r in report["runs"]:
         recall = "" if r.get("recall") is None else f"{100 * r['recall']:.3f} %".replace(".000 %", " %")
         exact = "" if r.get("exact_duplicates") is None else _rate(r["exact_duplicates"])
         name = f"`{r['tool']}`" if r["tool"] == "apbbf dedup" else f"`{r['command']}`"
         lines.append(f"| {name} | `{r['key']}` | {r['seconds']:.2f} | {_rate(r['frames_per_second'])} | "
-                     f"{_rate(r['removed'])} | {exact} | {recall} |")
+                     f"{_rate(r['removed'])} | {exact} | {recall} | {cpu(r.get('cpu_seconds'))} |")
     raw = report["raw_read"]
     lines.append(f"| raw read: the records walked (`apbbf.capture.iter_capture`) | | {raw['records_seconds']:.2f} | "
-                 f"{_rate(raw['records_frames_per_second'])} | | | |")
+                 f"{_rate(raw['records_frames_per_second'])} | | | | {cpu(raw.get('records_cpu_seconds'))} |")
     lines.append(f"| raw read: the file's bytes (`numpy.fromfile`, {raw['bytes_per_second'] / 1e6:.0f} MB/s) | | "
-                 f"{raw['bytes_seconds']:.2f} | {_rate(raw['frames_per_second_at_byte_rate'])} | | | |")
+                 f"{raw['bytes_seconds']:.2f} | {_rate(raw['frames_per_second_at_byte_rate'])} | | | | |")
     ratios = report["ratios"]
     ours = {r["key"]: r for r in report["runs"] if r["tool"] == "apbbf dedup"}
     text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), one run each, wall clock "
@@ -326,6 +366,14 @@ def speed_table(report: dict) -> str:
         text[-1] += (f", and {long['peak_memory_bytes'] / 2 ** 20:.0f} MiB on {_rate(long['frames'])} frames "
                      f"({long['bytes'] / 1e9:.1f} GB, {_rate(long['frames_per_second'])} frames/s)")
     text[-1] += "."
+    if "vs_editcap_w_cpu" in ratios:
+        text.append(f"In CPU seconds (user and system, which the machine's load moves far less than the wall "
+                    f"clock): {ratios['vs_editcap_w_cpu']['frame']} times `editcap -w` "
+                    f"({ratios['vs_editcap_w_cpu']['l3l4']} with `l3l4`)"
+                    + (f", {100 * ratios['of_raw_read_records_cpu']['l3l4']:.0f} % of the records' read"
+                       if "of_raw_read_records_cpu" in ratios else "")
+                    + (f", {report['small_capture']['cpu_seconds']:.2f} s for the small capture"
+                       if report["small_capture"].get("cpu_seconds") is not None else "") + ".")
     stages = ours["l3l4"]["stage_seconds"]
     text.append("Where `l3l4`'s time goes (its report's `seconds`): " + ", ".join(
         f"{name} {value:.2f}" for name, value in stages.items() if name != "total") + " s.")

@@ -34,7 +34,9 @@ class TimedTestAndInsert:
     each segment incarnation (``np.minimum.at``), and each query's match against the fresh segments: in an
     insert target by the first setters (a bit counts if a command before it set it), in an older segment by
     its final bits (it takes no insert from the query's command on: one word per block tested), then
-    Algorithm 1 (:func:`~apbbf.model.filters.scan_from`).
+    Algorithm 1 (:func:`~apbbf.model.filters.scan_from`). When a block is a machine word (8 to 64 bits), the
+    segments' bits are kept as words and the first setters are replaced by the inserts' words OR-ed in command
+    order (:meth:`_run_words`).
 
     Times are given as plain (unwrapped) ticks, non-decreasing; the filter compares them modulo ``2**time_width``,
     which gives the same answers as long as every gap between consecutive commands plus the span is below
@@ -226,6 +228,22 @@ class TimedTestAndInsert:
             where ^= tables[q][octets[:, q]]
         return where
 
+    def _locate_packed(self, keys: np.ndarray) -> np.ndarray | None:
+        """:meth:`_locate` with each key's b positions in a segment packed into one unsigned word (lane j in bits
+        ``j·L .. j·L + L - 1`` for positions of L bits), (n, P); None if they do not fill 16, 32 or 64 bits."""
+        tables, zero = self._positions
+        packing = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(tables.shape[-1] * tables.itemsize)
+        if packing is None:
+            return None
+        packed = tables.view(packing)[..., 0]                                    # (8, 256, P)
+        mixed = self._hash.mix_many(np.asarray(keys, dtype=np.uint64))
+        octets = np.ascontiguousarray(mixed, dtype="<u8").view(np.uint8).reshape(-1, 8)
+        where = np.take(packed[0], octets[:, 0], axis=0)
+        where ^= zero.view(packing)[:, 0]
+        for q in range(1, 8):
+            where ^= np.take(packed[q], octets[:, q], axis=0)
+        return where
+
     def _all_set(self, bits_set: np.ndarray, incarnations: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Whether all b bits at ``positions`` (..., b) are set in rows ``incarnations`` (...) of ``bits_set``
         (rows of segment bits, bool): one word per test when a block is a machine word."""
@@ -299,12 +317,18 @@ class TimedTestAndInsert:
         hits = np.zeros(n, dtype=bool)
         # the bits of the incarnations live before this call
         carried = dict(zip(records[0][0], set_rows))
+        newest = incs.max(axis=1)                                     # non-decreasing
+        oldest = np.where(incs >= 0, incs, np.iinfo(np.int64).max).min(axis=1)
+        if self._word is not None:
+            hits, carried = self._run_words(keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, newest,
+                                            oldest)
+            for inc, row in carried.items():
+                self._set[self._inc_pos[inc]] = row
+            return hits
         # Commands go in blocks: at most ``block`` of them, and segment incarnations spanning at most ``rows``
         # (the first setters of their bits are a dense (rows, segment_bits) array).
         block = max(16, min(BULK_COMMANDS, BULK_ENTRIES // (P * b)))
         rows_cap = max(P + 2 * k + 2, BULK_ENTRIES // self._S)
-        newest = incs.max(axis=1)                                     # non-decreasing
-        oldest = np.where(incs >= 0, incs, np.iinfo(np.int64).max).min(axis=1)
         S = self._S
         lo = 0
         while lo < n:
@@ -350,3 +374,123 @@ class TimedTestAndInsert:
         for inc, row in carried.items():
             self._set[self._inc_pos[inc]] = row
         return hits
+
+    def _run_words(self, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, newest, oldest):
+        """:meth:`run`'s evaluation when a block is a machine word: each command's b bits in a segment are one
+        word and a mask, so a segment's bits are words and the order of the inserts is kept word by word.
+
+        Per block of commands: the inserts (a command's word and mask in each insert target) grouped by word,
+        stably (in command order), and OR-ed within each group up to each insert; a query in an insert target
+        sees the words' bits before the block OR-ed with the inserts before it in its word's group (its own
+        insert comes after its query), and a query in an older segment sees the segment's final words (it takes
+        no insert from the query's command on). Commands whose query and inserts see different segments (those
+        at which the filter shifts) look their words up among the inserts by command number.
+
+        Returns
+        -------
+        hits : numpy.ndarray of bool
+        carried : dict
+            The bits (bool rows) of the incarnations live after the last command.
+        """
+        n = len(keys)
+        k, P, B, SB = self._k, self._P, self._config.block_bits, self._config.segment_blocks
+        W = self._word
+        shift = B.bit_length() - 1
+        one64 = np.uint64(1)
+        # incarnations a block spans: their words are one (rows, SB) array, and a word's group number fits 16 bits
+        # when rows * SB does
+        rows_cap = max(P + 2 * k + 2, min(1 << 16, BULK_ENTRIES) // SB)
+        block = max(16, min(BULK_COMMANDS, BULK_ENTRIES // (P * self._config.block_hashes)))
+        words = {inc: np.packbits(row, bitorder="little").view(W) for inc, row in carried.items()}
+        hits = np.zeros(n, dtype=bool)
+        lo = 0
+        while lo < n:
+            inc_lo = int(oldest[query_cfg[lo]])
+            last_ok = int(np.searchsorted(newest, inc_lo + rows_cap, side="right")) - 1
+            hi = max(lo + 1, min(n, lo + block, int(np.searchsorted(insert_cfg, last_ok, side="right"))))
+            inc_hi = int(newest[insert_cfg[hi - 1]])
+            last_cfg = int(insert_cfg[hi - 1])
+            rows = inc_hi - inc_lo + 1
+            m = hi - lo
+            state = np.zeros((rows, SB), dtype=W)                 # the words before this block
+            for inc, row in words.items():
+                state[inc - inc_lo] = row
+            r = np.arange(m)[:, None]
+            packed = self._locate_packed(keys[lo:hi])             # (m, P): a key's b positions in one word
+            where = self._locate(keys[lo:hi]) if packed is None else None
+            b, lane = self._config.block_hashes, 8 * self._positions[1].itemsize
+            lane_mask, low_bits = np.uint64((1 << lane) - 1), np.uint64(B - 1)
+
+            def word_mask(segments, commands=r):
+                """The word (a flat index into state) and mask of each command's bits in ``segments`` (one row
+                per command of ``commands``)."""
+                if packed is None:
+                    bits = where[commands, inc_pos[segments]].astype(np.uint64)     # (commands, j, b)
+                    parts = [bits[..., j] for j in range(b)]
+                else:
+                    both = packed[commands, inc_pos[segments]].astype(np.uint64, copy=False)
+                    parts = [both >> np.uint64(lane * j) for j in range(b)]
+                    parts[0] = parts[0] & lane_mask
+                mask = np.zeros(segments.shape, dtype=np.uint64)
+                for part in parts:
+                    mask |= one64 << (part & low_bits)
+                word = (parts[0] & lane_mask).astype(np.int64) >> shift
+                return (segments - inc_lo) * SB + word, mask.astype(W, copy=False)
+
+            targets = incs[insert_cfg[lo:hi], :k]                 # (m, k)
+            group, mask = word_mask(targets)
+            group, mask = group.reshape(-1), mask.reshape(-1)     # in command order
+            order = np.argsort(group.astype(np.uint16) if rows * SB <= 1 << 16 else group, kind="stable")
+            grouped, ored = group[order], mask[order]
+            starts = np.flatnonzero(np.append(True, grouped[1:] != grouped[:-1]))
+            sizes = np.diff(np.append(starts, len(grouped)))
+            within = np.arange(len(grouped)) - np.repeat(starts, sizes)
+            step = 1
+            while step < int(sizes.max()):
+                earlier = np.zeros_like(ored)
+                earlier[step:] = ored[:-step]
+                ored = ored | np.where(within >= step, earlier, 0)
+                step *= 2
+            # ored: each insert's word OR-ed with the inserts before it in its group (and itself)
+            before = np.zeros_like(ored)
+            before[1:] = ored[:-1]
+            before = np.where(within > 0, before, 0)
+            prior = np.empty_like(ored)
+            prior[order] = before                                 # back in command order
+            flat = state.reshape(-1)
+            final = state.copy()
+            ends = starts + sizes - 1
+            final.reshape(-1)[grouped[ends]] |= ored[ends]
+            most = int(fresh[lo:hi].max())
+            if most:
+                looked = incs[query_cfg[lo:hi], :most]            # (m, most)
+                valid = np.arange(most)[None, :] < fresh[lo:hi, None]
+                looked = np.where(valid, looked, inc_lo)
+                seen = np.empty((m, most), dtype=bool)
+                ahead = looked[:, :k]
+                same = (query_cfg[lo:hi] == insert_cfg[lo:hi])
+                # the insert targets, where they are the query's: the words before the block and the inserts before
+                mine = (flat[group] | prior).reshape(m, k)
+                own = mask.reshape(m, k)
+                seen[:, :k] = (mine & own) == own
+                shifting = np.flatnonzero(~same)
+                if len(shifting):
+                    # the query sees other segments than its inserts: its words among the inserts before it
+                    g, q = word_mask(ahead[shifting], shifting[:, None])
+                    g, q = g.reshape(-1), q.reshape(-1)
+                    command = np.repeat(shifting, k)
+                    keyed = grouped.astype(np.int64) * m + np.arange(m * k)[order] // k
+                    at = np.searchsorted(keyed, g * m + command, side="left") - 1
+                    hit = (at >= 0) & (grouped[np.maximum(at, 0)] == g)
+                    words_seen = flat[g] | np.where(hit, ored[np.maximum(at, 0)], 0)
+                    seen[shifting, :k] = ((words_seen & q) == q).reshape(-1, k)
+                if most > k:
+                    g, q = word_mask(looked[:, k:])
+                    seen[:, k:] = (final.reshape(-1)[g] & q) == q
+                hits[lo:hi] = scan_from(seen & valid, k, fresh[lo:hi] - k)[0]
+            live_after = [inc for inc in incs[last_cfg] if inc >= 0]
+            words = {inc: final[inc - inc_lo] for inc in live_after}
+            lo = hi
+        bits = self._S
+        return hits, {inc: np.unpackbits(row.view(np.uint8), bitorder="little")[:bits].astype(bool)
+                      for inc, row in words.items()}

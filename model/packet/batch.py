@@ -189,7 +189,8 @@ class _Tables:
         for _ in range(BLOCK_BYTES):
             block = self._zero(block)
         self._E = [identity, block]                         # E[a]: (8, 256), Z^(64a) of v << 8p
-        self._D16 = None
+        self._flat = None
+        self._E_flat = None
         self._init = [self.init, self._advance_int(self.init, 1)]
 
     def _zero(self, x: np.ndarray) -> np.ndarray:
@@ -204,6 +205,13 @@ class _Tables:
 
     def E(self, blocks: int) -> np.ndarray:
         """Tables of ``Z^(64a)`` for a = 0..blocks, shape (blocks + 1, 8, 256)."""
+        self.grow(blocks)
+        return np.stack(self._E[:blocks + 1])
+
+    def grow(self, blocks: int) -> None:
+        """Build the tables of :meth:`E` up to ``blocks`` (for :meth:`advance` and :meth:`init_after`)."""
+        if len(self._E) > blocks and self._E_flat is not None:
+            return
         while len(self._E) <= blocks:
             last = self._E[-1]
             one = self._E[1]
@@ -212,44 +220,46 @@ class _Tables:
                 nxt ^= one[p][((last >> np.uint64(8 * p)) & np.uint64(0xFF)).astype(np.intp)]
             self._E.append(nxt)
             self._init.append(self._advance_int(self._init[-1], 1))
-        return np.stack(self._E[:blocks + 1])
+        self._E_flat = np.stack(self._E).reshape(-1)
 
     def init_after(self, blocks: int) -> np.ndarray:
         """``Z^(64B)(init)`` for B = 0..blocks."""
-        self.E(blocks)
+        self.grow(blocks)
         return np.array(self._init[:blocks + 1], dtype=np.uint64)
 
-    @property
-    def D16(self) -> np.ndarray:
-        """Tables of two bytes at once, (32, 65536): ``D16[j][v] = D[2j][v & 0xFF] ^ D[2j + 1][v >> 8]`` (a
-        row's little-endian 16-bit word j; 16 MiB, built on first use)."""
-        if self._D16 is None:
-            v = np.arange(1 << 16)
-            self._D16 = np.stack([self.D[2 * j][v & 0xFF] ^ self.D[2 * j + 1][v >> 8]
-                                  for j in range(BLOCK_BYTES // 2)])
-        return self._D16
-
     def contributions(self, rows: np.ndarray) -> np.ndarray:
-        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,): 32 lookups a row, of two bytes
-        each (:attr:`D16`)."""
-        if len(rows) < 4096:                                # not worth the 16-bit tables
-            out = self.D[0][rows[:, 0]]
-            for j in range(1, BLOCK_BYTES):
-                out ^= self.D[j][rows[:, j]]
-            return out
-        words = np.ascontiguousarray(rows).view("<u2")      # (n, 32)
-        tables = self.D16
+        """``C`` of each 64-byte row (uint8, shape (n, 64)), as uint64 (n,): one lookup a byte in the byte tables
+        (:attr:`D`, 128 KiB), a few thousand rows at a time (their lookups gathered at once, then XOR-ed)."""
+        flat = self._D_flat
         out = np.empty(len(rows), dtype=np.uint64)
-        step = 1 << 16                                      # rows at a time: the partial sums stay in cache
-        looked = np.empty(step, dtype=np.uint64)
+        step = 4096
         for a in range(0, len(rows), step):
-            part, m = words[a:a + step], min(step, len(rows) - a)
-            total = out[a:a + m]
-            np.take(tables[0], part[:, 0], out=total)
-            for j in range(1, BLOCK_BYTES // 2):
-                np.take(tables[j], part[:, j], out=looked[:m])
-                total ^= looked[:m]
+            out[a:a + step] = np.bitwise_xor.reduce(flat[rows[a:a + step] + _BYTE_TABLES], axis=1)
         return out
+
+    @property
+    def _D_flat(self) -> np.ndarray:
+        if self._flat is None:
+            self._flat = np.ascontiguousarray(self.D).reshape(-1)
+        return self._flat
+
+    def advance(self, values: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+        """``Z^(64·blocks[i])(values[i])`` for uint64 ``values`` and block counts ``blocks`` (int64, at most the
+        largest :meth:`E` was built for): eight lookups each, gathered at once."""
+        E = self._E_flat
+        octets = np.ascontiguousarray(values, dtype="<u8").view(np.uint8).reshape(-1, 8)
+        out = np.empty(len(values), dtype=np.uint64)
+        step = 1 << 14
+        for a in range(0, len(values), step):
+            index = (blocks[a:a + step, None] << 11) + _ADVANCE_OFFSETS + octets[a:a + step]
+            out[a:a + step] = np.bitwise_xor.reduce(E[index], axis=1)
+        return out
+
+
+#: Offsets of byte j's table in the flat byte tables (rows of 64 bytes index them: uint16).
+_BYTE_TABLES = (np.arange(BLOCK_BYTES, dtype=np.uint16) * 256)[None, :]
+#: Offsets of byte p's table in one block count's tables of :meth:`_Tables.E`, flat.
+_ADVANCE_OFFSETS = (np.arange(8, dtype=np.int64) * 256)[None, :]
 
 
 @lru_cache(maxsize=1)
@@ -381,9 +391,13 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     # The chunk's bytes with a block of zeros after them, so that every 64-byte row read below lies inside: the
     # buffer's span if the frames fill most of it, else the frames packed.
     if hi - lo <= 2 * total + 4096:
-        data = np.zeros(hi - lo + 2 * BLOCK_BYTES, dtype=np.uint8)
-        data[:hi - lo] = batch.data[lo:hi]
         off = batch.offsets - lo
+        if hi + 2 * BLOCK_BYTES <= len(batch.data):
+            # the buffer itself: every row read below lies inside it, and the bytes past a range are masked
+            data = batch.data[lo:hi + 2 * BLOCK_BYTES]
+        else:
+            data = np.zeros(hi - lo + 2 * BLOCK_BYTES, dtype=np.uint8)
+            data[:hi - lo] = batch.data[lo:hi]
     else:
         data = np.zeros(total + 2 * BLOCK_BYTES, dtype=np.uint8)
         data[:total] = np.concatenate([batch.data[a:a + b] for a, b in zip(batch.offsets.tolist(), n.tolist())])
@@ -443,12 +457,9 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
 
     contributions = tables.contributions(rows)
     most = int(per_frame.max())
-    E = tables.E(most).reshape(-1)
+    tables.grow(most)
     after = np.repeat(trailer_row, per_frame) - np.arange(len(rows))        # blocks after each row
-    advanced = np.zeros(len(rows), dtype=np.uint64)
-    for p in range(8):
-        byte = ((contributions >> np.uint64(8 * p)) & np.uint64(0xFF)).astype(np.int64)
-        advanced ^= E[(after * 8 + p) * 256 + byte]
+    advanced = tables.advance(contributions, after)
     keys = np.bitwise_xor.reduceat(advanced, first_row) ^ tables.init_after(most)[per_frame]
     keys ^= np.uint64(tables.xor_output)
     texts = [rows[a:b].tobytes() for a, b in zip(first_row.tolist(), (first_row + per_frame).tolist())] \
