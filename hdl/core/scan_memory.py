@@ -289,8 +289,10 @@ class MemoryScan(wiring.Component):
                                          "mask": c.block_bits})
         entry_layout = data.StructLayout({"row": max(1, c.row_index_bits), "slots": data.ArrayLayout(slot_layout, k)})
         table = [Signal(entry_layout, name=f"table{n}") for n in range(D - 1)]
+        # ``forget`` is registered: a cycle late is soon enough, as no command in flight reads a released segment
+        # and the next to read it waits for its clearing (a restart's too).
         forget = Signal(P)
-        m.d.comb += forget.eq(released | Mux(clear_all, (1 << P) - 1, 0))
+        m.d.sync += forget.eq(released | Mux(clear_all, (1 << P) - 1, 0))
 
         def kept(slot):
             return slot.valid & ~forget.bit_select(slot.segment, 1)
@@ -452,7 +454,8 @@ class MemoryScan(wiring.Component):
                 with m.If(last_word):
                     m.d.sync += clear_marking.eq(1)
 
-        m.d.comb += drained.eq((in_flight == 0) & ~dispatch.r_rdy & (read_pick == 0) & ~issued_valid &
+        # Registered: once drained, nothing starts until the restart's clearing, so a cycle late is the same.
+        m.d.sync += drained.eq((in_flight == 0) & ~dispatch.r_rdy & (read_pick == 0) & ~issued_valid &
                                ~compared_valid & ~info.r_rdy & ~gathered_valid & ~answer_valid & ~actions.r_rdy &
                                ~tags.r_rdy & ~out_valid & ~clear_busy & (pending == 0))
         return m
