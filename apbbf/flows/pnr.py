@@ -220,6 +220,7 @@ def _pnr(rtlil_text: str, platform, work: Path, freq_mhz: float, seeds, nextpnr_
             "spread_mhz": round(max(fmaxes) - min(fmaxes), 2) if fmaxes else None,
             "seeds": {str(seed): run["fmax_mhz"] for seed, run in runs.items()},
             "seed_seconds": {str(seed): run["seconds"] for seed, run in runs.items()},
+            "seed_utilization": {str(seed): run["utilization"] for seed, run in runs.items()},
             "timed_out": [seed for seed, run in runs.items() if run.get("timed_out")],
             "nextpnr_args": list(nextpnr_args),
             "cells": toolchain.group_cells(raw, family), "utilization": utilization,
@@ -266,7 +267,7 @@ def run_pnr(design, platform, work, *, freq_mhz: float, seeds=SEEDS, nextpnr_arg
         (:func:`apbbf.toolchain.group_cells`); ``utilization`` (nextpnr's, used resources only), ``bram_cells``,
         ``bram_used`` ("used/available") and ``critical_path`` (:func:`apbbf.toolchain.critical_path`) of the
         median seed (``critical_path_seed``), ``critical_paths`` of every seed; ``seed_seconds`` (seed -> seconds
-        of its nextpnr run), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``; ``synth``
+        of its nextpnr run), ``seed_utilization`` (seed -> its ``utilization``), ``timed_out`` (the seeds stopped at ``timeout_s``), ``nextpnr_args``; ``synth``
         (Yosys's commands after ``read_rtlil``: with :data:`~apbbf.toolchain.ABC9_XAIGER1` first where the
         first synthesis left a wire with two drivers), ``synth_seconds``, ``seconds``.
 

@@ -135,10 +135,12 @@ class MemoryScan(wiring.Component):
         layout = descriptor_layout(c)
         m = Module()
 
-        def address(row, segment: int, index):
+        def address(row, segment, index):
             # memory_block: row * row_stride_blocks + segment * row_blocks + index (every factor a power of two).
             stride_bits = (c.row_stride_blocks - 1).bit_length()
-            word = Cat(Value.cast(index)[:c.segment_index_bits], Const(segment, stride_bits - c.segment_index_bits))
+            segment_bits = stride_bits - c.segment_index_bits
+            word = Cat(Value.cast(index)[:c.segment_index_bits], Value.cast(segment)[:segment_bits],
+                       Const(0, segment_bits - min(segment_bits, len(Value.cast(segment)))))
             return Cat(word, row[:c.row_index_bits]) if c.row_index_bits else word
 
         # Every request leaves from one register (``out``): the arbiter fills it when it is empty or being taken,
@@ -226,122 +228,175 @@ class MemoryScan(wiring.Component):
                     m.d.comb += [dispatch.w_en.eq(1), buffer.decide.eq(1), idle_next.eq(1)]
                     m.next = "IDLE"
 
-        # The reads: the command at the head of the dispatch queue starts once fewer than ``depth`` are in flight,
-        # and reads its row's block of each segment it may match (a query) or writes (an insert), lowest first.
-        # It enters the in-flight queue as it starts, where its answers will find it.
-        m.submodules.flight = flight = fifo.SyncFIFOBuffered(width=layout.size, depth=D)
-        issuing = Signal(layout)
-        issue_left = Signal(P)                              # segments still to read
+        # The reads: the command at the head of the dispatch queue starts once fewer than ``depth`` are in flight
+        # and reads its row's block of each segment it may match (a query) or writes (an insert), lowest first;
+        # its op, retires and row go into the in-flight queue, where its blocks find them. The next read's segment
+        # (``read_pick``) is a register, so that the request's multiplexers hang on a flip-flop, not on the carry
+        # chain that finds the lowest bit.
+        flight_layout = data.StructLayout({"op": Op, "retire": P, "row": max(1, c.row_index_bits)})
+        m.submodules.flight = flight = fifo.SyncFIFOBuffered(width=flight_layout.size, depth=D)
         head = Signal(layout)
-        m.d.comb += [head.eq(dispatch.r_data), flight.w_data.eq(dispatch.r_data)]
+        head_reads = Signal(P)
+        entering_flight = Signal(flight_layout)
+        m.d.comb += [head.eq(dispatch.r_data), head_reads.eq(Mux(asks(head.op), head.fresh, 0) | head.targets),
+                     entering_flight.op.eq(head.op), entering_flight.retire.eq(head.retire),
+                     entering_flight.row.eq(head.row), flight.w_data.eq(entering_flight)]
+        issuing = Signal(layout)
+        issue_left = Signal(P)                              # segments still to read, ``read_pick`` among them
+        read_pick = Signal(P)                               # the next read: the lowest of ``issue_left``
+        left_after = Signal(P)
+        m.d.comb += left_after.eq(issue_left & ~read_pick)
+        read_hash = Signal(segment_hash_layout(c))
+        read_segment = Signal(range(P))
+        m.d.comb += [read_hash.eq(_select(read_pick, [issuing.hashes[j] for j in range(P)])),
+                     read_segment.eq(_select(read_pick, [Const(j, range(P)) for j in range(P)]))]
+        read_addr = address(issuing.row, read_segment, read_hash.index)
+        read_issued, answer_used = Signal(), Signal()
 
-        def reads(d):
-            return Mux(asks(d.op), d.fresh, 0) | d.targets
-
-        with m.If((issue_left == 0) & dispatch.r_rdy & (in_flight < D) & flight.w_rdy):
+        # Each read (and a marker in place of a command that reads nothing) follows its request through two
+        # stages to the info queue, which the gather pops with the read's answer: first its segment, block and row
+        # are compared with every slot of the table, then the bits of the slots that wrote that block are ORed
+        # into ``extra``. So an arriving answer needs one OR, not the table's comparisons.
+        info_layout = data.StructLayout({"read": 1, "last": 1, "fresh": 1, "target": 1, "segment": range(P),
+                                         "hash": segment_hash_layout(c)})
+        issued_valid, issued = Signal(), Signal(info_layout)       # stage 1: the read just requested
+        issued_row = Signal(max(1, c.row_index_bits))
+        compared_valid, compared = Signal(), Signal(info_layout)   # stage 2: its comparisons registered
+        m.d.sync += issued_valid.eq(0)
+        with m.If((read_pick == 0) & dispatch.r_rdy & (in_flight < D) & flight.w_rdy):
             m.d.comb += [started.eq(1), dispatch.r_en.eq(1), flight.w_en.eq(1)]
-            m.d.sync += [issuing.eq(head), issue_left.eq(reads(head))]
-        read_pick = _lowest(issue_left)
-        read_addr = _select(read_pick, [address(issuing.row, j, issuing.hashes[j].index) for j in range(P)])
+            m.d.sync += [issuing.eq(head), issue_left.eq(head_reads), read_pick.eq(_lowest(head_reads))]
+            with m.If(head_reads == 0):
+                # Nothing to read (the reserved op, a query with no live segment): a marker takes its place.
+                m.d.sync += [issued_valid.eq(1), issued.read.eq(0), issued.last.eq(1), issued.fresh.eq(0),
+                             issued.target.eq(0)]
+        with m.If(read_issued):
+            m.d.sync += [issue_left.eq(left_after), read_pick.eq(_lowest(left_after)),
+                         issued_valid.eq(1), issued.read.eq(1), issued.last.eq(left_after == 0),
+                         issued.fresh.eq((read_pick & issuing.fresh).any()),
+                         issued.target.eq((read_pick & issuing.targets).any()),
+                         issued.segment.eq(read_segment), issued.hash.eq(read_hash), issued_row.eq(issuing.row)]
 
-        # The answers: the oldest command in flight (``h``) takes its blocks in order, merges the table's bits
-        # into each, registers its match bits and the blocks to write; then answers, joins the table, writes its
-        # blocks (through the arbiter, first among requesters) and leaves a DONE marker with what it retired.
-        m.submodules.responses = responses = fifo.SyncFIFOBuffered(width=len(self.rsp.payload.as_value()),
-                                                                   depth=4)
-        m.d.comb += [self.rsp.valid.eq(responses.r_rdy), self.rsp.payload.eq(responses.r_data),
-                     responses.r_en.eq(self.rsp.ready)]
-        h_valid = Signal()
-        h = Signal(layout)
-        h_left = Signal(P)                                  # blocks still to come
-        h_match = Signal(P)
-        h_blocks = Signal(data.ArrayLayout(c.block_bits, P))
-        h_writes = Signal(P)                                # blocks still to write
-        h_phase = Signal(2)                                 # 0 gathering, 1 writing, 2 marking done
-        GATHER, WRITE, MARK = 0, 1, 2
-        entering_h = Signal(layout)
-        m.d.comb += entering_h.eq(flight.r_data)
-        with m.If(~h_valid & flight.r_rdy):
-            m.d.comb += flight.r_en.eq(1)
-            m.d.sync += [h_valid.eq(1), h.eq(entering_h), h_left.eq(reads(entering_h)), h_match.eq(0),
-                         h_phase.eq(GATHER)]
-
-        # The table: the ``depth - 1`` commands answered last, newest first, each as its row and the k blocks its
-        # insert wrote (a slot per target: its segment, block and bits; a query's slots are empty). A segment
+        # The table: the ``depth - 1`` commands started before the one reading now (answered in the same order,
+        # they are the ones whose writes its reads may miss), newest first, each as its row and a slot per target
+        # (its segment, block and the bits its key sets, decoded). A command's targets collect in ``newest`` as
+        # its reads pass stage 1; it joins the table the cycle after the next command starts, when the last of
+        # its own reads has left stage 2 and before the next command's first read reaches stage 1. A segment
         # retired (its DONE marker out) leaves every slot: it is cleared next, and a later command that finds it
-        # clean must not see its old bits.
-        slot_layout = data.StructLayout({"valid": 1, "segment": range(P), "hash": segment_hash_layout(c)})
+        # clean must not see its old bits. (No command in flight then reads it, so a comparison made just before
+        # does not matter.)
+        slot_layout = data.StructLayout({"valid": 1, "segment": range(P), "index": c.segment_index_bits,
+                                         "mask": c.block_bits})
         entry_layout = data.StructLayout({"row": max(1, c.row_index_bits), "slots": data.ArrayLayout(slot_layout, k)})
         table = [Signal(entry_layout, name=f"table{n}") for n in range(D - 1)]
+        # ``forget`` is registered: a cycle late is soon enough, as no command in flight reads a released segment
+        # and the next to read it waits for its clearing (a restart's too).
         forget = Signal(P)
-        m.d.comb += forget.eq(released | Mux(clear_all, (1 << P) - 1, 0))
+        m.d.sync += forget.eq(released | Mux(clear_all, (1 << P) - 1, 0))
 
         def kept(slot):
             return slot.valid & ~forget.bit_select(slot.segment, 1)
 
-        for entry in table:
-            for held in entry.slots:
-                m.d.sync += held.valid.eq(kept(held))
-
-        # A block arrives: the segment is the lowest still awaited. Each slot of the table that wrote the same
-        # block (segment, row, block within the row) adds its bits.
-        arriving = _lowest(h_left)
-        arriving_segment = Signal(range(P))
-        m.d.comb += arriving_segment.eq(_select(arriving, [Const(j, range(P)) for j in range(P)]))
-        own = Signal(segment_hash_layout(c))
-        m.d.comb += own.eq(_select(arriving, [h.hashes[j] for j in range(P)]))
-        view = Signal(c.block_bits)
-        # The answers land in a queue of the scan's own, as they come: a read is only issued while the queue has
-        # room for its answer, so ``rsp.ready`` is always high and the memory never waits on the scan (a memory
-        # that holds few answers would otherwise stop taking requests, the read ahead of the answered command's
-        # writes among them, while the scan waited for those writes to go out before it took more answers).
-        m.submodules.answers = answers = fifo.SyncFIFOBuffered(width=c.block_bits, depth=self.answer_depth)
-        reads_out = Signal(range(self.answer_depth + 1))   # reads issued whose answer is not consumed yet
-        read_issued, answer_used = Signal(), Signal()
-        m.d.sync += reads_out.eq(reads_out + read_issued - answer_used)
-        m.d.comb += [answers.w_data.eq(port.rsp.payload.data), answers.w_en.eq(port.rsp.valid),
-                     port.rsp.ready.eq(answers.w_rdy)]
-        merged = answers.r_data
-        for entry in table:
-            same_row = entry.row == h.row
-            for held in entry.slots:
-                same = held.valid & (held.segment == arriving_segment) & same_row & (held.hash.index == own.index)
-                merged = merged | Mux(same, block_mask(c, held.hash), 0)
-        m.d.comb += view.eq(merged)
-        gathering = h_valid & (h_phase == GATHER) & (h_left != 0)
-        m.d.comb += [answers.r_en.eq(gathering), answer_used.eq(gathering & answers.r_rdy)]
-        with m.If(gathering & answers.r_rdy):
-            m.d.sync += h_left.eq(h_left & ~arriving)
-            picks = Cat(*block_picks(c, own, view)).all()
-            for j in range(P):
-                with m.If(arriving[j]):
-                    m.d.sync += [h_match[j].eq(picks & h.fresh[j]), h_blocks[j].eq(view | block_mask(c, own))]
-
-        # Every block is in: answer (k consecutive matches among the fresh segments), join the table, write.
-        runs = Cat(*(Cat(*(h_match[(s + i) % P] for i in range(k))).all() for s in range(P)))
-        with m.If(h_valid & (h_phase == GATHER) & (h_left == 0) & responses.w_rdy):
-            m.d.comb += [responses.w_en.eq(1),
-                         responses.w_data.eq(Cat(h.op, runs.any() & asks(h.op)))]
-            m.d.sync += [h_writes.eq(h.targets), h_phase.eq(WRITE)]
-            if table:
-                # The insert's k targets into the slots, lowest segment first.
-                remaining = h.targets
-                m.d.sync += table[0].row.eq(h.row)
-                for newest in table[0].slots:
-                    pick = _lowest(remaining)
-                    m.d.sync += [newest.valid.eq((pick & ~forget).any()),
-                                 newest.segment.eq(_select(pick, [Const(j, range(P)) for j in range(P)])),
-                                 newest.hash.eq(_select(pick, [h.hashes[j] for j in range(P)]))]
-                    remaining = remaining & ~pick
-                for newer, older in zip(table, table[1:]):
+        same = Signal(max(1, len(table) * k))              # stage 2: the slots that wrote the block read
+        m.d.sync += [compared_valid.eq(issued_valid), compared.eq(issued)]
+        extra = Const(0, c.block_bits)
+        if table:
+            newest = Signal(entry_layout)
+            joining = Signal()                              # the cycle after a start: ``newest`` joins the table
+            m.d.sync += joining.eq(started)
+            for entry in [newest, *table]:
+                for held in entry.slots:
+                    m.d.sync += held.valid.eq(kept(held))
+            with m.If(joining):
+                for newer, older in zip([newest, *table], table):
                     m.d.sync += older.eq(newer)
                     for old_slot, new_slot in zip(older.slots, newer.slots):
                         m.d.sync += old_slot.valid.eq(kept(new_slot))
-        with m.If(h_valid & (h_phase == WRITE) & (h_writes == 0)):
-            m.d.sync += h_phase.eq(MARK)
-        write_pick = _lowest(h_writes)
-        write_addr = _select(write_pick, [address(h.row, j, h.hashes[j].index) for j in range(P)])
-        write_data = _select(write_pick, [h_blocks[j] for j in range(P)])
+                m.d.sync += [held.valid.eq(0) for held in newest.slots]
+            with m.Elif(issued_valid & issued.target):
+                m.d.sync += [newest.row.eq(issued_row), newest.slots[0].segment.eq(issued.segment),
+                             newest.slots[0].index.eq(issued.hash.index),
+                             newest.slots[0].mask.eq(block_mask(c, issued.hash)),
+                             newest.slots[0].valid.eq(~forget.bit_select(issued.segment, 1))]
+                for newer, older in zip(newest.slots, newest.slots[1:]):
+                    m.d.sync += [older.eq(newer), older.valid.eq(kept(newer))]
+            comparisons = []
+            for entry in table:
+                same_row = entry.row == issued_row
+                for held in entry.slots:
+                    comparisons.append(held.valid & same_row & (held.segment == issued.segment) &
+                                       (held.index == issued.hash.index))
+            m.d.sync += same.eq(Cat(*comparisons))
+            slots = [held for entry in table for held in entry.slots]
+            for n, held in enumerate(slots):
+                extra = extra | Mux(same[n], held.mask, 0)
+
+        # The answers land in a queue of the scan's own, as they come: a read is only issued while the queue has
+        # room for its answer, so ``rsp.ready`` is always high and the memory never waits on the scan (a memory
+        # that holds few answers would otherwise stop taking requests, the read ahead of the answered command's
+        # writes among them, while the scan waited for those writes to go out before it took more answers). The
+        # info queue holds at most as many reads, and a marker per command in flight.
+        m.submodules.answers = answers = fifo.SyncFIFOBuffered(width=c.block_bits, depth=self.answer_depth)
+        info_entry = data.StructLayout({"info": info_layout, "extra": c.block_bits})
+        m.submodules.info = info = fifo.SyncFIFOBuffered(width=info_entry.size, depth=self.answer_depth + D)
+        reads_out = Signal(range(self.answer_depth + 1))   # reads issued whose answer is not consumed yet
+        m.d.sync += reads_out.eq(reads_out + read_issued - answer_used)
+        m.d.comb += [answers.w_data.eq(port.rsp.payload.data), answers.w_en.eq(port.rsp.valid),
+                     port.rsp.ready.eq(answers.w_rdy)]
+        entering_info = Signal(info_entry)
+        m.d.comb += [entering_info.info.eq(compared), entering_info.extra.eq(extra),
+                     info.w_data.eq(entering_info), info.w_en.eq(compared_valid)]
+
+        # The gather, in two stages: a read's answer and its info are taken together and ORed into ``view``
+        # (registered); then the key's bits are picked from it into the match bits, and an insert's target block
+        # goes to the action queue with the key's bits set, to be written in the order read (its last carries the
+        # command's DONE marker). The cycle after a command's last block its answer is decided from the match bits
+        # (k consecutive matches among the fresh segments).
+        gather_layout = data.StructLayout({"info": info_layout, "view": c.block_bits})
+        action_layout = data.StructLayout({"write": 1, "done": 1, "addr": len(port.req.payload.addr),
+                                           "data": c.block_bits, "retire": P})
+        m.submodules.actions = actions = fifo.SyncFIFOBuffered(width=action_layout.size, depth=k + 1)
+        m.submodules.responses = responses = fifo.SyncFIFOBuffered(width=len(self.rsp.payload.as_value()),
+                                                                   depth=4)
+        m.d.comb += [self.rsp.valid.eq(responses.r_rdy), self.rsp.payload.eq(responses.r_data),
+                     responses.r_en.eq(self.rsp.ready)]
+        info_head = Signal(info_entry)
+        flight_head = Signal(flight_layout)
+        m.d.comb += [info_head.eq(info.r_data), flight_head.eq(flight.r_data)]
+        gathered_valid, gathered = Signal(), Signal(gather_layout)
+        advance = Signal()                                  # the block in the second stage goes on
+        take = Signal()
+        m.d.comb += [take.eq(info.r_rdy & (~info_head.info.read | answers.r_rdy) & (~gathered_valid | advance)),
+                     info.r_en.eq(take), answers.r_en.eq(take & info_head.info.read),
+                     answer_used.eq(take & info_head.info.read)]
+        with m.If(take):
+            m.d.sync += [gathered_valid.eq(1), gathered.info.eq(info_head.info),
+                         gathered.view.eq(answers.r_data | info_head.extra)]
+        with m.Elif(advance):
+            m.d.sync += gathered_valid.eq(0)
+
+        h_match = Signal(P)
+        answer_valid, answer_op = Signal(), Signal(Op)
+        answering = Signal()
+        got = gathered.info
+        pushes = got.target | got.last
+        m.d.comb += [answering.eq(answer_valid & responses.w_rdy),
+                     advance.eq(gathered_valid & ~(answer_valid & ~responses.w_rdy) & (~pushes | actions.w_rdy))]
+        action = Signal(action_layout)
+        m.d.comb += [action.write.eq(got.target), action.done.eq(got.last),
+                     action.addr.eq(address(flight_head.row, got.segment, got.hash.index)),
+                     action.data.eq(gathered.view | block_mask(c, got.hash)), action.retire.eq(flight_head.retire),
+                     actions.w_data.eq(action), actions.w_en.eq(advance & pushes)]
+        picks = Cat(*block_picks(c, got.hash, gathered.view)).all()
+        matched = Mux(advance & got.read & got.fresh & picks, (Const(1, P) << got.segment)[:P], 0)
+        m.d.sync += h_match.eq(Mux(answering, 0, h_match) | matched)
+        with m.If(answering):
+            m.d.sync += answer_valid.eq(0)
+        with m.If(advance & got.last):
+            m.d.comb += flight.r_en.eq(1)
+            m.d.sync += [answer_valid.eq(1), answer_op.eq(flight_head.op)]
+        runs = Cat(*(Cat(*(h_match[(s + i) % P] for i in range(k))).all() for s in range(P)))
+        m.d.comb += [responses.w_en.eq(answering), responses.w_data.eq(Cat(answer_op, runs.any() & asks(answer_op)))]
 
         # The background clearing: every word (after reset, and for a restart), or a retired segment's words,
         # row by row; each pass ends with a CLEARED marker.
@@ -355,30 +410,38 @@ class MemoryScan(wiring.Component):
             m.d.sync += [clearing.eq(_lowest(pending)), sweep.eq(0)]
             m.d.sync += pending.eq((pending & ~_lowest(pending)) | released)
         sweep_row = sweep[c.segment_index_bits:] if c.row_index_bits else Const(0, 1)
-        segment_addr = _select(clearing, [address(sweep_row, j, sweep) for j in range(P)])
+        clearing_segment = Signal(range(P))
+        m.d.comb += clearing_segment.eq(_select(clearing, [Const(j, range(P)) for j in range(P)]))
+        segment_addr = address(sweep_row, clearing_segment, sweep)
         last_word = Mux(clearing_all, sweep == c.memory_blocks - 1, sweep == c.segment_blocks - 1)
         clear_marking = Signal()                            # the pass has written its last word: mark it
         clear_busy = clearing_all | (clearing != 0)
 
-        # The arbiter, one action per cycle when the slot is free: the answered command's writes and its DONE
-        # marker first (they free everything behind), then reads, then the clearing (which only waits: a shift
-        # that needs it stops the reads until it is done).
-        want_write = h_valid & (h_phase == WRITE) & (h_writes != 0)
-        want_mark = h_valid & (h_phase == MARK)
-        want_read = (issue_left != 0) & (reads_out < self.answer_depth)
+        # The arbiter, one action per cycle when the slot is free: the answered commands' writes and DONE markers
+        # first (they free everything behind), then reads, then the clearing (which only waits: a shift that
+        # needs it stops the reads until it is done).
+        act = Signal(action_layout)
+        act_wrote = Signal()                                # the head action's write is out, its marker next
+        m.d.comb += act.eq(actions.r_data)
+        want_write = actions.r_rdy & act.write & ~act_wrote
+        want_mark = actions.r_rdy & act.done & (act_wrote | ~act.write)
+        want_read = (read_pick != 0) & (reads_out < self.answer_depth)
         want_clear = clear_busy & ~clear_marking & ~clear_all
         want_cleared = clear_marking
         with m.If(free):
             with m.If(want_write & tags.w_rdy):
                 m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE)]
-                m.d.sync += [out_valid.eq(1), out.write.eq(1), out.addr.eq(write_addr), out.data.eq(write_data),
-                             h_writes.eq(h_writes & ~write_pick)]
+                m.d.sync += [out_valid.eq(1), out.write.eq(1), out.addr.eq(act.addr), out.data.eq(act.data)]
+                with m.If(act.done):
+                    m.d.sync += act_wrote.eq(1)
+                with m.Else():
+                    m.d.comb += actions.r_en.eq(1)
             with m.Elif(want_mark & tags.w_rdy):
-                m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(Cat(Const(_DONE, 2), h.retire))]
-                m.d.sync += h_valid.eq(0)
+                m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(Cat(Const(_DONE, 2), act.retire)),
+                             actions.r_en.eq(1)]
+                m.d.sync += act_wrote.eq(0)
             with m.Elif(want_read):
-                m.d.sync += [out_valid.eq(1), out.write.eq(0), out.addr.eq(read_addr), out.data.eq(0),
-                             issue_left.eq(issue_left & ~read_pick)]
+                m.d.sync += [out_valid.eq(1), out.write.eq(0), out.addr.eq(read_addr), out.data.eq(0)]
                 m.d.comb += read_issued.eq(1)
             with m.Elif(want_cleared & tags.w_rdy):
                 m.d.comb += [tags.w_en.eq(1),
@@ -391,6 +454,8 @@ class MemoryScan(wiring.Component):
                 with m.If(last_word):
                     m.d.sync += clear_marking.eq(1)
 
-        m.d.comb += drained.eq((in_flight == 0) & ~dispatch.r_rdy & (issue_left == 0) & ~h_valid & ~tags.r_rdy &
-                               ~out_valid & ~clear_busy & (pending == 0))
+        # Registered: once drained, nothing starts until the restart's clearing, so a cycle late is the same.
+        m.d.sync += drained.eq((in_flight == 0) & ~dispatch.r_rdy & (read_pick == 0) & ~issued_valid &
+                               ~compared_valid & ~info.r_rdy & ~gathered_valid & ~answer_valid & ~actions.r_rdy &
+                               ~tags.r_rdy & ~out_valid & ~clear_busy & (pending == 0))
         return m
