@@ -46,7 +46,7 @@ BOARD_DEFAULTS = {
 #: layout (a row of the filter is one bank row of the SDRAM: 256 columns of 32 bits), the block, and the window
 #: used when the one asked for does not fit on chip.
 DRAM = {
-    "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=32),
+    "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=12),
 }
 #: The memories the appliance's filter can live in.
 MEMORIES = ("bram", "dram")
