@@ -79,10 +79,10 @@ def run(out_dir=ROOT / "build" / "reports", *, reads: int = 4000, seed: int = 1,
 
 def _filter_config():
     from ..model.config import Config
-    # the shape of the 250 ms appliance's filter (k = 3, l = 9, 8 extra segments: 21 physical segments of 32-bit
+    # the shape of the 250 ms appliance's filter (k = 3, l = 4, 3 extra segments: 11 physical segments of 32-bit
     # blocks in 8,192-bit rows), with small segments so that the simulation clears them quickly
-    return Config(3, 9, block_bits=32, segment_blocks=64, row_bits=8192, span=250_000, time_width=32,
-                  extra_segments=8, seed=0x5A)
+    return Config(3, 4, block_bits=32, segment_blocks=64, row_bits=8192, span=250_000, time_width=32,
+                  extra_segments=3, seed=0x5A)
 
 
 #: The filter :func:`filter_rate` measures.
