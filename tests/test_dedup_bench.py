@@ -125,7 +125,7 @@ def test_pnr_time_limit(tmp_path):
     """A nextpnr run stopped at the benchmark's time limit leaves its seed without an Fmax, listed as timed out."""
     from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
-    from apbbf.hdl.devices import block_ram
+    from apbbf.hdl.core.devices import block_ram
     platform = target_platform("ice40")
     result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1,),
                      nextpnr_args=("--router", "router2"), timeout_s=0.01)
@@ -152,7 +152,7 @@ def test_pnr_seeds_in_parallel(tmp_path):
 
     from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
-    from apbbf.hdl.devices import block_ram
+    from apbbf.hdl.core.devices import block_ram
     platform = target_platform("ice40")
     with ThreadPoolExecutor(max_workers=2) as pool:
         result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1, 2),

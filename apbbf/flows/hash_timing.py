@@ -24,8 +24,7 @@ from ..model.config import Config, check_config, check_integer
 from ..sim.designs import BareHash, RegisteredHash
 from .pnr import TARGETS, target_platform
 
-# RegisteredHash is gateware (apbbf.sim.designs), still importable from here under its former name.
-__all__ = ["CONFIGS", "SEEDS", "TARGET_MHZ", "RegisteredHash", "hash_pnr", "sweep", "plot"]
+__all__ = ["CONFIGS", "SEEDS", "TARGET_MHZ", "hash_pnr", "sweep", "plot"]
 
 #: What each family's hash must reach on its own (MHz): above the core's 150-200 MHz on ECP5, 75 on iCE40.
 TARGET_MHZ = {"ecp5": 200.0, "ice40": 75.0}

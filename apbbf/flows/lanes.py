@@ -4,8 +4,7 @@ Fmax times the commands per clock measured in simulation on random keys (:mod:`a
 from ..sim.designs import RegisteredLanes
 from .pnr import SEEDS, TARGETS, run_pnr_cached, target_platform
 
-# RegisteredLanes is gateware (apbbf.sim.designs), still importable from here under its former name.
-__all__ = ["PLACER", "ROUTERS", "ROUTER", "RegisteredLanes", "lanes_pnr"]
+__all__ = ["PLACER", "ROUTERS", "ROUTER", "lanes_pnr"]
 
 
 #: nextpnr's placer for the lanes filter: with the default analytic placer and router1, two lanes of the
