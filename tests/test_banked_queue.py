@@ -8,8 +8,8 @@ import re
 import pytest
 from amaranth.lib import data
 
-from apbbf.hdl.core.ecp5_ram import SimulatedECP5
-from apbbf.hdl.packet.banked_queue import STAGE_DEPTH, BankedQueue
+from apbbf.hdl.lib.ecp5_ram import SimulatedECP5
+from apbbf.hdl.lib.banked_queue import STAGE_DEPTH, BankedQueue
 from .streams import check_rules, get, put, rng_for, run_simulation
 
 #: A 20-bit entry in three banks (6, 7 and 7 bits: the fields straddle the banks' edges).

@@ -5,15 +5,17 @@ queue is let through when the queue fills; parameters checked."""
 import random
 
 import pytest
+from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from apbbf.hdl.eth.frame_fifo import FrameFIFO
+from apbbf.hdl.eth.layouts import beat_layout
+from apbbf.hdl.lib.frame_fifo import FrameFIFO
 
 SEED = 0xF1F0
 
 
 def _run(frames, *, depth=16, gaps=3, out_busy=0.0, seed=SEED):
-    dut = FrameFIFO(64, depth)
+    dut = FrameFIFO(beat_layout(64), depth)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     rng = random.Random(seed)
@@ -60,7 +62,7 @@ def test_frames_whole_and_in_order():
 
 def test_no_beat_before_the_last_is_in():
     """The output is held until the frame's last beat has been written, however slowly the beats come."""
-    dut = FrameFIFO(64, 16)
+    dut = FrameFIFO(beat_layout(64), 16)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     seen = []
@@ -90,7 +92,9 @@ def test_longer_than_the_queue_goes_through():
 
 
 @pytest.mark.parametrize("kwargs, error", [(dict(depth=8), ValueError), (dict(depth=24), ValueError),
-                                           (dict(depth=16.0), TypeError), (dict(data_width=12), ValueError)])
+                                           (dict(depth=16.0), TypeError),
+                                           (dict(layout=data.StructLayout({"data": 8})), ValueError),
+                                           (dict(layout=data.StructLayout({"last": 2})), ValueError)])
 def test_bad_parameters(kwargs, error):
     with pytest.raises(error, match=next(iter(kwargs))):
-        FrameFIFO(**kwargs)
+        FrameFIFO(**{"layout": beat_layout(64), **kwargs})

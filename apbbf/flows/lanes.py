@@ -25,7 +25,7 @@ def lanes_pnr(config, lanes: int, family: str, work, *, reuse: bool = False, see
     :func:`apbbf.flows.pnr.core_pnr` (the memory of all lanes must fit the device's block RAM), with nextpnr's
     ``placer`` and ``router`` (default: :data:`ROUTERS`, else :data:`ROUTER`), ``jobs`` seeds at once, each stopped
     after ``timeout_s``."""
-    from ..hdl.core.devices import check_memory
+    from ..hdl.lib.devices import check_memory
     platform = target_platform(family)
     check_memory(config, platform.device, lanes=lanes)
     router = router or ROUTERS.get(lanes, ROUTER)

@@ -8,11 +8,11 @@ from ...model.config import Config, check_config, check_integer
 from ...model.hashing import HashSpec
 from ...model.lanes import check_lanes, lane_masks
 from .apbbf import APBBF, SCANS
-from .credits import credit_flag
+from ..lib.credits import credit_flag
 from .hash import HashUnit, selected_bits, tree_groups, hash_latency
 from .scan_parallel import queue_depth
 from .types import Op
-from ..packet.ungated_fifo import UngatedFIFO
+from ..lib.ungated_fifo import UngatedFIFO
 
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]

@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .beat_packer import BeatPacker
 from .beat_unpacker import BeatUnpacker
-from .cdc_fifo import RegisteredAsyncFIFO
+from ..lib.cdc_fifo import RegisteredAsyncFIFO
 from .layouts import MIN_IFG, beat_layout, byte_layout, check_data_width
 from .rgmii import RGMII, check_rgmii_parameters
 from .rx_framer import RXFramer
@@ -31,8 +31,8 @@ class RGMIIMAC(wiring.Component):
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
     packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a
-    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and
-    :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` in its output stage). They come out on ``rx`` without preamble,
+    :class:`~apbbf.hdl.lib.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and
+    :data:`~apbbf.hdl.lib.cdc_fifo.STAGE_DEPTH` in its output stage). They come out on ``rx`` without preamble,
     SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because
     ``rx`` was held back until the FIFO filled). The receive side is reset by ``sync``'s reset.
 
@@ -60,7 +60,7 @@ class RGMIIMAC(wiring.Component):
         The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
     rx_depth, tx_depth : int
         Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds
-        :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
+        :data:`~apbbf.hdl.lib.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
         ``rx`` is held back (512 beats of 64 bits: 4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
         latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
     rx_delay, tx_delay : float

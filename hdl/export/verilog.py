@@ -22,7 +22,7 @@ from ...model.config import check_config
 from ...model.packet import FrameClass
 from ...model.timeanalysis import time_window_facts
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
-from ..core.devices import check_parity, parity_bits
+from ..lib.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
 from ..core.scan_fsm import restart_cycles as fsm_restart_cycles
 from ..core.scan_parallel import check_pace, response_latency, restart_cycles as parallel_restart_cycles

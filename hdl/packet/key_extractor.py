@@ -20,7 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
 from .crc_maps import apply_rows, compose, crc_model, state_basis, step_matrix, trailer_matrix, transform, zeros_matrix
-from .ungated_fifo import UngatedFIFO
+from ..lib.ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
 __all__ = ["KeyExtractor", "KINDS", "beat_layout", "key_layout"]

@@ -8,7 +8,7 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from apbbf.hdl.eth.cdc_fifo import STAGE_DEPTH, RegisteredAsyncFIFO
+from apbbf.hdl.lib.cdc_fifo import STAGE_DEPTH, RegisteredAsyncFIFO
 
 SEED = 0x19F1F0
 
