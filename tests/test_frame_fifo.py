@@ -11,6 +11,8 @@ from amaranth.sim import Simulator
 from apbbf.hdl.eth.layouts import beat_layout
 from apbbf.hdl.lib.frame_fifo import FrameFIFO
 
+from .queue_contract import QueueContract, drive
+
 SEED = 0xF1F0
 
 
@@ -98,3 +100,41 @@ def test_longer_than_the_queue_goes_through():
 def test_bad_parameters(kwargs, error):
     with pytest.raises(error, match=next(iter(kwargs))):
         FrameFIFO(**{"layout": beat_layout(64), **kwargs})
+
+
+def _frames(rng, longest):
+    """Beats (as bits of ``beat_layout(64)``) of random frames of 1 to ``longest`` beats, endlessly."""
+    layout = beat_layout(64)
+    while True:
+        length = rng.randrange(1, longest + 1)
+        for index in range(length):
+            yield layout.const({"data": rng.getrandbits(64), "keep": 0xFF, "last": index == length - 1,
+                                "user": {"error": rng.getrandbits(1)}}).as_bits()
+
+
+@pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.95, 0.4), (0.4, 0.95)],
+                         ids=["even", "fills", "drains"])
+def test_contract(write_rate, read_rate):
+    """The queue contract (tests/queue_contract.py) with frames shorter than the queue: beats in order and whole,
+    a write refused only with ``depth`` beats held, a beat offered only once its frame's last beat is in, and then
+    within two clocks."""
+    print(f"seed {SEED}")
+    dut = FrameFIFO(beat_layout(64), 16)
+    last = beat_layout(64)["last"].offset
+    contract = QueueContract(capacity=16, min_latency=1, max_latency=2,
+                             releasable=lambda held: any(beat >> last & 1 for beat, _ in held))
+    rng = random.Random(SEED)
+
+    async def bench(ctx):
+        await drive(ctx, contract, rng, w_valid=dut.i.valid, w_ready=dut.i.ready, w_data=dut.i.payload.as_value(),
+                    r_valid=dut.o.valid, r_ready=dut.o.ready, r_data=dut.o.payload.as_value(),
+                    width=beat_layout(64).size, cycles=1000, write_rate=write_rate, read_rate=read_rate,
+                    entries=_frames(rng, 12))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert contract.reads > 300, contract.reads
+    if write_rate > read_rate:
+        assert contract.refusals > 10, contract.refusals
