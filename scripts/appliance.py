@@ -8,7 +8,7 @@ import json
 import sys
 
 from apbbf.flows.appliance import ACTIONS, BOARD_DEFAULTS, KEYS, build_appliance, markdown, summary
-from apbbf.flows.args import BUILD, REPORTS, seeds
+from apbbf.flows.args import BUILD, REPORTS, add_seeds
 
 
 def main(argv=None) -> int:
@@ -19,7 +19,7 @@ def main(argv=None) -> int:
     parser.add_argument("--window-us", type=int, help="the time window, microseconds (default: the board's)")
     parser.add_argument("--fp", type=float, help="worst-case false-positive rate at 1.488 Mpps (default: the board's)")
     parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
-    parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
+    add_seeds(parser)
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,
                         help="stop a nextpnr run after this long and leave its seed out (default 30)")

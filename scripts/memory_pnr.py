@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from apbbf.flows.args import add_seeds
 from apbbf.flows.pnr import run_pnr_cached
 from apbbf.model import Config
 from apbbf.sim.designs import RegisteredMemoryCore
@@ -19,7 +20,7 @@ CONFIG = Config(3, 8, segment_blocks=4096, span=250_000, time_width=32, extra_se
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--seeds", default="1,2,3")
+    add_seeds(parser)
     parser.add_argument("--device", default="25k", choices=["25k", "85k"])
     parser.add_argument("--freq", type=float, default=125.0, help="nextpnr's goal in MHz (default 125)")
     parser.add_argument("--out", default="build")
@@ -27,10 +28,9 @@ def main(argv=None) -> int:
     from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
     from amaranth_boards.ulx3s import ULX3S_85F_Platform
     platform = Colorlight_5A75B_R70Platform() if args.device == "25k" else ULX3S_85F_Platform()
-    seeds = tuple(int(s) for s in args.seeds.split(","))
     design = RegisteredMemoryCore(CONFIG, depth=args.depth)
     work = Path(args.out) / "memory_pnr" / f"{args.device}-d{args.depth}"
-    result = run_pnr_cached(design, platform, work, freq_mhz=args.freq, reuse=True, seeds=seeds)
+    result = run_pnr_cached(design, platform, work, freq_mhz=args.freq, reuse=True, seeds=args.seeds)
     report = {"config": repr(CONFIG), "depth": args.depth, "device": args.device, "result": result}
     out = Path(args.out) / "reports" / f"memory_pnr-{args.device}-d{args.depth}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

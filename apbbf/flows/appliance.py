@@ -23,6 +23,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from .. import toolchain
+from .pnr import SEEDS
 
 __all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "ACTIONS", "KEYS", "DP16KD_COUNT", "block_ram",
            "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name", "LINK",
@@ -167,7 +168,7 @@ def _run(command, cwd, log=None, timeout=None):
 
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
-                    action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
+                    action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1, pnr_minutes: float = 30,
                     placer: str = "static", router: str = "router2", build: bool = True) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
@@ -184,7 +185,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     action, key : str
         One of :data:`ACTIONS`, one of :data:`KEYS`.
     seeds : sequence of int
-        nextpnr seeds.
+        nextpnr seeds (default :data:`apbbf.flows.pnr.SEEDS`).
     jobs : int
         nextpnr runs at a time.
     pnr_minutes : float
