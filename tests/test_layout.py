@@ -70,3 +70,11 @@ def test_imports_run_one_way_catches_an_upward_import(tmp_path):
     (tmp_path / "lib" / "queue.py").write_text("from ..core.types import Op\n")
     (tmp_path / "core" / "apbbf.py").write_text("from ..lib.queue import Queue\nfrom . import types\n")
     assert room_violations(tmp_path) == ["lib/queue.py:1 imports core/"]
+
+
+def test_readme_names_every_file_of_hdl_and_sim():
+    readme = (ROOT / "README.md").read_text()
+    files = [path for path in [*(ROOT / "hdl").glob("*/*.py"), *(ROOT / "sim").glob("*.py")]
+             if path.name != "__init__.py"]
+    missing = [str(path.relative_to(ROOT)) for path in files if f"`{path.name}`" not in readme]
+    assert not missing, f"README.md's layout tables leave out {missing}"
