@@ -31,21 +31,21 @@ def _run(depth, w_period, r_period, words, w_busy, r_busy, seed):
     async def writer(ctx):
         index = 0
         while index < len(sent):
-            ctx.set(dut.w_en, 0)
+            ctx.set(dut.i.valid, 0)
             if rng.random() >= w_busy:
-                ctx.set(dut.w_data, sent[index])
-                ctx.set(dut.w_en, 1)
-            *_, w_en, w_rdy, level = await ctx.tick("wr").sample(dut.w_en, dut.w_rdy, dut.w_level)
+                ctx.set(dut.i.payload, sent[index])
+                ctx.set(dut.i.valid, 1)
+            *_, w_en, w_rdy, level = await ctx.tick("wr").sample(dut.i.valid, dut.i.ready, dut.w_level)
             max_level[0] = max(max_level[0], level)
             if w_en and w_rdy:
                 index += 1
-        ctx.set(dut.w_en, 0)
+        ctx.set(dut.i.valid, 0)
 
     async def reader(ctx):
         cycles = 0
         while len(got) < len(sent):
-            ctx.set(dut.r_en, rng.random() >= r_busy)
-            *_, r_en, r_rdy, r_data = await ctx.tick("rd").sample(dut.r_en, dut.r_rdy, dut.r_data)
+            ctx.set(dut.o.ready, rng.random() >= r_busy)
+            *_, r_en, r_rdy, r_data = await ctx.tick("rd").sample(dut.o.ready, dut.o.valid, dut.o.payload)
             cycles += 1
             if r_en and r_rdy:
                 if not first_read:
@@ -99,9 +99,9 @@ def test_holds_depth_plus_stage():
 
     async def writer(ctx):
         for _ in range(40):
-            ctx.set(dut.w_data, len(taken))
-            ctx.set(dut.w_en, 1)
-            *_, rdy = await ctx.tick("wr").sample(dut.w_rdy)
+            ctx.set(dut.i.payload, len(taken))
+            ctx.set(dut.i.valid, 1)
+            *_, rdy = await ctx.tick("wr").sample(dut.i.ready)
             if rdy:
                 taken.append(len(taken))
 
@@ -150,20 +150,20 @@ def test_contract(w_period, r_period, w_busy, r_busy):
         for index in range(1200):
             if pending is None and rng.random() >= w_busy:
                 pending = rng.getrandbits(16)
-            ctx.set(dut.w_en, pending is not None)
-            ctx.set(dut.w_data, pending or 0)
-            *_, w_en, w_rdy, w_data = await ctx.tick("wr").sample(dut.w_en, dut.w_rdy, dut.w_data)
+            ctx.set(dut.i.valid, pending is not None)
+            ctx.set(dut.i.payload, pending or 0)
+            *_, w_en, w_rdy, w_data = await ctx.tick("wr").sample(dut.i.valid, dut.i.ready, dut.i.payload)
             contract.write(ready=bool(w_rdy), valid=bool(w_en), data=w_data, now=edge(w_period, index))
             if w_en and w_rdy:
                 pending = None
-        ctx.set(dut.w_en, 0)
+        ctx.set(dut.i.valid, 0)
 
     async def reader(ctx):
         index = 0
-        async for *_, r_rdy, r_en, r_data in ctx.tick("rd").sample(dut.r_rdy, dut.r_en, dut.r_data):
+        async for *_, r_rdy, r_en, r_data in ctx.tick("rd").sample(dut.o.valid, dut.o.ready, dut.o.payload):
             contract.read(valid=bool(r_rdy), ready=bool(r_en), data=r_data, now=edge(r_period, index))
             index += 1
-            ctx.set(dut.r_en, rng.random() >= r_busy)
+            ctx.set(dut.o.ready, rng.random() >= r_busy)
 
     sim.add_testbench(writer)
     sim.add_testbench(reader, background=True)

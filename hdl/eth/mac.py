@@ -139,8 +139,8 @@ class RGMIIMAC(wiring.Component):
                    byte_valid.eq(rx_framer.o.valid), byte.eq(rx_framer.o.payload),
                    packer.i.valid.eq(byte_valid), packer.i.payload.eq(byte)]
         m.d.comb += [
-            rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
-            self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
+            rx_fifo.i.payload.eq(packer.o.payload), rx_fifo.i.valid.eq(packer.o.valid),
+            self.rx.payload.eq(rx_fifo.o.payload), self.rx.valid.eq(rx_fifo.o.valid), rx_fifo.o.ready.eq(self.rx.ready),
         ]
         # The room is a register computed a clock ahead from w_level alone, compared with constants (no carry
         # chain): w_level is a register too and misses up to two beats written on the last two clocks, which
@@ -162,9 +162,9 @@ class RGMIIMAC(wiring.Component):
         m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
         m.submodules.tx_framer = tx_framer = DomainRenamer(tx_domain)(self._tx_framer)
         m.d.comb += [
-            tx_fifo.w_data.eq(self.tx.payload), tx_fifo.w_en.eq(self.tx.valid), self.tx.ready.eq(tx_fifo.w_rdy),
-            unpacker.i.payload.eq(tx_fifo.r_data), unpacker.i.valid.eq(tx_fifo.r_rdy),
-            tx_fifo.r_en.eq(unpacker.i.ready),
+            tx_fifo.i.payload.eq(self.tx.payload), tx_fifo.i.valid.eq(self.tx.valid), self.tx.ready.eq(tx_fifo.i.ready),
+            unpacker.i.payload.eq(tx_fifo.o.payload), unpacker.i.valid.eq(tx_fifo.o.valid),
+            tx_fifo.o.ready.eq(unpacker.i.ready),
         ]
         # A three-byte queue between the unpacker and the framer: the framer's state (whether it takes a byte)
         # then moves only the queue's read side, and the unpacker's 64 enables hang on the queue's level, a
