@@ -93,7 +93,7 @@ def _fit(config, board: str | None) -> dict | None:
     if board is None:
         return None
     from .hdl.board.boards import BOARDS
-    from .hdl.core.devices import BLOCK_RAM, block_ram
+    from .hdl.lib.devices import BLOCK_RAM, block_ram
     if board in BOARDS:
         from .hdl.board.boards import board_info
         _, platform = board_info(board)

@@ -295,7 +295,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "per clock (the de-duplicator's default)")
     parser.add_argument("--pace", type=int, default=1, choices=(1, 2, 3),
                         help="with --scan parallel: 2 (3) takes a command every other (third) clock at most, for a "
-                             "faster clock (docs/measurements.md, pace=2; default 1)")
+                             "faster clock (docs/design-notes.md, pace=2 and pace=3; default 1)")
     parser.add_argument("--parity", action="store_true",
                         help="one parity bit per 8 bits of every block word: a word whose parity fails reads as "
                              "all ones (false positives, never a false negative); adds the parity_errors port")

@@ -2,8 +2,8 @@
 what its CRC matrices must cost (``build/reports/key_extractor.json``, :func:`extractor_report`).
 
 The estimate (:func:`matrix_estimate`) counts, for every constant GF(2) matrix the gateware applies
-(:meth:`apbbf.hdl.key_extractor.KeyExtractor.matrices`), an XOR tree of 4-input LUTs per row
-(:func:`apbbf.hdl.crc_maps.xor_lut4`): no sharing between rows, no muxes, no registers. Synthesis shares
+(:meth:`apbbf.hdl.packet.key_extractor.KeyExtractor.matrices`), an XOR tree of 4-input LUTs per row
+(:func:`apbbf.hdl.packet.crc_maps.xor_lut4`): no sharing between rows, no muxes, no registers. Synthesis shares
 sub-expressions and folds the muxes in, so the two numbers bracket the matrices' real share.
 
 For the Fmax the extractor is placed alone behind registers (:class:`RegisteredKeyExtractor`), as the project's
@@ -18,8 +18,7 @@ from .hdl.packet.key_extractor import KeyExtractor
 from .model.packet import KeySpec
 from .sim.designs import RegisteredKeyExtractor
 
-# RegisteredKeyExtractor is gateware (apbbf.sim.designs), still importable from here under its former name.
-__all__ = ["RegisteredKeyExtractor", "matrix_estimate", "extractor_report", "REPORT"]
+__all__ = ["matrix_estimate", "extractor_report", "REPORT"]
 
 #: Where :func:`extractor_report` writes by default.
 REPORT = Path("build") / "reports" / "key_extractor.json"

@@ -325,7 +325,7 @@ def floor_headroom(config: Config) -> bool:
 
 def time_window_facts(config: Config) -> list[str]:
     """What a time-bounded build promises, one paragraph per item, the numbers filled in: the one source of the
-    Verilog header's time-window lines (:mod:`apbbf.hdl.verilog`) and of the README's and docs' statements.
+    Verilog header's time-window lines (:mod:`apbbf.hdl.export.verilog`) and of the README's and docs' statements.
 
     Raises
     ------

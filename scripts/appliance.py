@@ -8,7 +8,7 @@ import json
 import sys
 
 from apbbf.flows.appliance import ACTIONS, BOARD_DEFAULTS, KEYS, build_appliance, markdown, summary
-from apbbf.flows.args import BUILD, REPORTS, seeds
+from apbbf.flows.args import BUILD, REPORTS, add_seeds
 
 
 def main(argv=None) -> int:
@@ -22,7 +22,7 @@ def main(argv=None) -> int:
                         help="where the filter is: block RAM, or the board's DRAM (default: block RAM if the window "
                              "fits it, else DRAM)")
     parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
-    parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
+    add_seeds(parser)
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,
                         help="stop a nextpnr run after this long and leave its seed out (default 30)")

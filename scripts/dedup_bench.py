@@ -9,12 +9,13 @@ import sys
 
 
 def main(argv=None) -> int:
+    from apbbf.flows.args import add_seeds
     from apbbf.flows.dedup_bench import JOBS, PLACER, PNR_TIMEOUT_S, ROUTERS, WIDTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
     parser.add_argument("--work", default="build/dedup_bench", help="work directory (default build/dedup_bench)")
     parser.add_argument("--quick", action="store_true", help="reuse kept place-and-route results of the same design")
-    parser.add_argument("--seeds", default="1,2,3", help="nextpnr seeds, comma-separated (default 1,2,3)")
+    add_seeds(parser)
     parser.add_argument("--widths", default=",".join(map(str, WIDTHS)),
                         help=f"data widths, comma-separated (default {','.join(map(str, WIDTHS))})")
     parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
@@ -30,7 +31,7 @@ def main(argv=None) -> int:
                         help=f"nextpnr runs at once, over every width's seeds (default {JOBS})")
     args = parser.parse_args(argv)
     from apbbf.flows.dedup_bench import run
-    results = run(args.out, args.work, quick=args.quick, seeds=tuple(int(s) for s in args.seeds.split(",")),
+    results = run(args.out, args.work, quick=args.quick, seeds=tuple(args.seeds),
                   widths=tuple(int(w) for w in args.widths.split(",")), placer=args.placer, router=args.router,
                   timeout_s=args.timeout, jobs=args.jobs, log=lambda message: print(message, flush=True))
     print()

@@ -13,13 +13,13 @@ import json
 import sys
 
 from apbbf.flows.args import BUILD, add_families, add_out, add_seeds
-from apbbf.flows.hash_timing import SEEDS, TARGET_MHZ, plot, sweep
+from apbbf.flows.hash_timing import TARGET_MHZ, plot, sweep
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_families(parser)
-    add_seeds(parser, SEEDS)
+    add_seeds(parser)
     add_out(parser, "hash_timing.json and hash_timing.png")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

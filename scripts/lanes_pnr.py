@@ -9,18 +9,16 @@ Run one at a time, in the background, under ``nice``: an ECP5-85F seed of a mult
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from apbbf.flows.args import BUILD, add_seeds
 from apbbf.flows.lanes import PLACER, ROUTER, ROUTERS, lanes_pnr
 from apbbf.model import Config
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lanes", type=int, default=2, help="lanes (default 2)")
-    parser.add_argument("--seeds", default="1", help="comma-separated nextpnr seeds (default 1)")
+    add_seeds(parser)
     parser.add_argument("--segment-blocks", type=int, default=512, help="of Config(3, 8, 64, 4, ...) (default 512)")
     parser.add_argument("--placer", default=PLACER, choices=("heap", "static", "sa"),
                         help=f"nextpnr's placer (default {PLACER})")
@@ -32,9 +30,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=None, help="seconds one nextpnr run may take (default none)")
     args = parser.parse_args(argv)
     config = Config(3, 8, 64, 4, args.segment_blocks)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    result = lanes_pnr(config, args.lanes, "ecp5", ROOT / "build" / "lanes_pnr" / str(args.lanes), reuse=True,
-                       seeds=seeds, placer=args.placer, router=args.router, jobs=args.jobs, timeout_s=args.timeout)
+    result = lanes_pnr(config, args.lanes, "ecp5", BUILD / "lanes_pnr" / str(args.lanes), reuse=True,
+                       seeds=args.seeds, placer=args.placer, router=args.router, jobs=args.jobs, timeout_s=args.timeout)
     print(json.dumps({k: result[k] for k in ("fmax_mhz", "seeds", "bram_used", "critical_path", "seconds")
                       if k in result}, indent=2))
     return 0

@@ -12,6 +12,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from apbbf.flows.args import add_seeds
 from apbbf.flows.pnr import PNR_TIMEOUT_S, run_pnr_cached
 from apbbf.model import Config
 from apbbf.sim.designs import RegisteredMemoryCore
@@ -42,7 +43,7 @@ def seed_report(result: dict, work: Path) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--depth", type=int, default=8)
-    parser.add_argument("--seeds", default="1,2,3")
+    add_seeds(parser)
     parser.add_argument("--device", default="25k", choices=["25k", "85k"])
     parser.add_argument("--freq", type=float, default=125.0, help="nextpnr's goal in MHz (default 125)")
     parser.add_argument("--out", default="build")
@@ -50,10 +51,9 @@ def main(argv=None) -> int:
     from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
     from amaranth_boards.ulx3s import ULX3S_85F_Platform
     platform = Colorlight_5A75B_R70Platform() if args.device == "25k" else ULX3S_85F_Platform()
-    seeds = tuple(int(s) for s in args.seeds.split(","))
     design = RegisteredMemoryCore(CONFIG, depth=args.depth)
     work = Path(args.out) / "memory_pnr" / f"{args.device}-d{args.depth}"
-    result = run_pnr_cached(design, platform, work, freq_mhz=args.freq, reuse=True, seeds=seeds,
+    result = run_pnr_cached(design, platform, work, freq_mhz=args.freq, reuse=True, seeds=args.seeds,
                             timeout_s=PNR_TIMEOUT_S)
     per_seed = seed_report(result, work)
     reached = [s["fmax_mhz"] for s in per_seed.values() if s["fmax_mhz"] is not None]

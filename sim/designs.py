@@ -15,12 +15,12 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..hdl.core.apbbf import APBBF
-from ..hdl.core.devices import BlockRAM
-from ..hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
+from ..hdl.lib.devices import BlockRAM
+from ..hdl.lib.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
 from ..hdl.core.hash import HashUnit
 from ..hdl.core.lanes import Lanes
 from ..hdl.core.memory_apbbf import MemoryAPBBF
-from ..hdl.packet.banked_queue import BankedQueue
+from ..hdl.lib.banked_queue import BankedQueue
 from ..hdl.packet.dedup import PacketDedup
 from ..hdl.packet.key_extractor import KeyExtractor
 from ..model.config import check_config
@@ -179,7 +179,7 @@ class RegisteredMemoryCore(wiring.Component):
 class BlockRAMProbe(wiring.Component):
     """One block RAM primitive of a device, 16 bits wide and as deep as one block holds (1024 x 16 for a DP16KD,
     256 x 16 for an SB_RAM40_4K), configured as the filter's segments use it: on an ECP5 a DP16KD with its output
-    register (:class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM`), on an iCE40 an SB_RAM40_4K instance (not an inferred
+    register (:class:`~apbbf.hdl.lib.ecp5_ram.ECP5BlockRAM`), on an iCE40 an SB_RAM40_4K instance (not an inferred
     memory: Yosys would add read-during-write logic in front of the RAM's output, and that logic, not the RAM,
     would set the clock). Write and read address, write data and write enable come from a serial shift register;
     the read data is registered in the fabric and folded to one pin behind another register. One access per port
@@ -188,7 +188,7 @@ class BlockRAMProbe(wiring.Component):
     Parameters
     ----------
     ram : BlockRAM
-        The device's block RAM (:func:`apbbf.hdl.core.devices.block_ram`).
+        The device's block RAM (:func:`apbbf.hdl.lib.devices.block_ram`).
 
     Raises
     ------
@@ -403,7 +403,7 @@ class RegisteredKeyExtractor(_RegisteredBeats, kind=KeyExtractor, name="extracto
 
 
 class RegisteredQueue(wiring.Component):
-    """A :class:`~apbbf.hdl.packet.banked_queue.BankedQueue` for timing (the de-duplicator's packet buffer,
+    """A :class:`~apbbf.hdl.lib.banked_queue.BankedQueue` for timing (the de-duplicator's packet buffer,
     :meth:`PacketDedup.packet_buffer <apbbf.hdl.packet.dedup.PacketDedup.packet_buffer>`): the entry is shifted in
     serially and written from registers with ``valid`` (registered), ``r.ready`` comes from a pin through a
     register, and the head entry and ``w.ready`` are folded (XOR) into a register in registered stages.
@@ -415,7 +415,7 @@ class RegisteredQueue(wiring.Component):
     Raises
     ------
     TypeError
-        If ``queue`` is not a :class:`~apbbf.hdl.packet.banked_queue.BankedQueue`.
+        If ``queue`` is not a :class:`~apbbf.hdl.lib.banked_queue.BankedQueue`.
     """
 
     serial_in: In(1)

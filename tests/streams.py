@@ -62,7 +62,7 @@ def run_simulation(dut, *testbenches, background=(), period: float | None = 1e-8
     """Simulate ``dut`` with a ``sync`` clock of ``period`` seconds (None: no clock, a combinational design), the
     ``testbenches`` and the ``background`` testbenches, to the end of the testbenches; with ``vcd`` (a name), the
     waveform is written to ``build/vcd/<vcd>.vcd`` (:func:`apbbf.sim.harness.run_with_vcd`). ``dut`` is
-    elaborated for ``platform`` (a :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5` builds its block RAMs as on
+    elaborated for ``platform`` (a :class:`~apbbf.hdl.lib.ecp5_ram.SimulatedECP5` builds its block RAMs as on
     ECP5)."""
     from amaranth.hdl import Fragment
     from amaranth.sim import Simulator

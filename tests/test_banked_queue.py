@@ -8,8 +8,9 @@ import re
 import pytest
 from amaranth.lib import data
 
-from apbbf.hdl.core.ecp5_ram import SimulatedECP5
-from apbbf.hdl.packet.banked_queue import STAGE_DEPTH, BankedQueue
+from apbbf.hdl.lib.ecp5_ram import SimulatedECP5
+from apbbf.hdl.lib.banked_queue import STAGE_DEPTH, BankedQueue
+from .queue_contract import QueueContract, drive
 from .streams import check_rules, get, put, rng_for, run_simulation
 
 #: A 20-bit entry in three banks (6, 7 and 7 bits: the fields straddle the banks' edges).
@@ -211,3 +212,28 @@ def test_the_banks_write_registers_are_their_own():
         if cell["type"] == "TRELLIS_FF" and found:
             kept[found.group(1)] = kept.get(found.group(1), 0) + 1
     assert kept == {"0": 7, "1": 7, "2": 6}, kept
+
+
+@pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.95, 0.4)], ids=["even", "fills"])
+@PLATFORMS
+@WRITES
+def test_contract(write_rate, read_rate, platform, registered_write):
+    """The queue contract (tests/queue_contract.py): entries in order and whole; a write refused only while the
+    block RAM's ``depth`` entries or more are held (the read stage fills behind it), never let in with
+    ``depth`` + :data:`STAGE_DEPTH` held; an entry offered no sooner than its first-entry latency and, once the
+    oldest, within as many clocks."""
+    print(f"seed {SEED}")
+    dut = BankedQueue(ENTRY, 6, bank_width=6, registered_write=registered_write)
+    first = 4 + registered_write
+    contract = QueueContract(capacity=6, limit=6 + STAGE_DEPTH, min_latency=first, max_latency=first)
+
+    async def bench(ctx):
+        await drive(ctx, contract, random.Random(SEED), w_valid=dut.w.valid, w_ready=dut.w.ready,
+                    w_data=dut.w.payload.as_value(), r_valid=dut.r.valid, r_ready=dut.r.ready,
+                    r_data=dut.r.payload.as_value(), width=ENTRY.size, cycles=800, write_rate=write_rate,
+                    read_rate=read_rate)
+
+    run_simulation(dut, bench, platform=platform)
+    assert contract.reads > 200, contract.reads
+    if write_rate > read_rate:
+        assert contract.refusals > 10, contract.refusals

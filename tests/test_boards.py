@@ -9,7 +9,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
 from apbbf.hdl.board.boards import BOARDS, ICEBreakerTop, ULX3STop, board_info
-from apbbf.hdl.core.devices import BLOCK_RAM, block_ram, check_memory
+from apbbf.hdl.lib.devices import BLOCK_RAM, block_ram, check_memory
 from apbbf.model import Config
 
 #: board -> (platform class, UART baud)

@@ -262,8 +262,8 @@ def test_seed_config_and_the_export_command(packets, tmp_path, capsys):
     import argparse
 
     from apbbf.export import add_parser as export_parser
-    from apbbf.hdl.axis_dedup import AXIStreamPacketDedup
-    from apbbf.hdl.verilog import dedup_header
+    from apbbf.hdl.export.axis_dedup import AXIStreamPacketDedup
+    from apbbf.hdl.export.verilog import dedup_header
     from apbbf.model import Config
     from apbbf.model.packet import KeySpec
 

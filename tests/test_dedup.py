@@ -358,7 +358,7 @@ def test_max_frame_in_the_pipeline():
 def test_max_frame_equals_the_gateware_at_the_edge():
     """The gateware (PacketDedup in Amaranth's simulator, 64 bits, max_frame 1000, with and without FCS) flags
     exactly the frames :func:`oversize` names unchecked, at the byte where the rule changes."""
-    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.hdl.packet.dedup import PacketDedup
     from apbbf.sim.dedup import simulate_dedup
     config = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
     for fcs in (False, True):
@@ -746,7 +746,7 @@ def test_apbbf_dedup_and_the_design_it_prints_agree(tmp_path, capsys):
     import argparse
 
     from apbbf.export import add_parser as export_parser
-    from apbbf.hdl.packet_dedup import PacketDedup
+    from apbbf.hdl.packet.dedup import PacketDedup
     from apbbf.sim.dedup import simulate_dedup
 
     seed = 23

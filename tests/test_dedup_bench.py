@@ -103,7 +103,7 @@ def test_the_packet_buffer_measured_alone_is_the_dedups():
     from amaranth.hdl import Fragment
 
     from apbbf.flows.dedup_bench import CONFIG
-    from apbbf.hdl.packet.banked_queue import BankedQueue
+    from apbbf.hdl.lib.banked_queue import BankedQueue
     from apbbf.hdl.packet.dedup import PacketDedup
     from apbbf.model import Config
     from apbbf.model.packet import KeySpec
@@ -125,7 +125,7 @@ def test_pnr_time_limit(tmp_path):
     """A nextpnr run stopped at the benchmark's time limit leaves its seed without an Fmax, listed as timed out."""
     from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
-    from apbbf.hdl.devices import block_ram
+    from apbbf.hdl.lib.devices import block_ram
     platform = target_platform("ice40")
     result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1,),
                      nextpnr_args=("--router", "router2"), timeout_s=0.01)
@@ -152,7 +152,7 @@ def test_pnr_seeds_in_parallel(tmp_path):
 
     from apbbf.sim.designs import BlockRAMProbe
     from apbbf.flows.pnr import run_pnr, target_platform
-    from apbbf.hdl.devices import block_ram
+    from apbbf.hdl.lib.devices import block_ram
     platform = target_platform("ice40")
     with ThreadPoolExecutor(max_workers=2) as pool:
         result = run_pnr(BlockRAMProbe(block_ram(platform.device)), platform, tmp_path, freq_mhz=100, seeds=(1, 2),
@@ -191,7 +191,7 @@ def test_the_timed_design_has_its_reset_on_a_global():
     from amaranth.hdl import Fragment, Instance
 
     from apbbf.flows.pnr import target_platform
-    from apbbf.hdl.core.ecp5_ram import SimulatedECP5
+    from apbbf.hdl.lib.ecp5_ram import SimulatedECP5
     from apbbf.hdl.packet.dedup import PacketDedup
     from apbbf.model import Config
     from apbbf.model.packet import KeySpec

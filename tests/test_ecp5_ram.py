@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
-"""The ECP5 block RAM of the segments (hdl/core/ecp5_ram.py): its DP16KD tiling, driven through the DP16KD model, does
-cycle for cycle what the inferred memory does (hdl/core/segments.py InferredBlockRAM); the model itself follows the
+"""The ECP5 block RAM of the segments (hdl/lib/ecp5_ram.py): its DP16KD tiling, driven through the DP16KD model, does
+cycle for cycle what the inferred memory does (hdl/lib/block_ram.py InferredBlockRAM); the model itself follows the
 DP16KD's pins; the platform picks the implementation."""
 
 import random
@@ -10,9 +10,9 @@ from amaranth import ClockSignal, Const, Fragment, Module, Signal
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 from amaranth_boards.ulx3s import ULX3S_85F_Platform
 
-from apbbf.hdl.core.devices import DP16KD_SHAPES, tile
-from apbbf.hdl.core.ecp5_ram import DP16KDModel, ECP5BlockRAM, SimulatedECP5, is_ecp5
-from apbbf.hdl.core.segments import READ_LATENCY, InferredBlockRAM, block_ram_for
+from apbbf.hdl.lib.devices import DP16KD_SHAPES, tile
+from apbbf.hdl.lib.ecp5_ram import DP16KDModel, ECP5BlockRAM, SimulatedECP5, is_ecp5
+from apbbf.hdl.lib.block_ram import READ_LATENCY, InferredBlockRAM, block_ram_for
 from .streams import run_simulation
 
 

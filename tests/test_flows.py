@@ -21,7 +21,7 @@ from amaranth_boards.ulx3s import ULX3S_85F_Platform
 from apbbf.flows import args as flow_args
 from apbbf.flows.bench import BENCH, build_sim, markdown, merge, run_mix, sim_platform
 from apbbf.flows.pnr import CLASSIC_ECP5, SEEDS, bram_pnr, core_pnr, rtlil_text, synthesize, target_platform
-from apbbf.hdl.core.devices import block_ram
+from apbbf.hdl.lib.devices import block_ram
 from apbbf.model import Config
 from apbbf.sim.cocotb import runner
 from apbbf.sim.lanesbench import build_lanes_sim

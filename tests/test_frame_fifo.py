@@ -5,15 +5,19 @@ queue is let through when the queue fills; parameters checked."""
 import random
 
 import pytest
+from amaranth.lib import data
 from amaranth.sim import Simulator
 
-from apbbf.hdl.eth.frame_fifo import FrameFIFO
+from apbbf.hdl.eth.layouts import beat_layout
+from apbbf.hdl.lib.frame_fifo import FrameFIFO
+
+from .queue_contract import QueueContract, drive
 
 SEED = 0xF1F0
 
 
 def _run(frames, *, depth=16, gaps=3, out_busy=0.0, seed=SEED):
-    dut = FrameFIFO(64, depth)
+    dut = FrameFIFO(beat_layout(64), depth)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     rng = random.Random(seed)
@@ -60,7 +64,7 @@ def test_frames_whole_and_in_order():
 
 def test_no_beat_before_the_last_is_in():
     """The output is held until the frame's last beat has been written, however slowly the beats come."""
-    dut = FrameFIFO(64, 16)
+    dut = FrameFIFO(beat_layout(64), 16)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     seen = []
@@ -90,7 +94,47 @@ def test_longer_than_the_queue_goes_through():
 
 
 @pytest.mark.parametrize("kwargs, error", [(dict(depth=8), ValueError), (dict(depth=24), ValueError),
-                                           (dict(depth=16.0), TypeError), (dict(data_width=12), ValueError)])
+                                           (dict(depth=16.0), TypeError),
+                                           (dict(layout=data.StructLayout({"data": 8})), ValueError),
+                                           (dict(layout=data.StructLayout({"last": 2})), ValueError)])
 def test_bad_parameters(kwargs, error):
     with pytest.raises(error, match=next(iter(kwargs))):
-        FrameFIFO(**kwargs)
+        FrameFIFO(**{"layout": beat_layout(64), **kwargs})
+
+
+def _frames(rng, longest):
+    """Beats (as bits of ``beat_layout(64)``) of random frames of 1 to ``longest`` beats, endlessly."""
+    layout = beat_layout(64)
+    while True:
+        length = rng.randrange(1, longest + 1)
+        for index in range(length):
+            yield layout.const({"data": rng.getrandbits(64), "keep": 0xFF, "last": index == length - 1,
+                                "user": {"error": rng.getrandbits(1)}}).as_bits()
+
+
+@pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.95, 0.4), (0.4, 0.95)],
+                         ids=["even", "fills", "drains"])
+def test_contract(write_rate, read_rate):
+    """The queue contract (tests/queue_contract.py) with frames shorter than the queue: beats in order and whole,
+    a write refused only with ``depth`` beats held, a beat offered only once its frame's last beat is in, and then
+    within two clocks."""
+    print(f"seed {SEED}")
+    dut = FrameFIFO(beat_layout(64), 16)
+    last = beat_layout(64)["last"].offset
+    contract = QueueContract(capacity=16, min_latency=1, max_latency=2,
+                             releasable=lambda held: any(beat >> last & 1 for beat, _ in held))
+    rng = random.Random(SEED)
+
+    async def bench(ctx):
+        await drive(ctx, contract, rng, w_valid=dut.i.valid, w_ready=dut.i.ready, w_data=dut.i.payload.as_value(),
+                    r_valid=dut.o.valid, r_ready=dut.o.ready, r_data=dut.o.payload.as_value(),
+                    width=beat_layout(64).size, cycles=1000, write_rate=write_rate, read_rate=read_rate,
+                    entries=_frames(rng, 12))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    assert contract.reads > 300, contract.reads
+    if write_rate > read_rate:
+        assert contract.refusals > 10, contract.refusals

@@ -11,13 +11,14 @@ from apbbf.hdl.board.host_parser import HostParser
 from apbbf.hdl.board.uart import UARTReceiver, UARTTransmitter
 from apbbf.hdl.core.apbbf import APBBF
 from apbbf.hdl.core.buffer import CircularBuffer
-from apbbf.hdl.core.ecp5_ram import ECP5BlockRAM
+from apbbf.hdl.lib.ecp5_ram import ECP5BlockRAM
 from apbbf.hdl.core.hash import HashUnit
 from apbbf.hdl.core.lanes import LaneHash, Lanes
 from apbbf.hdl.core.response import ResponseQueue
 from apbbf.hdl.core.scan_fsm import FSMScan
 from apbbf.hdl.core.scan_parallel import ParallelScan
-from apbbf.hdl.core.segments import InferredBlockRAM, Segments
+from apbbf.hdl.core.segments import Segments
+from apbbf.hdl.lib.block_ram import InferredBlockRAM
 from apbbf.hdl.export.axi_memory import AXI4MemoryAdapter, AXI4Signature
 from apbbf.hdl.export.axis import AXIStreamAPBBF
 from apbbf.hdl.export.axis_dedup import AXIStreamPacketDedup

@@ -142,7 +142,7 @@ def test_multi_range_properties():
 
 def test_trailer_matrix_several_lengths():
     """trailer_matrix over several lengths equals the CRC register fed the trailer block the model builds."""
-    from apbbf.hdl.crc_maps import crc_model, trailer_matrix
+    from apbbf.hdl.packet.crc_maps import crc_model, trailer_matrix
     model = crc_model()
     rng = random.Random(4)
     rows = trailer_matrix(18, 3)
@@ -160,7 +160,7 @@ def test_trailer_matrix_several_lengths():
 def test_zeros_matrix_is_the_register_fed_zeros(nbytes):
     """zeros_matrix (powers by squaring) equals the bit-serial register fed ``nbytes`` zero bytes, on random
     states."""
-    from apbbf.hdl.crc_maps import crc_model, zeros_matrix
+    from apbbf.hdl.packet.crc_maps import crc_model, zeros_matrix
     model, rng = crc_model(), random.Random(nbytes)
     rows = zeros_matrix(nbytes)
     for _ in range(4):
@@ -193,7 +193,7 @@ def test_matrix_estimate():
     stage, more slots costing more."""
     from apbbf.extractor_cost import matrix_estimate
     from apbbf.sim.designs import RegisteredKeyExtractor
-    from apbbf.hdl.crc_maps import xor_lut4
+    from apbbf.hdl.packet.crc_maps import xor_lut4
     assert xor_lut4([0, 1, 0b11, 0b1111, 0b11111, (1 << 10) - 1]) == 0 + 0 + 1 + 1 + 2 + 3
     one = matrix_estimate(KeyExtractor(SPECS["l3l4"], 64))
     assert set(one["stages"]) == {"step", "pad", "zeros", "trailer"} and one["total"] == sum(one["stages"].values())

@@ -46,7 +46,7 @@ def test_wheel_contains_only_apbbf(dist):
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top <= {"apbbf", f"apbbf-{apbbf.__version__}.dist-info"}, top
-    for module in ("apbbf/model/filters.py", "apbbf/hdl/core/apbbf.py", "apbbf/hdl/core/devices.py",
+    for module in ("apbbf/model/filters.py", "apbbf/hdl/core/apbbf.py", "apbbf/hdl/lib/devices.py",
                    "apbbf/hdl/packet/dedup.py", "apbbf/hdl/export/verilog.py", "apbbf/hdl/board/boards.py", "apbbf/sim/harness.py",
                    "apbbf/sim/verilator.py", "apbbf/sim/cocotb/runner.py", "apbbf/cli.py", "apbbf/toolchain.py",
                    "apbbf/flows/bench.py", "apbbf/fusesoc/apbbf.core", "apbbf/fusesoc/apbbf_gen.py",

@@ -19,9 +19,10 @@ from amaranth.sim import Simulator
 
 from apbbf.hdl import APBBF
 from apbbf.hdl.export.axis import AXIStreamAPBBF
-from apbbf.hdl.core.devices import block_ram, check_memory
-from apbbf.hdl.core.ecp5_ram import ECP5BlockRAM, SimulatedECP5
-from apbbf.hdl.core.segments import InferredBlockRAM, Segments
+from apbbf.hdl.lib.devices import block_ram, check_memory
+from apbbf.hdl.lib.ecp5_ram import ECP5BlockRAM, SimulatedECP5
+from apbbf.hdl.core.segments import Segments
+from apbbf.hdl.lib.block_ram import InferredBlockRAM
 from apbbf.hdl.export.verilog import generate_verilog
 from apbbf.model import Config, Op
 from apbbf.sim.cycles import accept_schedule

@@ -320,7 +320,7 @@ def test_time_window_facts():
     """The facts the README, docs/verilog.md and the Verilog header state, from one function: the shift
     interval's formula and value, the planned rate, the floor's headroom (or its absence, with the numbers),
     the time step limit, the restart and the counters."""
-    from apbbf.hdl.verilog import header
+    from apbbf.hdl.export.verilog import header
     from apbbf.model.timeanalysis import floor_headroom, time_window_facts, tolerated_burst
     facts = " ".join(time_window_facts(TRICKLE))
     assert "span // l + 1 = 2000 // 8 + 1 = 251 ticks" in facts
@@ -380,9 +380,9 @@ def test_docs_state_the_generated_latency():
     it."""
     from pathlib import Path
 
-    from apbbf.hdl.hash import hash_latency
-    from apbbf.hdl.scan_parallel import response_latency
-    from apbbf.hdl.verilog import header
+    from apbbf.hdl.core.hash import hash_latency
+    from apbbf.hdl.core.scan_parallel import response_latency
+    from apbbf.hdl.export.verilog import header
     root = Path(__file__).resolve().parents[1]
     readme, docs = (root / "docs" / "core.md").read_text(), (root / "docs" / "verilog.md").read_text()
     narrow, wide = Config(3, 8), Config(3, 8, key_width=128)

@@ -6,10 +6,11 @@ import pytest
 from amaranth import Shape
 
 from apbbf.hdl.core.buffer import BufferSignature, CircularBuffer, buffer_signature
-from apbbf.hdl.core.ecp5_ram import BlockRAMSignature, ECP5BlockRAM, block_ram_signature
+from apbbf.hdl.lib.ecp5_ram import BlockRAMSignature, ECP5BlockRAM, block_ram_signature
 from apbbf.hdl.core.hash import HashSignature, HashUnit, hash_signature
 from apbbf.hdl.core.scan import ScanSignature, scan_signature
-from apbbf.hdl.core.segments import InferredBlockRAM, SegmentAccessSignature, Segments, segment_access_signature
+from apbbf.hdl.core.segments import SegmentAccessSignature, Segments, segment_access_signature
+from apbbf.hdl.lib.block_ram import InferredBlockRAM
 from apbbf.hdl.core.types import Op as HdlOp, command_layout, response_layout
 from apbbf.model import Config, Op as ModelOp
 

@@ -10,8 +10,9 @@ from collections import deque
 import pytest
 from amaranth.back import rtlil
 
-from apbbf.hdl.packet.ungated_fifo import UngatedFIFO
+from apbbf.hdl.lib.ungated_fifo import UngatedFIFO
 
+from .queue_contract import QueueContract, drive
 from .streams import run_simulation
 
 
@@ -124,3 +125,25 @@ def test_each_slice_reads_at_its_own_address_after_synthesis():
         if cell["type"] == "TRELLIS_FF" and found:
             registers[found.group(0)] = registers.get(found.group(0), 0) + 1
     assert registers == {f"{stem}{n}": 4 for stem in ("produce", "consume", "taken_at") for n in range(4)}, registers
+
+
+@pytest.mark.parametrize("depth, taken, slices", [(2, False, 1), (5, True, 1), (8, True, 3)])
+@pytest.mark.parametrize("write_rate, read_rate", [(0.9, 0.9), (0.95, 0.3)], ids=["even", "fills"])
+def test_contract(depth, taken, slices, write_rate, read_rate):
+    """The queue contract (tests/queue_contract.py), for a writer that never writes it full: entries in order, a
+    write refused only with ``depth`` held, an entry offered the clock after its write and the clock it becomes
+    the oldest."""
+    seed = 70 + depth
+    print(f"seed {seed}")
+    dut = UngatedFIFO(width=12, depth=depth, taken=taken, slices=slices)
+    contract = QueueContract(capacity=depth, min_latency=1, max_latency=1)
+
+    async def bench(ctx):
+        await drive(ctx, contract, random.Random(seed), w_valid=dut.w_en, w_ready=dut.w_rdy, w_data=dut.w_data,
+                    r_valid=dut.r_rdy, r_ready=dut.r_en, r_data=dut.r_data, width=12, cycles=800,
+                    write_rate=write_rate, read_rate=read_rate, gated_writer=True)
+
+    run_simulation(dut, bench)
+    assert contract.reads > 200, contract.reads
+    if write_rate > read_rate:
+        assert contract.refusals > 10, contract.refusals          # the edge where the queue is full is exercised

@@ -23,6 +23,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from .. import toolchain
+from .pnr import SEEDS
 
 __all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "DRAM", "MEMORIES", "ACTIONS", "KEYS",
            "DP16KD_COUNT", "block_ram", "choose_memory", "memory_numbers",
@@ -159,9 +160,9 @@ DP16KD_COUNT = {"LFE5U-25F": 56, "LFE5UM-45F": 108}
 
 
 def block_ram(board: str):
-    """The :class:`~apbbf.hdl.core.devices.BlockRAM` of ``board``'s device: the ECP5-85F's DP16KD, counted for
+    """The :class:`~apbbf.hdl.lib.devices.BlockRAM` of ``board``'s device: the ECP5-85F's DP16KD, counted for
     the smaller device."""
-    from ..hdl.core.devices import BLOCK_RAM
+    from ..hdl.lib.devices import BLOCK_RAM
     device = _platform(board).device
     return replace(BLOCK_RAM["LFE5U-85F"], device=device, count=DP16KD_COUNT[device],
                    source=f"Lattice ECP5 and ECP5-5G Family Data Sheet (FPGA-DS-02012), Table 1.1: "
@@ -231,7 +232,7 @@ def _run(command, cwd, log=None, timeout=None):
 
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
-                    action: str = "drop", key: str = "l3l4", seeds=(1,), jobs: int = 1, pnr_minutes: float = 30,
+                    action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1, pnr_minutes: float = 30,
                     placer: str = "static", router: str = "router2", build: bool = True,
                     memory: str | None = None) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
@@ -253,7 +254,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         for the de-duplicator's clock, :func:`apbbf.flows.litedram.generate`, added to the build); None: block
         RAM if the window fits it, else the DRAM (:func:`choose_memory`).
     seeds : sequence of int
-        nextpnr seeds.
+        nextpnr seeds (default :data:`apbbf.flows.pnr.SEEDS`).
     jobs : int
         nextpnr runs at a time.
     pnr_minutes : float

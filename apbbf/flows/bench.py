@@ -9,7 +9,7 @@ of the ECP5 Config (:class:`~apbbf.hdl.core.lanes.Lanes`, a slot per lane) on EC
 
 1. **Ops per cycle.** The bare core (``APBBF(config, scan=...)``, Verilog from ``amaranth.back.verilog``,
    elaborated as for the case's family: on ECP5 with the DP16KD model in place of each block RAM instance,
-   :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5`, so that the netlist simulated is the one placed and routed) is
+   :class:`~apbbf.hdl.lib.ecp5_ram.SimulatedECP5`, so that the netlist simulated is the one placed and routed) is
    driven by the generated C++ Verilator testbench of :mod:`apbbf.sim.corebench` (file mode) with ``cmd.valid``
    and ``rsp.ready`` always high. The command stream is generated here (fixed seed) and written to a file the
    testbench reads: a prefill of ``window`` INSERTs, then ``commands`` commands of one op mix (QUERY, INSERT,
@@ -123,7 +123,7 @@ BENCH = {
 
 def sim_platform(family: str):
     """What the simulated core is elaborated for, so that it is the netlist placed and routed for ``family``:
-    :class:`~apbbf.hdl.core.ecp5_ram.SimulatedECP5` for ``"ecp5"`` (the DP16KD model in place of each instance),
+    :class:`~apbbf.hdl.lib.ecp5_ram.SimulatedECP5` for ``"ecp5"`` (the DP16KD model in place of each instance),
     ``None`` for ``"ice40"`` (the inferred memory Yosys maps to SB_RAM40_4K).
 
     Raises
@@ -131,7 +131,7 @@ def sim_platform(family: str):
     ValueError
         If ``family`` is not a key of :data:`apbbf.flows.pnr.TARGETS`.
     """
-    from ..hdl.core.ecp5_ram import SimulatedECP5
+    from ..hdl.lib.ecp5_ram import SimulatedECP5
     if family not in TARGETS:
         raise ValueError(f"family must be one of {', '.join(TARGETS)}, not {family!r}")
     return SimulatedECP5() if family == "ecp5" else None
@@ -490,7 +490,7 @@ def run(*, cases=tuple(BENCH), commands: int = 100_000, seed: int = 6, jobs: int
         If a case is unknown, ``commands`` or ``jobs`` is out of range, or a benchmark config does not fit its
         device's block RAM (checked before anything runs).
     """
-    from ..hdl.core.devices import block_ram, check_memory
+    from ..hdl.lib.devices import block_ram, check_memory
     from ..model.config import check_integer
     t0 = time.monotonic()
 

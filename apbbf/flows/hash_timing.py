@@ -22,15 +22,12 @@ from .. import toolchain
 from ..hdl.core.hash import hash_latency, hash_stages
 from ..model.config import Config, check_config, check_integer
 from ..sim.designs import BareHash, RegisteredHash
-from .pnr import TARGETS, target_platform
+from .pnr import SEEDS, TARGETS, target_platform
 
-# RegisteredHash is gateware (apbbf.sim.designs), still importable from here under its former name.
-__all__ = ["CONFIGS", "SEEDS", "TARGET_MHZ", "RegisteredHash", "hash_pnr", "sweep", "plot"]
+__all__ = ["CONFIGS", "TARGET_MHZ", "hash_pnr", "sweep", "plot"]
 
 #: What each family's hash must reach on its own (MHz): above the core's 150-200 MHz on ECP5, 75 on iCE40.
 TARGET_MHZ = {"ecp5": 200.0, "ice40": 75.0}
-#: nextpnr seeds of each run.
-SEEDS = (1, 2, 3)
 #: family -> the Configs measured there: the board defaults (ULX3S-85F, iCEBreaker), the benchmark's config,
 #: and a folded 104-bit key (a 5-tuple) on ECP5.
 CONFIGS = {

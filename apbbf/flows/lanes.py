@@ -4,8 +4,7 @@ Fmax times the commands per clock measured in simulation on random keys (:mod:`a
 from ..sim.designs import RegisteredLanes
 from .pnr import SEEDS, TARGETS, run_pnr_cached, target_platform
 
-# RegisteredLanes is gateware (apbbf.sim.designs), still importable from here under its former name.
-__all__ = ["PLACER", "ROUTERS", "ROUTER", "RegisteredLanes", "lanes_pnr"]
+__all__ = ["PLACER", "ROUTERS", "ROUTER", "lanes_pnr"]
 
 
 #: nextpnr's placer for the lanes filter: with the default analytic placer and router1, two lanes of the
@@ -26,7 +25,7 @@ def lanes_pnr(config, lanes: int, family: str, work, *, reuse: bool = False, see
     :func:`apbbf.flows.pnr.core_pnr` (the memory of all lanes must fit the device's block RAM), with nextpnr's
     ``placer`` and ``router`` (default: :data:`ROUTERS`, else :data:`ROUTER`), ``jobs`` seeds at once, each stopped
     after ``timeout_s``."""
-    from ..hdl.core.devices import check_memory
+    from ..hdl.lib.devices import check_memory
     platform = target_platform(family)
     check_memory(config, platform.device, lanes=lanes)
     router = router or ROUTERS.get(lanes, ROUTER)

@@ -336,11 +336,11 @@ def core_pnr(config, family: str, work, *, scan: str = "fsm", reuse: bool = Fals
         If ``config`` is not a Config.
     ValueError
         If ``family`` or ``scan`` is unknown, or the filter does not fit the device's block RAM
-        (:func:`apbbf.hdl.core.devices.check_memory`).
+        (:func:`apbbf.hdl.lib.devices.check_memory`).
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
     """
-    from ..hdl.core.devices import check_memory
+    from ..hdl.lib.devices import check_memory
     from ..sim.designs import RegisteredCore
     platform = target_platform(family)
     check_memory(config, platform.device)
@@ -359,7 +359,7 @@ def bram_pnr(family: str, work, *, reuse: bool = False, seeds=SEEDS) -> dict:
     subprocess.CalledProcessError
         If Yosys or nextpnr fails.
     """
-    from ..hdl.core.devices import block_ram
+    from ..hdl.lib.devices import block_ram
     from ..sim.designs import BlockRAMProbe
     platform = target_platform(family)
     probe = BlockRAMProbe(block_ram(platform.device))

@@ -32,7 +32,7 @@ from amaranth import Module
 from amaranth.lib import io, wiring
 
 from ...model.config import Config, check_config, check_integer
-from ..core.devices import block_ram, check_memory
+from ..lib.devices import block_ram, check_memory
 from .filter_over_uart import FilterOverUART
 from .host_interface import MAX_BATCH_LIMIT
 
@@ -43,7 +43,7 @@ class _BoardTop(wiring.Component):
     """Common part of the board tops: a :class:`FilterOverUART` with its clock and pins.
 
     The clock is the board platform's default clock (``make_platform().default_clk_frequency``), the block RAM
-    that of its device (``make_platform().device``, :mod:`apbbf.hdl.core.devices`); the baud rate is the board's
+    that of its device (``make_platform().device``, :mod:`apbbf.hdl.lib.devices`); the baud rate is the board's
     choice (:attr:`uart_baud`) and must divide that clock exactly (see the module docstring).
 
     Parameters
@@ -59,7 +59,7 @@ class _BoardTop(wiring.Component):
         If ``config`` is not a Config or ``max_batch`` not an integer.
     ValueError
         If ``max_batch`` is out of range, or the filter and the host interface's key buffer need more block RAM
-        than the board's device has (:func:`apbbf.hdl.core.devices.check_memory`).
+        than the board's device has (:func:`apbbf.hdl.lib.devices.check_memory`).
     """
 
     #: overridden per board: a function that returns the board's platform (an amaranth-boards instance)

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from .buffer import CircularBuffer
-from .devices import check_parity
+from ..lib.devices import check_parity
 from .hash import HashUnit
 from .scan_fsm import FSMScan
 from .scan_parallel import ParallelScan, check_pace

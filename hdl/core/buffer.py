@@ -673,7 +673,7 @@ class CircularBuffer(wiring.Component):
         # compare's result only goes to its own group's registers. An odd copy holds the complement ~now, and ``now >= deadline`` is then the sign of ~now + deadline
         # (= ~(now - deadline)): an adder, the same carry chain, with no inverter in front of it.
         # Without the lookahead (pace 2 and 3) copy 0 alone: there the copies measured slower (the de-duplicator
-        # at 64 bits, docs/measurements.md), the compares not being its limit.
+        # at 64 bits, docs/design-notes.md), the compares not being its limit.
         time = self.stage_time
         copies = STAGE_TIME_COPIES if self._lookahead else 1
         deadline_copy = {"segment": lambda j: 2 * j // P % copies, "ring": 2 % copies, "shift": 3 % copies}

@@ -8,11 +8,11 @@ from ...model.config import Config, check_config, check_integer
 from ...model.hashing import HashSpec
 from ...model.lanes import check_lanes, lane_masks
 from .apbbf import APBBF, SCANS
-from .credits import credit_flag
+from ..lib.credits import credit_flag
 from .hash import HashUnit, selected_bits, tree_groups, hash_latency
 from .scan_parallel import queue_depth
 from .types import Op
-from ..packet.ungated_fifo import UngatedFIFO
+from ..lib.ungated_fifo import UngatedFIFO
 
 __all__ = ["LaneHash", "Lanes", "slot_command_layout", "slot_response_layout", "lanes_command_layout",
            "lanes_response_layout"]
@@ -56,9 +56,9 @@ def _one_hot_pick(select, values):
 
 class LaneHash(HashUnit):
     """The lane of a key (:class:`apbbf.model.lanes.LaneSpec`), pipelined as the hash unit: fold, mixer, then an
-    XOR tree per lane bit in place of the segment hashes; :func:`~apbbf.hdl.hash.hash_latency` cycles.
+    XOR tree per lane bit in place of the segment hashes; :func:`~apbbf.hdl.core.hash.hash_latency` cycles.
 
-    It is a :class:`~apbbf.hdl.hash.HashUnit` with other output masks, so the fold and the mixer are the hash
+    It is a :class:`~apbbf.hdl.core.hash.HashUnit` with other output masks, so the fold and the mixer are the hash
     unit's own (one definition of the mixer in gateware).
 
     Parameters
@@ -71,7 +71,7 @@ class LaneHash(HashUnit):
     ----------
     key : In(key_width)
     en : In(1)
-        Load the pipeline registers (as :class:`~apbbf.hdl.hash.HashUnit`'s ``en``).
+        Load the pipeline registers (as :class:`~apbbf.hdl.core.hash.HashUnit`'s ``en``).
     lane : Out(range(lanes))
         The lane of the key that entered :attr:`latency` loads ago.
     """

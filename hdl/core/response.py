@@ -6,7 +6,7 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from .credits import stepped
+from ..lib.credits import stepped
 from .types import response_layout
 
 __all__ = ["ResponseQueue"]

@@ -15,7 +15,7 @@ from ..core.memory_port import MemoryPortSignature
 from ..dram.litedram import LiteDRAMMemory
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
 from .ecp5_pll import ECP5PLL
-from .frame_fifo import FrameFIFO
+from ..lib.frame_fifo import FrameFIFO
 from .layouts import beat_layout
 from .loopback import BOARD_PHYS
 from .mac import COUNTERS, RGMIIMAC
@@ -179,7 +179,7 @@ class ApplianceCore(wiring.Component):
                          queue.r_en.eq(port1.tx.ready)]
             to_port1 = queue.w_data
         else:
-            m.submodules.port1_queue = queue = FrameFIFO(self._data_width)
+            m.submodules.port1_queue = queue = FrameFIFO(beat_layout(self._data_width))
             m.d.comb += [queue.i.valid.eq(dedup.o.valid), dedup.o.ready.eq(queue.i.ready)]
             to_port1 = queue.i.payload.as_value()
             wiring.connect(m, queue.o, port1.tx)
@@ -190,7 +190,7 @@ class ApplianceCore(wiring.Component):
         bad = dedup.o.payload.user.errored if self._dedup.action == "drop" else port0.rx.payload.user.error
         m.d.comb += [beat.data.eq(dedup.o.payload.data), beat.keep.eq(dedup.o.payload.keep),
                      beat.last.eq(dedup.o.payload.last), beat.user.error.eq(bad)]
-        m.submodules.port0_queue = port0_queue = FrameFIFO(self._data_width)
+        m.submodules.port0_queue = port0_queue = FrameFIFO(beat_layout(self._data_width))
         wiring.connect(m, port1.rx, port0_queue.i)
         wiring.connect(m, port0_queue.o, port0.tx)
 

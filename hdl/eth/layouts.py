@@ -1,5 +1,5 @@
 """The shapes the Ethernet blocks pass between them: GMII bytes in the PHY's clock domains, frame bytes with their
-end and error, and the frame beats of the user's side (the shape :class:`~apbbf.hdl.packet_dedup.PacketDedup`
+end and error, and the frame beats of the user's side (the shape :class:`~apbbf.hdl.packet.dedup.PacketDedup`
 takes, without the time)."""
 
 from amaranth.lib import data, wiring

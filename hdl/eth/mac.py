@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .beat_packer import BeatPacker
 from .beat_unpacker import BeatUnpacker
-from .cdc_fifo import RegisteredAsyncFIFO
+from ..lib.cdc_fifo import RegisteredAsyncFIFO
 from .layouts import MIN_IFG, beat_layout, byte_layout, check_data_width
 from .rgmii import RGMII, check_rgmii_parameters
 from .rx_framer import RXFramer
@@ -31,8 +31,8 @@ class RGMIIMAC(wiring.Component):
 
     Receive: the PHY's clock clocks a receive domain inside the MAC; frames are checked (:class:`RXFramer`),
     packed into beats (:class:`BeatPacker`) and cross to ``sync`` through a
-    :class:`~apbbf.hdl.eth.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and
-    :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` in its output stage). They come out on ``rx`` without preamble,
+    :class:`~apbbf.hdl.lib.cdc_fifo.RegisteredAsyncFIFO` of ``rx_depth`` beats (and
+    :data:`~apbbf.hdl.lib.cdc_fifo.STAGE_DEPTH` in its output stage). They come out on ``rx`` without preamble,
     SFD or FCS, with ``user.error`` on the last beat of a bad one (bad FCS, PHY error, runt, or cut short because
     ``rx`` was held back until the FIFO filled). The receive side is reset by ``sync``'s reset.
 
@@ -60,7 +60,7 @@ class RGMIIMAC(wiring.Component):
         The transmit clock domain, 125 MHz; it also clocks ``tx_clk`` to the PHY.
     rx_depth, tx_depth : int
         Beats in the receive and transmit FIFOs' memories, powers of 2 from 4 (each FIFO holds
-        :data:`~apbbf.hdl.eth.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
+        :data:`~apbbf.hdl.lib.cdc_fifo.STAGE_DEPTH` more in its output stage). The receive FIFO absorbs the time
         ``rx`` is held back (512 beats of 64 bits: 4 KiB, 33 us at line rate); the transmit FIFO only has to cover the clocks' drift and the user side's
         latency (``tx`` is held back when it is full), and a short one keeps its pointers' logic fast.
     rx_delay, tx_delay : float
@@ -139,8 +139,8 @@ class RGMIIMAC(wiring.Component):
                    byte_valid.eq(rx_framer.o.valid), byte.eq(rx_framer.o.payload),
                    packer.i.valid.eq(byte_valid), packer.i.payload.eq(byte)]
         m.d.comb += [
-            rx_fifo.w_data.eq(packer.o.payload), rx_fifo.w_en.eq(packer.o.valid),
-            self.rx.payload.eq(rx_fifo.r_data), self.rx.valid.eq(rx_fifo.r_rdy), rx_fifo.r_en.eq(self.rx.ready),
+            rx_fifo.i.payload.eq(packer.o.payload), rx_fifo.i.valid.eq(packer.o.valid),
+            self.rx.payload.eq(rx_fifo.o.payload), self.rx.valid.eq(rx_fifo.o.valid), rx_fifo.o.ready.eq(self.rx.ready),
         ]
         # The room is a register computed a clock ahead from w_level alone, compared with constants (no carry
         # chain): w_level is a register too and misses up to two beats written on the last two clocks, which
@@ -162,9 +162,9 @@ class RGMIIMAC(wiring.Component):
         m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
         m.submodules.tx_framer = tx_framer = DomainRenamer(tx_domain)(self._tx_framer)
         m.d.comb += [
-            tx_fifo.w_data.eq(self.tx.payload), tx_fifo.w_en.eq(self.tx.valid), self.tx.ready.eq(tx_fifo.w_rdy),
-            unpacker.i.payload.eq(tx_fifo.r_data), unpacker.i.valid.eq(tx_fifo.r_rdy),
-            tx_fifo.r_en.eq(unpacker.i.ready),
+            tx_fifo.i.payload.eq(self.tx.payload), tx_fifo.i.valid.eq(self.tx.valid), self.tx.ready.eq(tx_fifo.i.ready),
+            unpacker.i.payload.eq(tx_fifo.o.payload), unpacker.i.valid.eq(tx_fifo.o.valid),
+            tx_fifo.o.ready.eq(unpacker.i.ready),
         ]
         # A three-byte queue between the unpacker and the framer: the framer's state (whether it takes a byte)
         # then moves only the queue's read side, and the unpacker's 64 enables hang on the queue's level, a

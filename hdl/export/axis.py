@@ -47,7 +47,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ..core.apbbf import APBBF
-from ..core.devices import check_parity
+from ..lib.devices import check_parity
 
 __all__ = ["AXIStreamAPBBF", "CommandFormat", "ResponseFormat", "connect_core", "stream_members"]
 

@@ -7,7 +7,12 @@ A beat carries ``slots`` commands, each in its own byte-aligned field of the cor
 says which bytes hold data: a slot is valid iff the ``tkeep`` bit of its first byte is set (the other bytes of
 the slot are ignored; a sender sets all of a slot's bits or none). The response beat answers the command beat,
 slot for slot: one byte per slot in :class:`~apbbf.hdl.export.axis.ResponseFormat`, with ``tkeep`` set on the
-bytes of the slots that held a command. Command order is beat order, then slot 0 (the least significant) first.
+bytes of the slots that held a command; the byte of a slot without one is zero. Command order is beat order, then
+slot 0 (the least significant) first.
+
+After a reset ``s_axis_cmd_tready`` is high from the first clock edge, unlike the single core's wrapper (which holds it
+low while the core clears its memories): the beats queue in the lanes' queues (up to their room) while the cores
+clear, and are answered in order once they are done.
 
 =====================  =====  ==========================  =====================================================
 Port                   Dir    Width                       Meaning
@@ -23,7 +28,7 @@ Port                   Dir    Width                       Meaning
 
 from __future__ import annotations
 
-from amaranth import ClockDomain, Module
+from amaranth import ClockDomain, Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -100,7 +105,9 @@ class AXIStreamLanes(wiring.Component):
 
     Like :class:`~apbbf.hdl.export.axis.AXIStreamAPBBF`, the wrapper defines its ``sync`` domain from ``aclk``
     and ``~aresetn`` and gates ``s_axis_cmd_tready`` and ``m_axis_rsp_tvalid`` with ``aresetn``; beats in flight
-    at a reset are dropped without a response. It adds no registers.
+    at a reset are dropped without a response. ``s_axis_cmd_tready`` is high from the first edge after a reset
+    (the beats queue while the cores clear). A response slot without a command reads zero. It adds no
+    registers.
 
     Parameters
     ----------
@@ -170,7 +177,8 @@ class AXIStreamLanes(wiring.Component):
 
     def elaborate(self, platform):
         # Only renaming and slicing: each slot's fields at their CommandFormat offsets, its valid bit from the
-        # tkeep bit of its first byte, and the response slots' valid bits back out as tkeep.
+        # tkeep bit of its first byte, and the response slots' valid bits back out as tkeep; an empty response
+        # slot's byte is zeroed (the core leaves whatever its last answer there was).
         m = Module()
         m.domains.sync = sync = ClockDomain("sync", local=True)
         m.d.comb += [sync.clk.eq(self.aclk), sync.rst.eq(~self.aresetn)]
@@ -186,9 +194,10 @@ class AXIStreamLanes(wiring.Component):
                 command.op.eq(tdata[:2]),
                 command.key.eq(tdata[slot.key_offset:slot.key_offset + c.key_width]),
                 self.m_axis_rsp_tkeep[s].eq(response.valid),
-                self.m_axis_rsp_tdata[8 * s:8 * s + 2].eq(response.op),
-                self.m_axis_rsp_tdata[8 * s + ResponseFormat.hit_bit].eq(response.hit),
-                self.m_axis_rsp_tdata[8 * s + ResponseFormat.reserved_bit].eq(response.op.as_value() == 3),
+                self.m_axis_rsp_tdata[8 * s:8 * s + 2].eq(Mux(response.valid, response.op, 0)),
+                self.m_axis_rsp_tdata[8 * s + ResponseFormat.hit_bit].eq(response.valid & response.hit),
+                self.m_axis_rsp_tdata[8 * s + ResponseFormat.reserved_bit].eq(
+                    response.valid & (response.op.as_value() == 3)),
             ]
             if c.timed:
                 m.d.comb += command.time.eq(tdata[slot.time_offset:slot.time_offset + c.time_width])

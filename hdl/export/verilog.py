@@ -22,7 +22,7 @@ from ...model.config import check_config
 from ...model.packet import FrameClass
 from ...model.timeanalysis import time_window_facts
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
-from ..core.devices import check_parity, parity_bits
+from ..lib.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
 from ..core.scan_fsm import restart_cycles as fsm_restart_cycles
 from ..core.scan_parallel import check_pace, response_latency, restart_cycles as parallel_restart_cycles
@@ -450,7 +450,9 @@ def lanes_header(top, name: str = LANES_MODULE) -> str:
     lines += [
         "",
         "Ports (all synchronous to the rising edge of aclk):",
-        "  aclk, aresetn (synchronous, active low; beats in flight are dropped, every lane's memory is cleared)",
+        "  aclk, aresetn (synchronous, active low; beats in flight are dropped, every lane's memory is cleared;"
+        " s_axis_cmd_tready is high from the first edge after it: beats queue (up to the queues' room) while the memories"
+        f" clear, for {c.segment_blocks} cycles, and are answered in order after)",
         f"  s_axis_cmd_tvalid/tready, s_axis_cmd_tdata[{fmt.width - 1}:0], s_axis_cmd_tkeep[{fmt.keep_width - 1}:0]"
         "  command beats",
         f"  m_axis_rsp_tvalid/tready, m_axis_rsp_tdata[{8 * slots - 1}:0], m_axis_rsp_tkeep[{slots - 1}:0]  "
@@ -463,7 +465,7 @@ def lanes_header(top, name: str = LANES_MODULE) -> str:
         + (f", [{fmt.slot.time_offset + c.time_width - 1}:{fmt.slot.time_offset}] time" if c.timed else "")
         + f"; the slot holds a command iff s_axis_cmd_tkeep[{fmt.slot_bytes}*s] is set",
         "  response slot s at bits [8*s +: 8]: [1:0] op, [2] hit, [3] reserved op (not executed); "
-        "m_axis_rsp_tkeep[s] iff command slot s held a command",
+        "m_axis_rsp_tkeep[s] iff command slot s held a command; the byte of a slot without one is 0",
         "  command order: beat order, then slot 0 first",
     ]
     wrapped = []

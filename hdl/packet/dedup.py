@@ -11,12 +11,12 @@ from ...model.config import Config, check_config, check_integer
 from ...model.dedup import Action, Status
 from ...model.packet import KeySpec
 from ..core.apbbf import SCANS, APBBF
-from ..core.credits import credit_flag
 from ..core.memory_apbbf import MemoryAPBBF
 from ..core.memory_port import MemoryPortSignature, check_depth
-from .banked_queue import BankedQueue
+from ..lib.credits import credit_flag
+from ..lib.banked_queue import BankedQueue
 from .key_extractor import KeyExtractor
-from .ungated_fifo import UngatedFIFO
+from ..lib.ungated_fifo import UngatedFIFO
 from ..core.types import Op
 
 __all__ = ["DATA_WIDTHS", "MEMORY_SCAN", "in_beat_layout", "out_beat_layout", "PacketDedup"]

@@ -20,7 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
 from .crc_maps import apply_rows, compose, crc_model, state_basis, step_matrix, trailer_matrix, transform, zeros_matrix
-from .ungated_fifo import UngatedFIFO
+from ..lib.ungated_fifo import UngatedFIFO
 from ...model.packet import BLOCK_BYTES, ETHERTYPE_IPV4, ETHERTYPE_IPV6, TPIDS, FrameClass, KeySpec
 
 __all__ = ["KeyExtractor", "KINDS", "beat_layout", "key_layout"]
@@ -75,7 +75,7 @@ def _pad_rows(step: int, shift: int):
 
 
 def _partial_sums(rows, inputs: int, size: int = 8):
-    """``rows`` (a matrix as :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives it, on ``inputs`` bits) split for
+    """``rows`` (a matrix as :meth:`~apbbf.hdl.packet.crc_maps.CRCModel.matrix` gives it, on ``inputs`` bits) split for
     two registered stages: the masks of partial sums of at most ``size`` input bits (8: two LUT4 levels), and per
     row the mask of the partial sums whose XOR is that row's output."""
     groups, sums = [], []
@@ -213,7 +213,7 @@ class KeyExtractor(wiring.Component):
 
     def matrices(self) -> list:
         """The constant GF(2) matrices the gateware applies, as ``(stage, rows, copies)``: ``rows`` as
-        :meth:`~apbbf.hdl.crc_maps.CRCModel.matrix` gives them, ``copies`` how many times the gateware has one.
+        :meth:`~apbbf.hdl.packet.crc_maps.CRCModel.matrix` gives them, ``copies`` how many times the gateware has one.
         Stages: ``step`` (a beat into a slot's register), ``pad`` (F0, one per slot and shift), ``zeros`` (F1..,
         the padding's beats), ``horner`` (moving the key over a later range's blocks), ``trailer``."""
         B, out = self._data_width // 8, []

@@ -71,7 +71,7 @@ class Dedup:
         The frames' link type (a capture's; module documentation, "Link types"): 1, Ethernet, by default.
     max_frame : int or None
         With ``drop``, frames longer than this pass unchecked (:func:`oversize`; the gateware's ``max_frame``);
-        None: no limit (the default; :class:`~apbbf.hdl.packet_dedup.PacketDedup`'s default is 9600).
+        None: no limit (the default; :class:`~apbbf.hdl.packet.dedup.PacketDedup`'s default is 9600).
     data_width : int
         The datapath's ``tdata`` bits (64, 128, 256, 512), which :func:`oversize` counts beats of.
     fcs : bool

@@ -15,7 +15,7 @@ from ..packet import IP_LINKTYPES, LINKTYPE_ETHERNET, FrameBatch, network_layer
 __all__ = ["DATA_WIDTHS", "ETHERNET_HEADER", "Action", "Status", "Counters", "to_ticks", "span_ticks", "oversize", "ethernet_lengths"]
 
 
-#: ``tdata`` widths of the datapath, bits (``apbbf.hdl.packet_dedup.DATA_WIDTHS``).
+#: ``tdata`` widths of the datapath, bits (``apbbf.hdl.packet.dedup.DATA_WIDTHS``).
 DATA_WIDTHS = (64, 128, 256, 512)
 #: Ethernet header bytes (destination, source, EtherType) added to a packet of another link type.
 ETHERNET_HEADER = 14

@@ -121,6 +121,9 @@ class TB:
                 if slot is None:
                     if answer is not None:
                         raise Mismatch(f"beat {index} slot {s}: empty, but its response is kept; seed {self.seed}")
+                    if tdata >> (8 * s) & 0xFF:
+                        raise Mismatch(f"beat {index} slot {s}: empty, but its byte is "
+                                       f"{tdata >> (8 * s) & 0xFF:#04x}, not zero; seed {self.seed}")
                     continue
                 want = answers[index][s]
                 if answer is None or answer[0] != int(slot[0]) or answer[1] != want:

@@ -8,7 +8,9 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from apbbf.hdl.eth.cdc_fifo import STAGE_DEPTH, RegisteredAsyncFIFO
+from apbbf.hdl.lib.cdc_fifo import STAGE_DEPTH, RegisteredAsyncFIFO
+
+from .queue_contract import QueueContract
 
 SEED = 0x19F1F0
 
@@ -29,21 +31,21 @@ def _run(depth, w_period, r_period, words, w_busy, r_busy, seed):
     async def writer(ctx):
         index = 0
         while index < len(sent):
-            ctx.set(dut.w_en, 0)
+            ctx.set(dut.i.valid, 0)
             if rng.random() >= w_busy:
-                ctx.set(dut.w_data, sent[index])
-                ctx.set(dut.w_en, 1)
-            *_, w_en, w_rdy, level = await ctx.tick("wr").sample(dut.w_en, dut.w_rdy, dut.w_level)
+                ctx.set(dut.i.payload, sent[index])
+                ctx.set(dut.i.valid, 1)
+            *_, w_en, w_rdy, level = await ctx.tick("wr").sample(dut.i.valid, dut.i.ready, dut.w_level)
             max_level[0] = max(max_level[0], level)
             if w_en and w_rdy:
                 index += 1
-        ctx.set(dut.w_en, 0)
+        ctx.set(dut.i.valid, 0)
 
     async def reader(ctx):
         cycles = 0
         while len(got) < len(sent):
-            ctx.set(dut.r_en, rng.random() >= r_busy)
-            *_, r_en, r_rdy, r_data = await ctx.tick("rd").sample(dut.r_en, dut.r_rdy, dut.r_data)
+            ctx.set(dut.o.ready, rng.random() >= r_busy)
+            *_, r_en, r_rdy, r_data = await ctx.tick("rd").sample(dut.o.ready, dut.o.valid, dut.o.payload)
             cycles += 1
             if r_en and r_rdy:
                 if not first_read:
@@ -97,9 +99,9 @@ def test_holds_depth_plus_stage():
 
     async def writer(ctx):
         for _ in range(40):
-            ctx.set(dut.w_data, len(taken))
-            ctx.set(dut.w_en, 1)
-            *_, rdy = await ctx.tick("wr").sample(dut.w_rdy)
+            ctx.set(dut.i.payload, len(taken))
+            ctx.set(dut.i.valid, 1)
+            *_, rdy = await ctx.tick("wr").sample(dut.i.ready)
             if rdy:
                 taken.append(len(taken))
 
@@ -117,3 +119,53 @@ def test_holds_depth_plus_stage():
 def test_bad_parameters(kwargs, error, name):
     with pytest.raises(error, match=name):
         RegisteredAsyncFIFO(w_domain="a", r_domain="b", **kwargs)
+
+
+@pytest.mark.parametrize("w_period, r_period", [(8e-9, 20e-9), (20e-9, 8e-9), (8e-9, 8.0008e-9)])
+@pytest.mark.parametrize("w_busy, r_busy", [(0.1, 0.1), (0.0, 0.7)], ids=["even", "fills"])
+def test_contract(w_period, r_period, w_busy, r_busy):
+    """The queue contract (tests/queue_contract.py) across two clocks, each side checked at its own edges with the
+    time of the edge: words in order and whole, never let in with ``depth`` + :data:`STAGE_DEPTH` held, none
+    offered before a clock of the reader has passed since its write, and the oldest offered within three of the
+    writer's clocks and ten of the reader's. (The room is not checked: the writer sees the reads late, through
+    the synchronizer.)"""
+    print(f"seed {SEED:#x}")
+    depth, femto = 8, 1e15
+    m = Module()
+    m.domains.wr = ClockDomain()
+    m.domains.rd = ClockDomain()
+    m.submodules.fifo = dut = RegisteredAsyncFIFO(width=16, depth=depth, w_domain="wr", r_domain="rd")
+    sim = Simulator(m)
+    sim.add_clock(w_period, domain="wr", phase=w_period / 2)
+    sim.add_clock(r_period, domain="rd", phase=r_period / 2)
+    contract = QueueContract(capacity=0, limit=depth + STAGE_DEPTH, min_latency=round(r_period * femto),
+                             max_latency=round((3 * w_period + 10 * r_period) * femto))
+    rng = random.Random(SEED)
+
+    def edge(period, index):
+        return round((index + 0.5) * period * femto)
+
+    async def writer(ctx):
+        pending = None
+        for index in range(1200):
+            if pending is None and rng.random() >= w_busy:
+                pending = rng.getrandbits(16)
+            ctx.set(dut.i.valid, pending is not None)
+            ctx.set(dut.i.payload, pending or 0)
+            *_, w_en, w_rdy, w_data = await ctx.tick("wr").sample(dut.i.valid, dut.i.ready, dut.i.payload)
+            contract.write(ready=bool(w_rdy), valid=bool(w_en), data=w_data, now=edge(w_period, index))
+            if w_en and w_rdy:
+                pending = None
+        ctx.set(dut.i.valid, 0)
+
+    async def reader(ctx):
+        index = 0
+        async for *_, r_rdy, r_en, r_data in ctx.tick("rd").sample(dut.o.valid, dut.o.ready, dut.o.payload):
+            contract.read(valid=bool(r_rdy), ready=bool(r_en), data=r_data, now=edge(r_period, index))
+            index += 1
+            ctx.set(dut.o.ready, rng.random() >= r_busy)
+
+    sim.add_testbench(writer)
+    sim.add_testbench(reader, background=True)
+    sim.run()
+    assert contract.reads > 100, contract.reads

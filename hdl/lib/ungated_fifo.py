@@ -5,7 +5,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from ..core.credits import stepped
+from .credits import stepped
 
 __all__ = ["UngatedFIFO"]
 

@@ -6,10 +6,10 @@ from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer
-from ..core.credits import credit_flag
-from ..core.devices import parity_bits
-from ..core.ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
-from ..core.segments import block_ram_for
+from .credits import credit_flag
+from .devices import parity_bits
+from .ecp5_ram import ECP5BlockRAM, SimulatedECP5, is_ecp5
+from .block_ram import block_ram_for
 
 __all__ = ["STAGE_DEPTH", "BankedQueue"]
 
@@ -22,9 +22,9 @@ STAGE_DEPTH = 6
 
 def _bank_ram(platform, depth: int, width: int):
     """One bank's block RAM for ``platform``, with the bits written and read: on ECP5 an
-    :class:`~apbbf.hdl.core.ecp5_ram.ECP5BlockRAM` whose ``width`` bits are its data and its parity bits (the
+    :class:`~apbbf.hdl.lib.ecp5_ram.ECP5BlockRAM` whose ``width`` bits are its data and its parity bits (the
     DP16KD's ninth bits: 2048 x 9 per block, as Yosys maps an inferred memory, where the data alone would tile
-    2048 x 8), elsewhere :func:`~apbbf.hdl.core.segments.block_ram_for`'s."""
+    2048 x 8), elsewhere :func:`~apbbf.hdl.lib.block_ram.block_ram_for`'s."""
     if not is_ecp5(platform):
         ram = block_ram_for(platform, depth, width)
         return ram, ram.write_data, ram.read_data

@@ -2,8 +2,8 @@
 """ECP5 block RAM for the segments: DP16KD instances with the output register on, and the DP16KD's behaviour in
 Amaranth for simulation.
 
-A segment of ``depth`` x ``width`` bits is tiled with DP16KD in one configuration (:func:`apbbf.hdl.core.devices.tile`
-with :data:`~apbbf.hdl.core.devices.DP16KD_SHAPES`): columns side by side, rows stacked in depth and picked by the high
+A segment of ``depth`` x ``width`` bits is tiled with DP16KD in one configuration (:func:`apbbf.hdl.lib.devices.tile`
+with :data:`~apbbf.hdl.lib.devices.DP16KD_SHAPES`): columns side by side, rows stacked in depth and picked by the high
 address bits. Each DP16KD is used as a simple dual port RAM, port A writing and port B reading, or in its 36-bit
 pseudo dual port mode (PDPW16KD), as Yosys's ECP5 block RAM mapping connects it
 (``techlibs/lattice/brams_map_16kd.v``; nextpnr's ``ecp5/pack.cc`` converts a PDPW16KD to the same pins):
@@ -163,7 +163,7 @@ def _is_zero(value) -> bool:
 
 class BlockRAMSignature(wiring.Signature):
     """The ports of one segment's block RAM, from the RAM's side (see :class:`ECP5BlockRAM`); with ``parity``,
-    also ``write_parity`` and ``read_parity`` (:func:`~apbbf.hdl.core.devices.parity_bits` bits), stored and read
+    also ``write_parity`` and ``read_parity`` (:func:`~apbbf.hdl.lib.devices.parity_bits` bits), stored and read
     with the word. Two are equal when their depth, width and parity are.
 
     Parameters
@@ -224,7 +224,7 @@ class ECP5BlockRAM(wiring.Component):
         Build :class:`DP16KDModel` instead of DP16KD instances (for simulation).
     parity : bool
         Also store ``width / 8`` parity bits per word (``write_parity``, ``read_parity``) in the DP16KD's ninth
-        bits: the tiling uses the 36-, 18- and 9-bit modes only (:data:`~apbbf.hdl.core.devices.DP16KD_PARITY_SHAPES`),
+        bits: the tiling uses the 36-, 18- and 9-bit modes only (:data:`~apbbf.hdl.lib.devices.DP16KD_PARITY_SHAPES`),
         each column's data and its parity in one DP16KD word, so the parity takes no more DP16KD than the data
         alone for a width of 8 bits or more and a power-of-two depth (deeper than 2048 words, in several rows).
 
@@ -260,7 +260,7 @@ class ECP5BlockRAM(wiring.Component):
 
     @property
     def tiling(self):
-        """The :class:`~apbbf.hdl.core.devices.Tiling` of the memory."""
+        """The :class:`~apbbf.hdl.lib.devices.Tiling` of the memory."""
         return self._tiling
 
     @property

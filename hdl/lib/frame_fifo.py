@@ -1,10 +1,10 @@
-"""Store and forward in front of a MAC's transmit side: a frame leaves only once it is whole."""
+"""Store and forward: a frame (beats up to one with ``last`` set) leaves only once it is whole, as in front of a
+MAC's transmit side."""
 
 from amaranth import Module, Signal
-from amaranth.lib import fifo, stream, wiring
+from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .layouts import beat_layout, check_data_width
 
 __all__ = ["FrameFIFO"]
 
@@ -20,29 +20,36 @@ class FrameFIFO(wiring.Component):
 
     Parameters
     ----------
-    data_width : int
-        Bits per beat, one of :data:`~apbbf.hdl.eth.layouts.DATA_WIDTHS`.
+    layout : data.Layout
+        A beat: any layout with a 1-bit ``last`` field (the frame's last beat), such as
+        :func:`~apbbf.hdl.eth.layouts.beat_layout`.
     depth : int
         Beats held, a power of 2 from 16 to 65536 (256 beats of 64 bits: 2048 bytes, one 1522-byte frame and a
         few short ones).
 
     Attributes
     ----------
-    i : In(stream.Signature(beat_layout(data_width)))
-    o : Out(stream.Signature(beat_layout(data_width)))
+    i : In(stream.Signature(layout))
+    o : Out(stream.Signature(layout))
+
+    Raises
+    ------
+    TypeError
+        If ``layout`` is not a data layout or ``depth`` not an integer.
+    ValueError
+        If ``layout`` has no 1-bit ``last`` field, or ``depth`` is out of range.
     """
 
-    def __init__(self, data_width: int = 64, depth: int = 256):
-        check_data_width(data_width)
+    def __init__(self, layout, depth: int = 256):
+        layout = data.Layout.cast(layout)
+        if not hasattr(layout, "members") or "last" not in layout.members or layout["last"].width != 1:
+            raise ValueError(f"layout must have a 1-bit field last, not {layout!r}")
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an integer, not {depth!r}")
         if depth < 16 or depth > 1 << 16 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of 2 from 16 to 65536 beats, not {depth}")
-        self._data_width, self._depth = data_width, depth
-        super().__init__({
-            "i": In(stream.Signature(beat_layout(data_width))),
-            "o": Out(stream.Signature(beat_layout(data_width))),
-        })
+        self._layout, self._depth = layout, depth
+        super().__init__({"i": In(stream.Signature(layout)), "o": Out(stream.Signature(layout))})
 
     @property
     def depth(self) -> int:
@@ -52,8 +59,7 @@ class FrameFIFO(wiring.Component):
         m = Module()
         # A count of the whole frames inside gates the output; the count and the queue's level are registers,
         # so the transmit FIFO behind sees a flag, not arithmetic.
-        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=beat_layout(self._data_width).size,
-                                                           depth=self._depth)
+        m.submodules.queue = queue = fifo.SyncFIFOBuffered(width=self._layout.size, depth=self._depth)
         head = self.o.payload
         frames = Signal(range(self._depth + 2))
         stuck = Signal()                                     # full without a whole frame: let it go

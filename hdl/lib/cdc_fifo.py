@@ -2,7 +2,7 @@
 domain crossing in a full device."""
 
 from amaranth import Cat, DomainRenamer, Module, ResetInserter, ResetSignal, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import fifo, stream, wiring
 from amaranth.lib.cdc import AsyncFFSynchronizer, FFSynchronizer
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -34,7 +34,7 @@ class RegisteredAsyncFIFO(wiring.Component):
     reads in flight) has room, it reads the block RAM at a pointer held in a register, passes the word through a
     register straight behind the block RAM's output, and writes it into the small queue, which the reader sees.
     So the block RAM's address, its 5.8 ns clock-to-out on ECP5 and the pointer comparisons each end at a register,
-    and the reader's ``r_en`` only moves the small queue. The write side increments its pointers under an enable.
+    and the reader's ``o.ready`` only moves the small queue. The write side increments its pointers under an enable.
     It costs three clocks of latency and :data:`STAGE_DEPTH` more entries of room.
 
     Parameters
@@ -49,17 +49,13 @@ class RegisteredAsyncFIFO(wiring.Component):
 
     Attributes
     ----------
-    w_data : In(width)
-    w_en : In(1)
-    w_rdy : Out(1)
-        Room in the block RAM; a write is taken when ``w_en`` and ``w_rdy`` are high.
+    i : In(stream.Signature(width))
+        Entries in, in ``w_domain``; ``ready`` while the block RAM has room.
     w_level : Out(range(depth + 1))
         Entries in the block RAM as the write side sees them: a register, a clock late and lagging the reads by
         the synchronizer's clocks (never more than the truth).
-    r_data : Out(width)
-    r_en : In(1)
-    r_rdy : Out(1)
-        ``r_data`` is valid; it is taken when ``r_en`` and ``r_rdy`` are high.
+    o : Out(stream.Signature(width))
+        Entries out, in order, in ``r_domain``.
     """
 
     def __init__(self, *, width: int, depth: int, w_domain: str, r_domain: str):
@@ -71,10 +67,8 @@ class RegisteredAsyncFIFO(wiring.Component):
             raise ValueError(f"depth must be a power of 2 from 4 to 65536, not {depth}")
         self._width, self._depth = width, depth
         self._w_domain, self._r_domain = w_domain, r_domain
-        super().__init__({
-            "w_data": In(width), "w_en": In(1), "w_rdy": Out(1), "w_level": Out(range(depth + 1)),
-            "r_data": Out(width), "r_en": In(1), "r_rdy": Out(1),
-        })
+        super().__init__({"i": In(stream.Signature(width)), "w_level": Out(range(depth + 1)),
+                          "o": Out(stream.Signature(width))})
 
     @property
     def width(self) -> int:
@@ -106,8 +100,8 @@ class RegisteredAsyncFIFO(wiring.Component):
         full = ((produce_gry[-1] != consume_w_gry[-1]) & (produce_gry[-2] != consume_w_gry[-2]) &
                 (produce_gry[:-2] == consume_w_gry[:-2]))
         do_write = Signal()
-        m.d.comb += [self.w_rdy.eq(~full), do_write.eq(self.w_en & ~full),
-                     w_port.addr.eq(produce_bin[:-1]), w_port.data.eq(self.w_data), w_port.en.eq(do_write)]
+        m.d.comb += [self.i.ready.eq(~full), do_write.eq(self.i.valid & ~full),
+                     w_port.addr.eq(produce_bin[:-1]), w_port.data.eq(self.i.payload), w_port.en.eq(do_write)]
         produce_next = Signal(bits)
         m.d.comb += produce_next.eq(produce_bin + 1)
         with m.If(do_write):
@@ -139,5 +133,5 @@ class RegisteredAsyncFIFO(wiring.Component):
             m.d[r] += [consume_gry.eq(produce_r_gry), consume_bin.eq(_gray_decode(produce_r_gry)),
                        fetched.eq(0)]
         m.d.comb += [stage.w_data.eq(word), stage.w_en.eq(latched),
-                     self.r_data.eq(stage.r_data), self.r_rdy.eq(stage.r_rdy), stage.r_en.eq(self.r_en)]
+                     self.o.payload.eq(stage.r_data), self.o.valid.eq(stage.r_rdy), stage.r_en.eq(self.o.ready)]
         return m
