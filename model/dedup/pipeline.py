@@ -4,11 +4,11 @@ marked or counted (:class:`Dedup`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import Config, check_config, check_integer
+from ..config import SEEDS, Config, check_config, check_integer
 from ..filters import Op
 from ..packet import LINKTYPE_ETHERNET, FrameBatch, KeySpec, check_link, frame_keys, network_layer, record_key
 from ..timewindow import TimedAPBBF
@@ -115,6 +115,67 @@ class Dedup:
         self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
         self.counters = Counters()
         self._mask = (1 << config.time_width) - 1
+
+    def set_action(self, action) -> None:
+        """Decide the frames from the next one on with ``action`` (a run-time change between frames,
+        :mod:`apbbf.model.registers`); the filter and the counters go on.
+
+        Raises
+        ------
+        ValueError
+            If ``action`` is not ``"drop"``, ``"mark"`` or ``"count"``.
+        """
+        try:
+            action = Action(action.value if isinstance(action, Action) else action)
+        except ValueError:
+            raise ValueError(f"action must be 'drop', 'mark' or 'count', not {action!r}") from None
+        self.action = action
+
+    def set_key(self, key) -> None:
+        """Key the frames from the next one on with ``key`` (a :class:`~apbbf.model.packet.KeySpec`, or the name of
+        a standard one: ``"l3l4"`` or ``"frame"``); the filter and the counters go on.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``key`` is neither, or needs a layer the link type lacks.
+        """
+        if isinstance(key, str):
+            if key not in ("l3l4", "frame"):
+                raise ValueError(f"key must be a KeySpec, 'l3l4' or 'frame', not {key!r}")
+            key = getattr(KeySpec, key)()
+        if not isinstance(key, KeySpec):
+            raise TypeError(f"key must be a KeySpec, 'l3l4' or 'frame', not {key!r}")
+        check_link(key, self.linktype)
+        self.spec = key
+
+    def set_window(self, span: int) -> None:
+        """A window of ``span`` ticks from the next frame on: only the built span, for now (no gateware changes its
+        window at run time yet, so the model does not define how a filter built for one span takes another).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``span`` is not the Config's span.
+        """
+        check_integer("span", span, range(self.config.span, self.config.span + 1))
+
+    def clear(self) -> None:
+        """Empty the filter before the next frame (a run-time clear): every key before is forgotten; the counters
+        go on."""
+        self.filter = TimedAPBBF(self.config) if self.engine == "model" else TimedTestAndInsert(self.config)
+
+    def rekey(self, seed: int) -> None:
+        """Hash the frames from the next one on with ``seed``, and empty the filter (a run-time re-key).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``seed`` is not an integer in ``0 .. 2**64 - 1``.
+        """
+        check_integer("seed", seed, SEEDS)
+        self.config = replace(self.config, seed=seed)
+        self.clear()
 
     def _outputs(self, status: np.ndarray, hits: np.ndarray):
         duplicate = hits & (status == Status.CHECKED)
