@@ -18,7 +18,8 @@ def main(argv=None) -> int:
     parser.add_argument("--key", default="l3l4", choices=KEYS, help="the de-duplication key (default l3l4)")
     parser.add_argument("--window-us", type=int, help="the time window, microseconds (default: the board's)")
     parser.add_argument("--fp", type=float, help="worst-case false-positive rate at 1.488 Mpps (default: the board's)")
-    parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
+    parser.add_argument("--seed", type=lambda text: int(text, 0), default=None,
+                        help="the filter's hash seed, 0..2**64-1 (default: a fresh one from secrets, in the report)")
     parser.add_argument("--seeds", type=seeds, default=[1], help="nextpnr seeds, e.g. 1,2,3 (default 1)")
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,
