@@ -81,6 +81,8 @@ class Dedup:
     ----------
     counters : Counters
     filter : TimedAPBBF or TimedTestAndInsert
+    action, built_action : Action
+        The action in force (:meth:`set_action` changes it) and the one given, which decides the length rule.
 
     Raises
     ------
@@ -110,6 +112,7 @@ class Dedup:
             oversize([], max_frame, data_width, fcs)                 # checks them
         elif data_width not in DATA_WIDTHS:
             raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+        self.built_action = self.action
         self.config, self.spec, self.engine = config, spec, engine
         self.linktype, self.max_frame, self.data_width, self.fcs = linktype, max_frame, data_width, fcs
         self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
@@ -190,8 +193,9 @@ class Dedup:
         return duplicate, forward, mark
 
     def _oversize(self, ethernet_lengths) -> np.ndarray:
-        """Frames passed unchecked for their length (with ``drop`` and a ``max_frame``)."""
-        if self.action != Action.DROP or self.max_frame is None:
+        """Frames passed unchecked for their length (built with ``drop``, whatever the action at run time: the
+        store-and-forward buffer's, and a ``max_frame``)."""
+        if self.built_action != Action.DROP or self.max_frame is None:
             return np.zeros(np.shape(ethernet_lengths), dtype=bool)
         return oversize(ethernet_lengths, self.max_frame, self.data_width, self.fcs)
 
