@@ -63,3 +63,22 @@ def test_control_facts():
         AXIStreamPacketDedup(CONFIG, KeySpec.frame(), control=1)
     with pytest.raises(TypeError, match="dedup must be a PacketDedup"):
         control_facts(CONFIG)
+
+
+def test_export_command(tmp_path, capsys):
+    """``apbbf export --dedup --control`` writes the slave's ports and says so in the header; ``--control``
+    without ``--dedup`` is refused."""
+    from apbbf import cli
+    out = tmp_path / "d.v"
+    base = ["export", "--k", "2", "--l", "3", "--segment-blocks", "16", "--seed", "5", "--span", "300",
+            "-o", str(out)]
+    assert cli.main(base + ["--control"]) == 1
+    assert "--control adds the de-duplicator's control registers: only with --dedup" in capsys.readouterr().err
+    assert cli.main(base + ["--dedup", "--control", "--key", "frame", "--data-width", "64", "--max-frame",
+                            "288"]) == 0
+    assert "control registers on s_axil" in capsys.readouterr().out
+    text = out.read_text()
+    assert "s_axil_aw*/w*/b*/ar*/r*  AXI4-Lite slave" in text and "ACTION takes drop, mark, count" in text
+    for port in ("input [7:0] s_axil_awaddr;", "output [1:0] s_axil_bresp;", "output [31:0] s_axil_rdata;",
+                 "input [3:0] s_axil_wstrb;"):
+        assert port in text, port
