@@ -27,9 +27,10 @@ without a rebuild (:class:`Capability`).
 
 Refused accesses
 ----------------
-A write that is out of range (a window of 0 or above ``CAPACITY``, an action or recipe the build does not hold,
-an unknown ``CONTROL`` bit or a command the build cannot take), to a read-only register or to no register, and a
-read of a write-only register or of no register, is refused: it changes nothing, and it is an error
+A write that is out of range (a window out of 1 .. ``CAPACITY``, or other than the built span without
+``CAPS.WINDOW``; an action or recipe the build does not hold; an unknown ``CONTROL`` bit or a command the build
+cannot take), to a read-only register or to no register, and a read of a write-only register or of no register,
+is refused: it changes nothing, and it is an error
 (:class:`RegisterError`; an AXI ``SLVERR``, an error reply on the UART).
 
 When a change takes effect
@@ -302,6 +303,11 @@ class Facts:
         return sum(1 << i for i, k in enumerate(self.keys) if k is not None)
 
     @property
+    def window_min(self) -> int:
+        """The smallest ``WINDOW`` accepted: 1 with :attr:`Capability.WINDOW`, else the built span."""
+        return 1 if self.caps & Capability.WINDOW else self.config.span
+
+    @property
     def window_max(self) -> int:
         """The largest ``WINDOW`` accepted: ``capacity`` with :attr:`Capability.WINDOW`, else the built span."""
         return self.capacity if self.caps & Capability.WINDOW else self.config.span
@@ -437,8 +443,8 @@ class RegisterFile:
             raise RegisterError(f"{name} = {value:#x} refused: {why}", offset, register)
 
         if name == "WINDOW":
-            if not 1 <= value <= facts.window_max:
-                refuse(f"the window must be 1..{facts.window_max} ticks" +
+            if not facts.window_min <= value <= facts.window_max:
+                refuse(f"the window must be {facts.window_min}..{facts.window_max} ticks" +
                        ("" if facts.caps & Capability.WINDOW else " (this build cannot change its window)"))
             if value != self.window and self.dedup is not None:
                 self.dedup.set_window(value)

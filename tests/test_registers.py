@@ -68,7 +68,8 @@ def _state(regs):
 
 
 @pytest.mark.parametrize("name, value, why", [
-    ("WINDOW", 0, "window must be 1..500"), ("WINDOW", 501, "cannot change its window"),
+    ("WINDOW", 0, "window must be 500..500"), ("WINDOW", 501, "cannot change its window"),
+    ("WINDOW", 499, "cannot change its window"),
     ("ACTION", 3, "action must be one of"), ("ACTION", 0xFFFF_FFFF, "action must be one of"),
     ("KEY", 1, r"key must be one of 0 \(l3l4\)"), ("CONTROL", 1 << 4, "unknown CONTROL bits 0x10"),
     ("ID", 0, "ID is read only"), ("FRAMES", 0, "FRAMES is read only"), ("CAPACITY", 1000, "read only"),

@@ -6,7 +6,7 @@
 from amaranth import Cat, ClockDomain, Module, Signal
 from amaranth.build import Resource
 from amaranth.lib import data, fifo, io, wiring
-from amaranth.lib.wiring import Out
+from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config
 from ...model.packet import KeySpec
@@ -50,6 +50,18 @@ def _port_pins(platform, number):
     subsignals = [io for io in resource.ios if io.name not in ("rst", "mdc", "mdio")]
     platform.add_resources([Resource(name, 0, *subsignals, resource.attrs)])
     return platform.request(name, 0, dir="-")
+
+
+def _control_members(action):
+    """The de-duplicator's run-time control ports, as the appliance's tops forward them."""
+    from ...model.registers import ACTIONS
+    return {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
+            "control_cleared": Out(1), "control_frames": Out(32)}
+
+
+def _connect_control(m, outer, inner):
+    m.d.comb += [inner.control_action.eq(outer.control_action), inner.control_clear.eq(outer.control_clear),
+                 outer.control_cleared.eq(inner.control_cleared), outer.control_frames.eq(inner.control_frames)]
 
 
 def _check_action(action):
@@ -102,6 +114,10 @@ class ApplianceCore(wiring.Component):
     frame_start : Out(1)
         A frame's first beat enters the de-duplicator in this cycle (with :attr:`time`, what a bench scores the
         model with).
+    control_action, control_clear : In(2), In(1)
+    control_cleared, control_frames : Out(1), Out(32)
+        The de-duplicator's run-time control (:class:`~apbbf.hdl.packet.dedup.PacketDedup`): the action and a
+        clear of the filter, from the control registers.
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
@@ -123,6 +139,7 @@ class ApplianceCore(wiring.Component):
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
+            **_control_members(action),
         })
 
     @property
@@ -195,6 +212,7 @@ class ApplianceCore(wiring.Component):
         for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
             m.d.comb += getattr(self, f"dedup_{name}").eq(getattr(dedup, name))
         m.d.comb += self.link_up.eq(Cat(port0.link_up, port1.link_up))
+        _connect_control(m, self, dedup)
 
         return m
 
@@ -214,6 +232,7 @@ class DedupAppliance(wiring.Component):
     ----------
     port0_rx_frames ... dedup_errored : Out(32)
     link_up : Out(2)
+    control_action, control_clear, control_cleared, control_frames
         As :class:`ApplianceCore`.
     """
 
@@ -231,6 +250,7 @@ class DedupAppliance(wiring.Component):
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),
+            **_control_members(action),
         })
 
     @property
@@ -257,6 +277,7 @@ class DedupAppliance(wiring.Component):
         for name in APPLIANCE_COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         m.d.comb += self.link_up.eq(core.link_up)
+        _connect_control(m, self, core)
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset

@@ -163,7 +163,7 @@ class AXI4LiteRegisters(wiring.Component):
                     name = register.name
                     with m.Case(register.offset):
                         if name == "WINDOW":
-                            ok = whole & (wdata >= 1) & (wdata <= facts.window_max)
+                            ok = whole & (wdata >= facts.window_min) & (wdata <= facts.window_max)
                             with m.If(ok):
                                 m.d.sync += window.eq(wdata)
                             answer(ok)

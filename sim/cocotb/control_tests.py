@@ -107,7 +107,7 @@ async def writes(dut):
     tb = ControlTB(dut, _seed("writes"))
     await tb.reset()
     span = tb.params.config.span
-    cases = [("WINDOW", span), ("WINDOW", 0), ("WINDOW", span + 1), ("WINDOW", 0xFFFF_FFFF),
+    cases = [("WINDOW", span), ("WINDOW", 0), ("WINDOW", span - 1), ("WINDOW", span + 1), ("WINDOW", 0xFFFF_FFFF),
              *(("ACTION", v) for v in (2, 1, 0, 3, 4, 0x1_0000_0000 - 1)),
              ("KEY", 0), ("KEY", 1), ("KEY", 2), ("KEY", 1 << 31),
              ("SEED_LO", 1), ("SEED_HI", 2),
