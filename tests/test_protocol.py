@@ -30,7 +30,8 @@ def test_wire_values():
     """The bytes on the wire (docs/protocol.md): changing one breaks every deployed host or board."""
     assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 2, 255)
     assert {command.name: command.value for command in Command} == {
-        "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "REG_READ": 0x04, "REG_WRITE": 0x05, "QUERY": 0x10, "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
+        "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "REG_READ": 0x04, "REG_WRITE": 0x05, "QUERY": 0x10,
+        "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
     assert {status.name: status.value for status in Status} == {
         "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6,
         "BAD_REGISTER": 7}
