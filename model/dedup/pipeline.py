@@ -180,6 +180,36 @@ class Dedup:
         self.config = replace(self.config, seed=seed)
         self.clear()
 
+    #: The changes :meth:`run` takes, by name.
+    CHANGES = ("action", "clear", "rekey")
+
+    def _run_changes(self, batch, times, errored, unchecked, messages, keys, changes) -> DedupResult:
+        """:meth:`run` in parts between the frames ``changes`` names, each change made before its frame."""
+        first, n = self.counters.frames, len(batch)
+        cuts = sorted(i - first for i in changes if first <= i < first + n)
+        for made in changes.values():
+            for change in made:
+                if not change or change[0] not in self.CHANGES:
+                    raise ValueError(f"a change must be ('action', name), ('clear',) or ('rekey', seed), "
+                                     f"not {change!r}")
+        times = np.asarray(times)
+        parts, bounds = [], [0, *cuts, n]
+
+        def part(value, a, b):
+            return None if value is None else np.asarray(value)[a:b]
+
+        for a, b in zip(bounds, bounds[1:]):
+            for change in changes.get(first + a, ()) if a in cuts else ():
+                getattr(self, {"action": "set_action", "clear": "clear", "rekey": "rekey"}[change[0]])(*change[1:])
+            if b > a:
+                parts.append(self.run(batch[a:b], times[a:b], errored=part(errored, a, b),
+                                      unchecked=part(unchecked, a, b), messages=messages, keys=part(keys, a, b)))
+        if not parts:
+            return self.run(batch, times, errored=errored, unchecked=unchecked, messages=messages, keys=keys)
+        return DedupResult(*(np.concatenate([getattr(p, f) for p in parts]) for f in
+                             ("keys", "status", "duplicate", "forward", "mark")),
+                           [m for p in parts for m in p.messages] if messages else None)
+
     def _outputs(self, status: np.ndarray, hits: np.ndarray):
         duplicate = hits & (status == Status.CHECKED)
         forward = ~duplicate if self.action == Action.DROP else np.ones(len(status), dtype=bool)
@@ -230,7 +260,7 @@ class Dedup:
         return bool(duplicate[0]), bool(forward[0]), bool(mark[0])
 
     def run(self, batch: FrameBatch, times, *, errored=None, unchecked=None, messages: bool = False,
-            keys: np.ndarray | None = None) -> DedupResult:
+            keys: np.ndarray | None = None, changes=None) -> DedupResult:
         """A batch of frames, in order (the batch path).
 
         Parameters
@@ -244,6 +274,11 @@ class Dedup:
             Also return the frames' full keys.
         keys : numpy.ndarray of uint64 or None
             The frames' keys if already computed (:func:`apbbf.model.packet.frame_keys`); not with ``messages``.
+        changes : dict or None
+            Run-time changes by frame index (``counters.frames`` before the frame, as the register map's
+            ``CHANGE_FRAME`` names it): a list of ``("action", name)``, ``("clear",)`` or ``("rekey", seed)``
+            each, made before that frame (:meth:`set_action`, :meth:`clear`, :meth:`rekey`); indices outside
+            this batch are left for the batch they fall in.
 
         Returns
         -------
@@ -258,6 +293,8 @@ class Dedup:
         """
         if not isinstance(batch, FrameBatch):
             raise TypeError(f"batch must be a FrameBatch, not {batch!r}")
+        if changes:
+            return self._run_changes(batch, times, errored, unchecked, messages, keys, changes)
         n = len(batch)
         times = np.asarray(times)
         if times.shape != (n,) or (n and times.dtype.kind not in "iu"):
