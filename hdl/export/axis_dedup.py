@@ -109,7 +109,7 @@ class AXIStreamPacketDedup(wiring.Component):
         check_config(config)
         if not isinstance(control, bool):
             raise TypeError(f"control must be a bool, not {control!r}")
-        self._dedup = dedup = PacketDedup(config, spec, **options)
+        self._dedup = dedup = PacketDedup(config, spec, **options, **({"clearable": True} if control else {}))
         self._registers = AXI4LiteRegisters(control_facts(dedup)) if control else None
         W = dedup.data_width
         user_in = 1 + (config.time_width if dedup.timestamps == "tuser" else 0)

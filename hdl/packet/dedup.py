@@ -105,6 +105,9 @@ class PacketDedup(wiring.Component):
         no more than a frame of 60 bytes takes in beats (1 at 512 bits, 2 at 256, 3 at 128 and 64). A design whose
         clock is far below the de-duplicator's Fmax can take a smaller core: at 64 bits ``pace=2`` has about 500
         LUT4 fewer than ``pace=3`` in the benchmark's de-duplicator.
+    clearable : bool
+        Build the run-time clear (``control_clear``); without it the port is ignored and the design is the same
+        as before the control ports were added.
 
     Attributes
     ----------
@@ -119,7 +122,7 @@ class PacketDedup(wiring.Component):
         second clock edge after a change on takes the new one (so after the change a frame's index is the value
         ``frames`` has two cycles later).
     control_clear : In(1)
-        A pulse: empty the filter. From the next cycle frames pass unchecked until every key sent to the core has
+        With ``clearable``, a pulse: empty the filter. From the next cycle frames pass unchecked until every key sent to the core has
         its answer; then the core is reset for a cycle (``control_cleared`` high) and clears its memory as after
         a reset, and the frames after that are keyed into the empty filter. Asked for again meanwhile, one clear.
     control_cleared : Out(1)
@@ -136,7 +139,7 @@ class PacketDedup(wiring.Component):
 
     def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
-                 key_queue: int = 16, scan: str = "parallel", pace: int | None = None):
+                 key_queue: int = 16, scan: str = "parallel", pace: int | None = None, clearable: bool = False):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -161,6 +164,9 @@ class PacketDedup(wiring.Component):
             most = _most_pace(data_width) if scan == "parallel" else 1
             check_integer("pace", pace, range(1, most + 1))
         self._pace = pace
+        if not isinstance(clearable, bool):
+            raise TypeError(f"clearable must be a bool, not {clearable!r}")
+        self._clearable = clearable
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
@@ -231,6 +237,10 @@ class PacketDedup(wiring.Component):
         return self._scan
 
     @property
+    def clearable(self) -> bool:
+        return self._clearable
+
+    @property
     def runtime_actions(self) -> tuple[str, ...]:
         """The actions ``control_action`` takes: with ``drop`` every one (the whole frame waits for its answer),
         with ``mark`` ``mark`` and ``count`` (only the last beat waits: no frame can be dropped), with ``count``
@@ -296,7 +306,8 @@ class PacketDedup(wiring.Component):
         m.submodules.extractor = extractor = self._extractor
         # Run-time control: a clear resets the core (``clear_reset``) once no key is queued or in it.
         clearing, clear_reset = Signal(), Signal()
-        m.submodules.core = core = ResetInserter(clear_reset)(APBBF(c, scan=self._scan, pace=self.core_pace))
+        core = APBBF(c, scan=self._scan, pace=self.core_pace)
+        m.submodules.core = core = ResetInserter(clear_reset)(core) if self._clearable else core
 
         accept = self.i.valid & self.i.ready
         beat = self.i.payload
@@ -399,14 +410,15 @@ class PacketDedup(wiring.Component):
                      core.rsp.ready.eq(answers.w.ready)]
 
         # The clear: keys sent and not yet answered counted; with none left the core is reset for a cycle.
-        outstanding = Signal(range(self._key_queue + 1024))
-        m.d.sync += outstanding.eq(outstanding + keys.w.valid - (core.rsp.valid & core.rsp.ready))
-        with m.If(clear_reset):
-            m.d.sync += [clearing.eq(self.control_clear), clear_reset.eq(0)]
-        with m.Else():
-            with m.If(self.control_clear):
-                m.d.sync += clearing.eq(1)
-            m.d.sync += clear_reset.eq(clearing & (outstanding == 0))
+        if self._clearable:
+            outstanding = Signal(range(self._key_queue + 1024))
+            m.d.sync += outstanding.eq(outstanding + keys.w.valid - (core.rsp.valid & core.rsp.ready))
+            with m.If(clear_reset):
+                m.d.sync += [clearing.eq(self.control_clear), clear_reset.eq(0)]
+            with m.Else():
+                with m.If(self.control_clear):
+                    m.d.sync += clearing.eq(1)
+                m.d.sync += clear_reset.eq(clearing & (outstanding == 0))
         with m.If(decisions.w.valid):
             m.d.sync += self.control_frames.eq(self.control_frames + 1)
         m.d.comb += self.control_cleared.eq(clear_reset)
