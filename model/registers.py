@@ -10,7 +10,7 @@ What a build holds is a :class:`Facts`: its Config, the actions and key recipes 
 without a rebuild (:class:`Capability`).
 
 - Read only: the identification (``ID``, ``VERSION``), the build's facts (``CAPS``, ``ACTIONS``, ``KEYS``,
-  ``MAX_FRAME``, ``CAPACITY``, ``TICK_NS``), the Config (``K`` .. ``SEED`` excepted), each port's link
+  ``MAX_FRAME``, ``CAPACITY``, ``TICK_NS``), the Config but its seed (``K`` .. ``EXTRA_SEGMENTS``), each port's link
   (``LINK``), the filter's clears (``CLEARS``) and the frame index at which the last change took effect
   (``CHANGE_FRAME``).
 - Read and write: ``WINDOW`` (the span in ticks, 1 .. ``CAPACITY``), ``ACTION`` (an index of :data:`ACTIONS`
@@ -48,7 +48,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .config import Config, SEEDS, check_config, check_integer
+from .config import Config, check_config, check_integer
 
 __all__ = ["MAP_ID", "MAP_VERSION", "ACTIONS", "KEY_RECIPES", "Access", "Capability", "Control", "Register",
            "REGISTERS", "APPLIANCE_REGISTERS", "DEDUP_COUNTERS", "PORT_COUNTERS", "register_map", "RegisterError",

@@ -19,10 +19,10 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from ...model.registers import (ACTIONS, Access, Control, RegisterError, RegisterFile, register_map)
+from ...model.registers import ACTIONS, Control, RegisterError, RegisterFile, register_map
 from ..dedup import Mismatch, score_frames
 from ..frames import copy_of, pad, packet
 from .dedup_tests import COUNTERS, TB, _seed
