@@ -47,7 +47,7 @@ from .arrivals import PeakTracker, _Arrivals
 from .capture import STDIO
 
 __all__ = ["parse_window", "parse_rate", "parse_config", "peak_count", "size_filter", "export_command",
-           "check_datapath", "dedup_capture", "add_parser", "main"]
+           "check_datapath", "dedup_capture", "parse_change", "changes_of", "add_parser", "main"]
 
 #: Config fields that ``--config`` reads, in the order the report prints them.
 CONFIG_FIELDS = ("k", "l", "block_bits", "block_hashes", "segment_blocks", "key_width", "seed", "span",
@@ -328,7 +328,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
                   tick: int = 1000, burst: float = 2.0, output=None, fcs: int | None = None,
                   time_width: int | None = None, engine: str = "bulk", progress: bool = False,
                   rate: float | None = None, config=None, seed: int | None = None, max_frame: int = 9600,
-                  data_width: int = 512, datapath_fcs: bool = False, chunk_bytes: int | None = None) -> dict:
+                  data_width: int = 512, datapath_fcs: bool = False, chunk_bytes: int | None = None,
+                  changes=None) -> dict:
     """Run the de-duplication model on captures (one stream) and compare it with the exact answer.
 
     Parameters
@@ -370,6 +371,11 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         chunks of whole records, so the memory does not grow with the capture (a file sized from its own peak is
         read twice: its times first, and the second pass takes the first's record starts, checked, from a
         temporary file: :class:`apbbf.records.WalkLog`). Chunks change no answer.
+    changes : dict or None
+        Run-time changes by frame index, as the gateware's register map names them (``CHANGE_FRAME``):
+        :meth:`apbbf.model.dedup.Dedup.run`'s ``changes`` (``("action", name)``, ``("clear",)``, ``("rekey",
+        seed)``; :func:`parse_change` reads them from text). The exact answer is not cleared: misses after a
+        clear or a re-key are the change's.
 
     Returns
     -------
@@ -493,7 +499,8 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
         sizing = {"peak_frames_per_span": None, "rate_per_tick": planned_rate(config),
                   "predicted_fp": timed_analysis(config, planned_rate(config))["fp"], "burst": None,
                   "planned_from": "config", "longest_gap_ticks": None}
-    if output is not None and action == "mark" and first.format != "pcapng":
+    marks = action == "mark" or any(c == ("action", "mark") for made in (changes or {}).values() for c in made)
+    if output is not None and marks and first.format != "pcapng":
         raise ValueError("pcap records have no room for a mark: use a pcapng capture, or --action drop or count")
     seconds["read"] += time.perf_counter() - clock
 
@@ -548,7 +555,7 @@ def dedup_capture(paths, *, window: int | None = None, key: str = "l3l4", fp: fl
             del texts
             seconds["exact"] += time.perf_counter() - clock
             clock = time.perf_counter()
-            result = pipeline.run(records[lo:hi], ticks[lo:hi], errored=errored[lo:hi], keys=keys)
+            result = pipeline.run(records[lo:hi], ticks[lo:hi], errored=errored[lo:hi], keys=keys, changes=changes)
             seconds["filter"] += time.perf_counter() - clock
             forward[lo:hi], mark[lo:hi] = result.forward, result.mark
             filtered = result.duplicate[ok]
@@ -772,6 +779,41 @@ def _print_report(report: dict, file=None) -> None:
             + (f": the filter overflowed {f['overflows']} times (give a larger --burst)" if f["overflows"] else ""))
 
 
+def parse_change(text: str) -> tuple[int, tuple]:
+    """``FRAME:action=NAME``, ``FRAME:clear`` or ``FRAME:rekey=SEED`` as ``(frame, change)``.
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is none of these (the message gives the forms).
+    """
+    forms = "FRAME:action=drop|mark|count, FRAME:clear or FRAME:rekey=SEED"
+    frame, _, change = text.partition(":")
+    name, _, value = change.partition("=")
+    try:
+        index = int(frame, 0)
+        if index < 0:
+            raise ValueError
+        if name == "action" and value in ("drop", "mark", "count"):
+            return index, ("action", value)
+        if name == "clear" and not value:
+            return index, ("clear",)
+        if name == "rekey" and 0 <= int(value, 0) < 1 << 64:
+            return index, ("rekey", int(value, 0))
+    except ValueError:
+        pass
+    raise ValueError(f"--change must be {forms}, not {text!r}")
+
+
+def changes_of(texts) -> dict | None:
+    """The ``--change`` texts as :func:`dedup_capture`'s ``changes`` (None for none)."""
+    changes = {}
+    for text in texts or ():
+        index, change = parse_change(text)
+        changes.setdefault(index, []).append(change)
+    return changes or None
+
+
 def _dedup(args) -> int:
     config = None
     if args.config is not None:
@@ -782,7 +824,7 @@ def _dedup(args) -> int:
                                time_width=args.time_width, engine=args.engine,
                                progress=not args.quiet and sys.stderr.isatty(), rate=args.rate, config=config,
                                seed=args.seed, max_frame=args.max_frame, data_width=args.data_width,
-                               datapath_fcs=args.datapath_fcs)
+                               datapath_fcs=args.datapath_fcs, changes=changes_of(args.change))
     except OSError as error:
         raise ValueError(str(error)) from None
     except ValueError as error:
@@ -856,6 +898,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--engine", choices=("bulk", "model"), default="bulk",
                         help="bulk: the filter evaluated in bulk (default); model: TimedAPBBF.run (slow, the "
                              "reference)")
+    parser.add_argument("--change", action="append", default=[], metavar="FRAME:CHANGE",
+                        help="a run-time change before frame FRAME (0-based), as the gateware's registers make it: "
+                             "action=drop|mark|count, clear, rekey=SEED (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=_dedup)

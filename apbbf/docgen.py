@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["EXAMPLE_TIMED", "BLOCKS", "time_window_facts_block", "restart_block", "render", "stale",
+__all__ = ["EXAMPLE_TIMED", "BLOCKS", "time_window_facts_block", "restart_block", "register_map_block", "render", "stale",
            "machine_stamp", "write_report_block", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,8 +63,20 @@ def restart_block() -> str:
     ])
 
 
+def register_map_block() -> str:
+    """The exported de-duplicator's register map (:func:`apbbf.registers.markdown_table`), and the appliance's
+    additions."""
+    from .model.registers import register_map
+    from .registers import markdown_table
+    added = [r for name, r in register_map("appliance").items() if name not in register_map("dedup")]
+    return (markdown_table("dedup") + "\n\nThe two-port appliance's map adds its MAC counters, at the last snapshot, "
+            f"from `{added[0].offset:#04x}` (`{added[0].name}`) to `{added[-1].offset:#04x}` (`{added[-1].name}`), "
+            "in the order of the APPLIANCE reply (docs/protocol.md).")
+
+
 #: Block name -> the function that writes it.
-BLOCKS = {"time-window-facts": time_window_facts_block, "restart-cycles": restart_block}
+BLOCKS = {"time-window-facts": time_window_facts_block, "restart-cycles": restart_block,
+          "register-map": register_map_block}
 
 
 

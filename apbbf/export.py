@@ -98,6 +98,10 @@ def _export(args) -> int:
         print(f"apbbf export: error: {', '.join(given)} are options of --memory axi (the filter's segments in an "
               "external memory)", file=sys.stderr)
         return 1
+    if args.control and not args.dedup:
+        print("apbbf export: error: --control adds the de-duplicator's control registers: only with --dedup",
+              file=sys.stderr)
+        return 1
     if args.memory is not None:
         return _export_memory(args, config)
     if args.dedup and (args.lanes > 1 or args.slots is not None):
@@ -134,7 +138,7 @@ def _export_dedup(args, config, memory: dict | None = None) -> int:
         path = export_dedup_verilog(config, spec, args.output, name=args.name or DEDUP_MODULE,
                                     data_width=args.data_width, action=args.action, timestamps=args.timestamps,
                                     tick_cycles=args.tick_cycles, fcs=args.fcs, max_frame=args.max_frame,
-                                    key_queue=args.key_queue, **options)
+                                    key_queue=args.key_queue, control=args.control, **options)
     except (ValueError, TypeError, RuntimeError) as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
@@ -142,7 +146,8 @@ def _export_dedup(args, config, memory: dict | None = None) -> int:
                                        f"row_bits={config.row_bits})")
     print(f"wrote {path}: module {args.name or DEDUP_MODULE}, packet de-duplicator, key {spec}, "
           f"data_width {args.data_width}, action {args.action}, span {config.span} ticks{where}, "
-          f"hash seed {config.seed:#018x}" + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
+          + ("control registers on s_axil, " if args.control else "") + f"hash seed {config.seed:#018x}"
+          + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
 
 
@@ -169,6 +174,7 @@ def _export_lanes(args, config) -> int:
 def _export_memory(args, config) -> int:
     from dataclasses import replace
     refused = [option for option, on in (("--lanes", args.lanes > 1 or args.slots is not None),
+                                         ("--control", getattr(args, "control", False)),
                                          ("--parity", args.parity), ("--scan", args.scan is not None),
                                          ("--pace", args.pace != 1)) if on]
     if refused:
@@ -321,6 +327,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     dedup.add_argument("--fcs", action="store_true", help="frames end with their FCS (not keyed)")
     dedup.add_argument("--max-frame", type=int, default=9600, help="longest frame in bytes (default 9600)")
     dedup.add_argument("--key-queue", type=int, default=16, help="keys that may wait for the filter (default 16)")
+    dedup.add_argument("--control", action="store_true",
+                       help="add the control registers behind an AXI4-Lite slave s_axil_* (docs/verilog.md, "
+                            "'Control registers')")
     memory = parser.add_argument_group("the segments in an external memory behind an AXI4 master (--memory axi)")
     memory.add_argument("--memory", choices=("axi",), default=None,
                         help="axi: the filter's segments in your memory (MIG, EMIF, HBM) through an AXI4 master port "

@@ -14,12 +14,16 @@ second INSERT would age the filter twice.
 from __future__ import annotations
 
 import argparse
+import secrets
+import struct
 import sys
 import time
 from typing import Iterable, Protocol
 
 from . import protocol
+from .model.registers import RegisterError
 from .protocol import ApplianceStatus, Command, Counters, Info, ProtocolError, ReplyDecoder, Status
+from .registers import Registers
 
 __all__ = ["Transport", "SerialTransport", "Device", "DeviceError", "add_parser", "parse_key"]
 
@@ -138,6 +142,9 @@ class Device:
                 break
             if reply.status == Status.OK and reply.command == command:
                 return reply.payload
+            if reply.status == Status.BAD_REGISTER and reply.command == command:
+                # a refused register access: executed as far as it goes (nothing changed); resending cannot help
+                raise DeviceError(f"{Command(command).name} refused: {Status.BAD_REGISTER!r}", Status.BAD_REGISTER)
             if reply.status == Status.OK:
                 raise DeviceError(f"reply to {reply.command:#04x} while waiting for {Command(command).name}")
             status = Status(reply.status) if reply.status in Status._value2member_map_ else reply.status
@@ -163,6 +170,57 @@ class Device:
     def appliance(self) -> ApplianceStatus:
         """The de-duplication appliance's options, links and counters (APPLIANCE; a filter board refuses it)."""
         return ApplianceStatus.unpack(self.request(Command.APPLIANCE))
+
+    def read_register(self, offset: int) -> int:
+        """The control register at byte ``offset`` (REG_READ; the appliance's map, :mod:`apbbf.model.registers`).
+
+        Raises
+        ------
+        RegisterError
+            If the device refuses the read (BAD_REGISTER).
+        DeviceError
+            If the device answers otherwise than OK (a filter board: BAD_COMMAND).
+        """
+        return struct.unpack("<I", self._register(Command.REG_READ, offset, 0))[0]
+
+    def write_register(self, offset: int, value: int) -> None:
+        """Write the control register at byte ``offset`` (REG_WRITE).
+
+        Raises
+        ------
+        RegisterError
+            If the device refuses the write (BAD_REGISTER): nothing changed.
+        DeviceError
+            If the device answers otherwise than OK.
+        """
+        self._register(Command.REG_WRITE, offset, value)
+
+    def _register(self, command, offset, value) -> bytes:
+        for name, number in (("offset", offset), ("value", value)):
+            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < 1 << 32:
+                raise ValueError(f"{name} must be an integer from 0 to 2**32-1, not {number!r}")
+        try:
+            payload = self.request(command, [offset | value << 32], key_width=64)
+        except DeviceError as error:
+            if error.status == Status.BAD_REGISTER:
+                raise RegisterError(f"register access at {offset:#x} refused by the device", offset) from None
+            raise
+        if len(payload) != (4 if command == Command.REG_READ else 0):
+            raise DeviceError(f"{command.name} reply of {len(payload)} bytes")
+        return payload
+
+    def registers(self) -> Registers:
+        """The control registers' driver (:class:`apbbf.registers.Registers`, the appliance's map) over this
+        device."""
+        return Registers(self, "appliance")
+
+    def read(self, offset: int) -> int:
+        """:meth:`read_register`: the device is a bus for :class:`apbbf.registers.Registers`."""
+        return self.read_register(offset)
+
+    def write(self, offset: int, value: int) -> None:
+        """:meth:`write_register`."""
+        self.write_register(offset, value)
 
     def is_appliance(self) -> bool:
         """Whether the device is the de-duplication appliance: its INFO offers no key commands (max_batch 0)."""
@@ -266,6 +324,17 @@ def run(args, device: Device | None = None, out=None) -> int:
     if device is None:
         device = Device.open(args.port, args.baud, timeout=args.timeout)
     info = device.info()
+    if args.action in CONTROL_ACTIONS:
+        if info.max_batch != 0:
+            print(f"apbbf host: error: {args.action} is a command of the de-duplication appliance; this is a "
+                  "filter board", file=sys.stderr)
+            return 1
+        try:
+            return _run_control(args, device.registers(), out)
+        except RegisterError as error:
+            print(f"apbbf host: error: {error} (see `apbbf host ... status` for what the build takes)",
+                  file=sys.stderr)
+            return 1
     if info.max_batch == 0 and args.action in ("info", "counters"):
         return _run_appliance(args, device, info, out)
     if args.action == "counters":
@@ -331,6 +400,51 @@ def _run_appliance(args, device: Device, info: Info, out) -> int:
     return 0
 
 
+#: The commands on the appliance's control registers (docs/appliance.md).
+CONTROL_ACTIONS = ("set", "rekey", "clear", "clear-counters", "status")
+
+
+def _run_control(args, regs: Registers, out) -> int:
+    """``set window|action|key VALUE``, ``rekey [SEED]``, ``clear``, ``clear-counters``, ``status``."""
+    from .model.registers import ACTIONS, Capability
+    if args.action == "set":
+        if args.setting == "window":
+            ticks = regs.set_window(int(args.value, 0) if args.value.isdigit() else args.value)
+            print(f"window           {ticks} ticks", file=out)
+        elif args.setting == "action":
+            regs.set_action(args.value)
+            print(f"action           {args.value} from frame {regs.change_frame}", file=out)
+        else:
+            regs.set_key(args.value)
+            print(f"key              {args.value}", file=out)
+    elif args.action == "rekey":
+        seed = secrets.randbits(64) if args.seed is None else int(args.seed, 0)
+        regs.rekey(seed)
+        print(f"rekeyed          seed {seed:#018x} (keep it secret); filter cleared at frame {regs.change_frame}",
+              file=out)
+    elif args.action == "clear":
+        regs.clear()
+        print(f"cleared          at frame {regs.change_frame} (clear {regs.clears})", file=out)
+    elif args.action == "clear-counters":
+        counts = regs.snapshot(clear=True)
+        for name, value in counts.items():
+            print(f"{name:<24} {value}", file=out)
+    else:
+        facts = regs.facts()
+        caps = Capability(facts["caps"])
+        print(f"window           {facts['window']} ticks of {facts['tick_ns']} ns (up to {facts['capacity']}"
+              + ("" if caps & Capability.WINDOW else ", fixed in this build") + ")", file=out)
+        actions = [a for i, a in enumerate(ACTIONS) if facts["actions"] >> i & 1]
+        print(f"action           {ACTIONS[facts['action']]} (takes {', '.join(actions)})", file=out)
+        print(f"key              {facts['key']} (recipes {facts['keys']:#x})", file=out)
+        print(f"clears           {facts['clears']}, last change at frame {facts['change_frame']}", file=out)
+        print(f"link             port 0 {'up' if facts['link'] & 1 else 'down'}, port 1 "
+              f"{'up' if facts['link'] & 2 else 'down'}", file=out)
+        for name, value in regs.snapshot().items():
+            print(f"{name:<24} {value}", file=out)
+    return 0
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Define ``apbbf host --port PORT {info,insert,query,test-insert} KEY...`` on an argparse subparsers
     object; the parsed namespace's ``func`` runs it."""
@@ -343,7 +457,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="baud rate (iCEBreaker 3000000, ULX3S 1000000; default %(default)s)")
     parser.add_argument("--timeout", type=float, default=1.0, help="reply timeout in seconds")
     actions = parser.add_subparsers(dest="action", required=True,
-                                    metavar="{info,counters,insert,query,test-insert}")
+                                    metavar="{info,counters,insert,query,test-insert,set,rekey,clear,"
+                                            "clear-counters,status}")
     actions.add_parser("info", help="print the device's Config, seed, protocol version and counters")
     actions.add_parser("counters", help="print the device's counters (the appliance's: both ports and the "
                                         "de-duplicator's)")
@@ -354,5 +469,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action.add_argument("--string", action="store_true", help="keys are text, hashed with key_from_bytes")
         action.add_argument("--file", metavar="F", help="read more keys from F, one per line ('-' for stdin)")
         action.add_argument("--quiet", action="store_true", help="no progress bar")
+    setting = actions.add_parser("set", help="the appliance: set the window (ticks, or a duration: 2ms), the "
+                                             "action (drop, count) or the key (l3l4, frame) at run time")
+    setting.add_argument("setting", choices=("window", "action", "key"))
+    setting.add_argument("value")
+    rekey = actions.add_parser("rekey", help="the appliance: a new hash seed (default: drawn from secrets), "
+                                             "which clears the filter")
+    rekey.add_argument("seed", nargs="?", help="the seed, 0..2**64-1")
+    actions.add_parser("clear", help="the appliance: empty the filter")
+    actions.add_parser("clear-counters", help="the appliance: snapshot the counters, print them, and clear them")
+    actions.add_parser("status", help="the appliance: its control registers and a snapshot of its counters")
     parser.set_defaults(func=run)
     return parser

@@ -17,7 +17,7 @@ from .model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_CO
                              FILTER_COMMANDS, INFO_FORMAT, INFO_SIZE, ApplianceStatus,
                              KEY_COMMAND_BASE, KEY_COMMANDS, MAX_BATCH_LIMIT, PROTOCOL_VERSION, REPLY_HEADER,
                              REPLY_SYNC, REQUEST_HEADER, REQUEST_SYNC, Command, Counters, Info, ProtocolError,
-                             Status, crc16, key_bytes)
+                             Status, crc16, key_bytes, REGISTER_COMMANDS, REGISTER_FORMAT, REGISTER_SIZE)
 
 __all__ = [
     # the specification, from apbbf.model.protocol
@@ -25,7 +25,7 @@ __all__ = [
     "REPLY_HEADER", "CRC_SIZE", "CRC", "crc16", "Command", "KEY_COMMANDS", "Status", "key_bytes",
     "INFO_FORMAT", "INFO_SIZE", "COUNTERS_FORMAT", "COUNTERS_SIZE", "ProtocolError", "Info", "Counters",
     "FILTER_COMMANDS", "APPLIANCE_COMMANDS", "APPLIANCE_ACTIONS", "APPLIANCE_KEYS", "APPLIANCE_COUNTERS",
-    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus",
+    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus", "REGISTER_COMMANDS", "REGISTER_FORMAT", "REGISTER_SIZE",
     # frames as bytes
     "encode_request", "decode_request", "encode_reply", "Reply", "ReplyDecoder", "pack_hits", "unpack_hits",
 ]
@@ -77,8 +77,10 @@ def encode_request(command, keys=(), key_width: int = 64) -> bytes:
     """
     command = Command(command)
     keys = list(keys)
-    if command not in KEY_COMMANDS and keys:
+    if command not in KEY_COMMANDS + REGISTER_COMMANDS and keys:
         raise ValueError(f"{command.name} takes no keys")
+    if command in REGISTER_COMMANDS and (len(keys) != 1 or key_width != 8 * REGISTER_SIZE):
+        raise ValueError(f"{command.name} takes one word of {8 * REGISTER_SIZE} bits (offset, value)")
     if len(keys) > MAX_BATCH_LIMIT:
         raise ValueError(f"at most {MAX_BATCH_LIMIT} keys per frame, not {len(keys)}")
     kb = key_bytes(key_width)

@@ -12,7 +12,8 @@ mac-pnr: setup
 # build/appliance-$(BOARD)/top.bit and build/reports/appliance-$(BOARD).json and .md (scripts/appliance.py).
 # ACTION=drop|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
 # false-positive rate at 1.488 Mpps) size the filter (default: the board's), MEMORY=bram|dram puts it in block RAM
-# or the board's DRAM (default: block RAM if it fits, else DRAM), SEED its hash seed; SEEDS (default
+# or the board's DRAM (default: block RAM if it fits, else DRAM), SEED its hash seed (default: drawn afresh from
+# secrets and recorded in the report: SEED=<it> repeats a build); SEEDS (default
 # 1,2,3) places and routes once per nextpnr seed (JOBS at a time) for the median Fmax and a bitstream from a seed
 # that meets timing (no one seed meets it every time: docs/appliance.md); a run not finished after
 # PNR_MINUTES is stopped and its seed left out. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's.

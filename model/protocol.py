@@ -25,11 +25,13 @@ Request (host to device)
 offset size         field
 ====== ============ ==============================================================================
 0      1            ``SYNC`` = 0xA5
-1      1            ``CMD``: 0x01 INFO, 0x02 COUNTERS, 0x03 APPLIANCE, 0x10 QUERY, 0x11 INSERT,
-                    0x12 TEST_AND_INSERT (a key command is ``0x10 | Op``, :class:`apbbf.model.filters.Op`)
+1      1            ``CMD``: 0x01 INFO, 0x02 COUNTERS, 0x03 APPLIANCE, 0x04 REG_READ, 0x05 REG_WRITE,
+                    0x10 QUERY, 0x11 INSERT, 0x12 TEST_AND_INSERT (a key command is ``0x10 | Op``,
+                    :class:`apbbf.model.filters.Op`)
 2      1            ``COUNT``: number of keys; 0 for INFO, COUNTERS and APPLIANCE, 1..``max_batch`` for key
-                    commands
-3      COUNT·KB     the keys, each ``KB = ceil(key_width / 8)`` bytes, little-endian, in order
+                    commands, 1 for REG_READ and REG_WRITE
+3      COUNT·KB     the keys, each ``KB = ceil(key_width / 8)`` bytes, little-endian, in order; for REG_READ
+                    and REG_WRITE one 8-byte word: the register's byte offset u32, the value u32 (0 to read)
 3+n    2            ``CRC``: CRC-16 of bytes 1 .. 2+n (CMD, COUNT, keys), little-endian
 ====== ============ ==============================================================================
 
@@ -68,6 +70,10 @@ Payloads
   wrapping, all taken in the same clock cycle (:data:`APPLIANCE_FORMAT`, :class:`ApplianceStatus`). The
   appliance answers INFO with its filter's Config, ``max_batch`` 0 (it takes no key commands) and ``tick_ns``
   1000; it answers COUNTERS and the key commands with BAD_COMMAND (its filter's keys come from the frames).
+- REG_READ (4 bytes) and REG_WRITE (none; only the appliance answers them): the value u32 of the control
+  register at the offset (:mod:`apbbf.model.registers`, the appliance's map), or nothing for a write. A refused
+  access (a write out of range, to a read-only register or to none, a read of a write-only register or of none:
+  it changes nothing) is answered BAD_REGISTER with LEN 0, and is not resent by a host.
 
 Errors and resynchronisation
 ----------------------------
@@ -110,7 +116,7 @@ __all__ = [
     "REPLY_HEADER", "CRC_SIZE", "CRC", "crc16", "Command", "KEY_COMMANDS", "Status", "key_bytes",
     "INFO_FORMAT", "INFO_SIZE", "COUNTERS_FORMAT", "COUNTERS_SIZE", "ProtocolError", "Info", "Counters",
     "FILTER_COMMANDS", "APPLIANCE_COMMANDS", "APPLIANCE_ACTIONS", "APPLIANCE_KEYS", "APPLIANCE_COUNTERS",
-    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus",
+    "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus", "REGISTER_COMMANDS", "REGISTER_FORMAT", "REGISTER_SIZE",
 ]
 
 PROTOCOL_VERSION = 2
@@ -138,17 +144,25 @@ def crc16(data) -> int:
     return _CRC_BYTES.compute(bytes(data))
 
 
-Command = enum.IntEnum("Command", [("INFO", 0x01), ("COUNTERS", 0x02), ("APPLIANCE", 0x03)] +
+Command = enum.IntEnum("Command", [("INFO", 0x01), ("COUNTERS", 0x02), ("APPLIANCE", 0x03), ("REG_READ", 0x04),
+                                   ("REG_WRITE", 0x05)] +
                        [(op.name, KEY_COMMAND_BASE | op) for op in Op], module=__name__, qualname="Command")
-Command.__doc__ = ("Request command byte: INFO, COUNTERS, APPLIANCE, and one key command ``KEY_COMMAND_BASE | op`` "
+Command.__doc__ = ("Request command byte: INFO, COUNTERS, APPLIANCE, REG_READ, REG_WRITE, and one key command "
+                   "``KEY_COMMAND_BASE | op`` "
                    "per :class:`~apbbf.model.filters.Op` (built from it, with the op's name).")
 
 #: The commands that carry keys, in :class:`~apbbf.model.filters.Op` order.
 KEY_COMMANDS = tuple(Command[op.name] for op in Op)
 #: The commands a filter board executes (the others it answers with BAD_COMMAND).
 FILTER_COMMANDS = (Command.INFO, Command.COUNTERS) + KEY_COMMANDS
+#: The commands on the control registers: each carries one 8-byte word (:data:`REGISTER_FORMAT`) as a key.
+REGISTER_COMMANDS = (Command.REG_READ, Command.REG_WRITE)
 #: The commands the de-duplication appliance executes.
-APPLIANCE_COMMANDS = (Command.INFO, Command.APPLIANCE)
+APPLIANCE_COMMANDS = (Command.INFO, Command.APPLIANCE) + REGISTER_COMMANDS
+#: A register command's word: the byte offset and the value (0 for REG_READ), u32 each; the reply of REG_READ
+#: is the value, u32.
+REGISTER_FORMAT = "<II"
+REGISTER_SIZE = struct.calcsize(REGISTER_FORMAT)
 
 
 class Status(enum.IntEnum):
@@ -160,6 +174,7 @@ class Status(enum.IntEnum):
     BAD_COMMAND = 0x04
     TIMEOUT = 0x05
     UART = 0x06
+    BAD_REGISTER = 0x07     #: a refused register access (nothing changed)
 
 
 def key_bytes(key_width: int) -> int:

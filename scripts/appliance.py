@@ -21,7 +21,8 @@ def main(argv=None) -> int:
     parser.add_argument("--memory", default=None, choices=("bram", "dram"),
                         help="where the filter is: block RAM, or the board's DRAM (default: block RAM if the window "
                              "fits it, else DRAM)")
-    parser.add_argument("--seed", type=lambda text: int(text, 0), default=0, help="the filter's hash seed")
+    parser.add_argument("--seed", type=lambda text: int(text, 0), default=None,
+                        help="the filter's hash seed, 0..2**64-1 (default: a fresh one from secrets, in the report)")
     add_seeds(parser)
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
     parser.add_argument("--pnr-minutes", type=float, default=30,

@@ -195,13 +195,15 @@ def _simulate_once(dut, items, *, seed, gap, stall, vcd_path, max_cycles, settle
     return run
 
 
-def score_frames(dut, frames, out, *, whole: bool = True, decided=None) -> Dedup:
+def score_frames(dut, frames, out, *, whole: bool = True, decided=None, changes=None) -> Dedup:
     """Score ``frames`` (``(index, (frame, time, errored))`` sent after a reset) against ``out`` (``(frame,
     (duplicate, unchecked, errored))`` taken after it), frame by frame; ``dut`` needs ``config``, ``spec``,
     ``action``, ``max_frame``, ``data_width`` and ``fcs`` (the model passes frames over the beat limit unchecked,
     as the DUT must). With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
     the model's. ``decided``: ``(unchecked, late)`` of each frame in order, as the DUT's counters said (which
-    frames were late; with ``count``, which unchecked). Returns the model, for its counters.
+    frames were late; with ``count``, which unchecked). ``changes`` maps a frame index to the run-time changes
+    made before it, in order: ``("action", name)``, ``("clear",)`` or ``("rekey", seed)``
+    (:mod:`apbbf.model.registers`, ``CHANGE_FRAME``). Returns the model, for its counters.
 
     Raises
     ------
@@ -211,7 +213,10 @@ def score_frames(dut, frames, out, *, whole: bool = True, decided=None) -> Dedup
     model = Dedup(dut.config, dut.spec, dut.action, max_frame=dut.max_frame, data_width=dut.data_width,
                   fcs=dut.fcs)
     position = 0
+    changes = changes or {}
     for n, (index, (frame, time, errored)) in enumerate(frames):
+        for change in changes.get(index, ()):
+            {"action": model.set_action, "clear": model.clear, "rekey": model.rekey}[change[0]](*change[1:])
         keyed = frame[:-4] if dut.fcs else frame
         # fail open is the DUT's to decide: a frame it flags unchecked goes to the model as unchecked, or as late
         # if its counters said so

@@ -16,7 +16,8 @@ from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-appliance"
 SEED = 20261125
-EXPECTED_TESTS = frozenset(["dedup_port0_to_port1", "reverse_port1_to_port0", "line_rate_both_ways"])
+EXPECTED_TESTS = frozenset(["dedup_port0_to_port1", "reverse_port1_to_port0", "line_rate_both_ways",
+                            "run_time_changes"])
 #: A window of 12 us (a pause of 18 us puts a copy outside it and past its expiry bound), small segments: short
 #: simulations.
 CONFIG = Config(k=2, l=3, segment_blocks=16, span=12, extra_segments=2, seed=0x5EED1E55)
@@ -27,11 +28,13 @@ CASES = {
     "drop-dedup": dict(action="drop", frames=16, uart=False, testcase="dedup_port0_to_port1"),
     "drop-reverse": dict(action="drop", reverse_frames=10, testcase="reverse_port1_to_port0"),
     "drop-line-rate": dict(action="drop", line_rate_frames=12, testcase="line_rate_both_ways"),
+    # the action changed and the filter cleared over the UART during traffic
+    "drop-changes": dict(action="drop", change_frames=40, testcase="run_time_changes"),
     # make test-slow: long runs with the UART read during traffic, and the count action
     "drop-long": dict(action="drop", frames=200, reverse_frames=60, line_rate_frames=200),
     "count": dict(action="count", frames=60, reverse_frames=10, line_rate_frames=30),
 }
-SLOW = {"drop-long", "count", "drop-reverse", "drop-line-rate"}
+SLOW = {"drop-long", "count", "drop-reverse", "drop-line-rate", "drop-changes"}
 #: The filter in the SDR SDRAM (a LiteDRAM core at 50 MHz, the chip model on its pins): 32-bit blocks in rows of
 #: 1,024 bits, a region of 512 words (a retired segment's clearing takes a quarter of the memory's cycles at this
 #: 12 us window; at 250 ms, 2 %).

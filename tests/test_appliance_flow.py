@@ -74,6 +74,23 @@ def test_report_pages():
     assert "| 1 GbE, 64-byte frames | 1488095 | 5952 | 4 |" in page
     assert "- ports: 1000 Mb/s full duplex only: RGMII at 100 and 10 Mb/s is not implemented" in page
     assert "timing met" in summary(report)
+    assert "- hash seed 0x0000000000000000 (given; `SEED=0x0` repeats it" in page
+    report.update(config={"k": 2, "seed": 0xABC}, seed_drawn=True)
+    assert "hash seed 0x0000000000000abc (drawn for this build; `SEED=0xabc` repeats it" in markdown(report)
+    assert "hash seed 0x0000000000000abc (drawn): SEED=0xabc repeats this build" in summary(report)
+
+
+def test_each_build_draws_a_fresh_seed(monkeypatch):
+    """Without a seed every appliance Config has a fresh one from secrets; a given seed is kept (SEED= repeats a
+    build)."""
+    from apbbf.flows import appliance
+    drawn = iter([0x1111, 0x2222])
+    monkeypatch.setattr(appliance.secrets, "randbits", lambda bits: next(drawn) if bits == 64 else None)
+    assert appliance_config("colorlight-5a75b", config=COLORLIGHT).seed == 0x1111
+    assert appliance_config("colorlight-5a75b", config=COLORLIGHT).seed == 0x2222
+    assert appliance_config("colorlight-5a75b", config=COLORLIGHT, seed=0).seed == 0
+    monkeypatch.undo()
+    assert len({appliance.draw_seed() for _ in range(4)}) == 4
 
 
 @pytest.mark.slow                                           # the de-duplicator's elaboration: ~20 s

@@ -41,6 +41,14 @@ class _Traffic(wiring.Component):
         m.d.sync += base.eq(base + 1)
         m.d.comb += [host.counters.eq(Cat((base * 32 + i)[:32] for i in range(len(APPLIANCE_COUNTERS)))),
                      host.link.eq(0b10), host.rx.eq(self.rx), self.tx.eq(host.tx)]
+        # a de-duplicator's clear, three cycles after it is asked for; its frame the cycle after: 1000 + the clears
+        delay = Signal(3)
+        m.d.sync += delay.eq(Cat(host.control_clear, delay[:2]))
+        frames = Signal(32, init=1000)
+        with m.If(delay[2]):
+            m.d.sync += frames.eq(frames + 1)
+        m.d.comb += [host.control_cleared.eq(delay[2]), host.control_frames.eq(frames)]
+        self.action = host.control_action
         return m
 
 
@@ -123,6 +131,12 @@ def test_parameters_checked():
         ApplianceExecutor(CONFIG, action="drop", key="ip", max_frame=1522)
     with pytest.raises(ValueError, match="max_frame"):
         ApplianceExecutor(CONFIG, action="drop", key="l3l4", max_frame=10)
+    from apbbf.hdl.board.host_parser import HostParser
+    with pytest.raises(ValueError, match="key_width must be 64 to take the register commands"):
+        HostParser(32, max_batch=1, commands=protocol.APPLIANCE_COMMANDS)
+    with pytest.raises(ValueError, match="action must be 'drop' or 'count' on the appliance"):
+        appliance_facts(CONFIG, action="mark", key="l3l4", max_frame=1522)
+    assert appliance_facts(CONFIG, action="count", key="frame", max_frame=1522).actions == ("count",)
 
 
 @pytest.fixture(autouse=True)
@@ -135,3 +149,128 @@ def _collect_simulators():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         gc.collect()
+
+
+# ---- the control registers over the UART ------------------------------------------------------------------------
+
+from apbbf.hdl.board.appliance_host import appliance_facts                         # noqa: E402
+from apbbf.model.registers import (Control, RegisterError, RegisterFile, register_map)  # noqa: E402
+
+OFF = {name: r.offset for name, r in register_map("appliance").items()}
+
+
+def _answer(call):
+    try:
+        return True, call()
+    except RegisterError:
+        return False, None
+
+
+def test_registers_over_the_uart():
+    """REG_READ and REG_WRITE through Device, every access answered as the model of the register file answers
+    it (BAD_REGISTER for a refused one, which changes nothing and is not resent)."""
+    link, device = make()
+    model = RegisterFile(appliance_facts(CONFIG, action="drop", key="l3l4", max_frame=1522), link=lambda: 0b10)
+    for name, register in register_map("appliance").items():
+        if name.startswith("PORT") or name in ("FRAMES", "DUPLICATES", "DROPPED", "UNCHECKED", "ERRORED"):
+            continue                                         # live traffic counters: checked below
+        assert _answer(lambda: device.read_register(register.offset)) == _answer(
+            lambda: model.read(register.offset)), name
+    writes = [("ACTION", 2), ("ACTION", 1), ("ACTION", 0), ("ACTION", 2), ("WINDOW", 4000), ("WINDOW", 4001),
+              ("KEY", 1), ("KEY", 0), ("SEED_LO", 3), ("CONTROL", int(Control.REKEY)), ("CONTROL", 1 << 7),
+              ("CONTROL", int(Control.CLEAR)), ("ID", 1), ("CONTROL", int(Control.CLEAR))]
+    for name, value in writes:
+        expected = _answer(lambda: model.write(OFF[name], value))[0]
+        assert _answer(lambda: device.write_register(OFF[name], value))[0] == expected, (name, value)
+        for watched in ("ACTION", "WINDOW", "KEY", "CLEARS"):
+            assert device.read_register(OFF[watched]) == model.read(OFF[watched]), (name, value, watched)
+    assert device.read_register(OFF["CLEARS"]) == 2
+    assert device.read_register(OFF["CHANGE_FRAME"]) == 1002          # the frame after the second clear
+    for offset in (0x4C, 0x100, 0xFFFF_FFFC):
+        with pytest.raises(RegisterError):
+            device.read_register(offset)
+        with pytest.raises(RegisterError):
+            device.write_register(offset, 0)
+    # the snapshot: every counter of one clock (counter i is 32 * base + i, in the APPLIANCE order)
+    counts = device.registers().snapshot()
+    values = [counts[n[len("dedup_"):] if n.startswith("dedup_") else n] for n in APPLIANCE_COUNTERS]
+    base = values[0] // 32
+    assert values == [(base * 32 + i) % (1 << 32) for i in range(len(values))], "a snapshot of one clock"
+
+
+def test_register_frames_refused():
+    """A register command with COUNT other than 1 is BAD_LENGTH."""
+    link, _ = make()
+    frame = bytearray(protocol.encode_request(Command.REG_READ, [0], 64))
+    frame[2] = 2
+    body = bytes(frame[1:3]) + bytes(16)
+    replies = raw_exchange(link, bytes([frame[0]]) + body + protocol.crc16(body).to_bytes(2, "little"))
+    link.wait_sent()
+    assert [(r.command, r.status) for r in replies][:1] == [(Command.REG_READ, Status.BAD_LENGTH)]
+
+
+def test_filter_board_refuses_registers():
+    from .test_host_interface import make as make_filter_board
+    _, board, _ = make_filter_board()
+    replies = raw_exchange(board, protocol.encode_request(Command.REG_READ, [0], 64))
+    board.wait_sent()
+    assert [(r.command, r.status) for r in replies] == [(Command.REG_READ, Status.BAD_COMMAND)]
+
+
+def test_control_cli():
+    _, device = make()
+    parser = argparse.ArgumentParser(prog="apbbf")
+    add_parser(parser.add_subparsers(dest="command"))
+
+    def cli(*words):
+        out = io.StringIO()
+        return run_cli(parser.parse_args(["host", "--port", "sim", *words]), device, out), out.getvalue()
+
+    status, text = cli("set", "action", "count")
+    assert status == 0 and "action           count" in text
+    assert device.read_register(OFF["ACTION"]) == 2
+    status, text = cli("set", "window", "4ms")
+    assert status == 0 and "4000 ticks" in text
+    assert cli("set", "window", "2ms")[0] == 1                         # this build's window is fixed
+    assert cli("set", "key", "frame")[0] == 1
+    assert cli("rekey")[0] == 1                                        # the gateware's seed is fixed
+    status, text = cli("clear")
+    assert status == 0 and "cleared          at frame 1001 (clear 1)" in text
+    status, text = cli("status")
+    assert status == 0 and "action           count (takes drop, count)" in text and "fixed in this build" in text
+    assert "port 0 down, port 1 up" in text and "port1_tx_underflows" in text
+    status, text = cli("clear-counters")
+    assert status == 0 and text.splitlines()[0].split()[0] == "frames"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["host", "--port", "sim", "set", "speed", "1"])
+
+
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_register_frames_fuzzed(seed):
+    """REG_WRITE frames of the action (in range and not), half of them with bytes flipped or cut short, junk in
+    between: the device keeps answering, and the action and the clears at the end are those of the intact
+    frames, in order (as the model of the register file takes them)."""
+    import random
+    rng = random.Random(seed)
+    link, device = make()
+    model = RegisterFile(appliance_facts(CONFIG, action="drop", key="l3l4", max_frame=1522))
+    for _ in range(24):
+        name, value = rng.choice([("ACTION", 0), ("ACTION", 2), ("ACTION", rng.randrange(1 << 32)),
+                                  ("CONTROL", int(Control.CLEAR)), ("CONTROL", rng.randrange(16, 1 << 32))])
+        original = protocol.encode_request(Command.REG_WRITE, [OFF[name] | value << 32], 64)
+        frame = bytearray(original)
+        if rng.random() < 0.5:
+            if rng.random() < 0.3:
+                frame = frame[:rng.randrange(1, len(frame))]
+            else:
+                for _ in range(rng.randint(1, 3)):
+                    frame[rng.randrange(len(frame))] ^= 1 << rng.randrange(8)
+        if bytes(frame) == original:
+            _answer(lambda: model.write(OFF[name], value))
+        junk = bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 0, 1, 5])))
+        raw_exchange(link, bytes(frame) + junk, count=3)
+        link.wait_sent()
+        device.resync()
+    assert device.read_register(OFF["ACTION"]) == model.read(OFF["ACTION"])
+    assert device.read_register(OFF["CLEARS"]) == model.read(OFF["CLEARS"])
+    assert device.appliance().version == protocol.PROTOCOL_VERSION

@@ -86,7 +86,8 @@ CASES = [
       for name, value, error in [("data_width", 32, ValueError), ("action", "forward", ValueError),
                                  ("timestamps", "mac", ValueError), ("tick_cycles", 0, ValueError),
                                  ("tick_cycles", 1.5, TypeError), ("fcs", 1, TypeError),
-                                 ("max_frame", 65536, ValueError), ("key_queue", 1, ValueError)]],
+                                 ("max_frame", 65536, ValueError), ("key_queue", 1, ValueError),
+                                 ("clearable", 1, TypeError)]],
     _case("AXIStreamPacketDedup-action", lambda: AXIStreamPacketDedup(TIMED, L3L4, action="keep"), ValueError,
           "action"),
     # the board side

@@ -30,9 +30,11 @@ def test_wire_values():
     """The bytes on the wire (docs/protocol.md): changing one breaks every deployed host or board."""
     assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 2, 255)
     assert {command.name: command.value for command in Command} == {
-        "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "QUERY": 0x10, "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
+        "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "REG_READ": 0x04, "REG_WRITE": 0x05, "QUERY": 0x10,
+        "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
     assert {status.name: status.value for status in Status} == {
-        "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6}
+        "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6,
+        "BAD_REGISTER": 7}
     assert (INFO_SIZE, COUNTERS_SIZE, spec.APPLIANCE_SIZE) == (49, 28, 82)
     assert (spec.REQUEST_HEADER, spec.REPLY_HEADER, spec.CRC_SIZE) == (
         ("command", "count"), ("command", "status", "length"), 2)
@@ -46,7 +48,9 @@ def test_ops_and_key_commands_agree():
         assert Command[op.name] == KEY_COMMAND_BASE | op
         # the gateware takes the op from the command's low bits
         assert Command[op.name] & (1 << HdlOp.as_shape().width) - 1 == op
-    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS, Command.APPLIANCE}
+    assert set(Command) - set(KEY_COMMANDS) == {Command.INFO, Command.COUNTERS, Command.APPLIANCE, Command.REG_READ,
+                                                Command.REG_WRITE}
+    assert spec.REGISTER_COMMANDS == (Command.REG_READ, Command.REG_WRITE) and spec.REGISTER_SIZE == 8
 
 
 def test_crc():
@@ -121,7 +125,9 @@ def test_request_frame_layout():
 def test_request_round_trip(key_width):
     rng = random.Random(key_width)
     for command in Command:
-        count = rng.randrange(1, 256) if command in KEY_COMMANDS else 0
+        if command in spec.REGISTER_COMMANDS and key_width != 64:
+            continue
+        count = rng.randrange(1, 256) if command in KEY_COMMANDS else int(command in spec.REGISTER_COMMANDS)
         keys = [rng.randrange(1 << key_width) for _ in range(count)]
         assert decode_request(encode_request(command, keys, key_width), key_width) == (command, keys)
 
@@ -129,6 +135,10 @@ def test_request_round_trip(key_width):
 def test_encode_request_wrong():
     with pytest.raises(ValueError, match="takes no keys"):
         encode_request(Command.COUNTERS, [1])
+    with pytest.raises(ValueError, match="REG_WRITE takes one word of 64 bits"):
+        encode_request(Command.REG_WRITE, [1, 2])
+    with pytest.raises(ValueError, match="REG_READ takes one word of 64 bits"):
+        encode_request(Command.REG_READ, [1], key_width=32)
     with pytest.raises(ValueError, match="at most 255 keys"):
         encode_request(Command.QUERY, [0] * 256)
     with pytest.raises(ValueError, match="does not fit"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import statistics
 import subprocess
 import time
@@ -28,7 +29,7 @@ from .pnr import SEEDS
 __all__ = ["LINE_RATE_PPS", "IMIX_PPS", "IMIX", "BOARD_DEFAULTS", "DRAM", "MEMORIES", "ACTIONS", "KEYS",
            "DP16KD_COUNT", "block_ram", "choose_memory", "memory_numbers",
            "check_block_ram", "appliance_config", "window_numbers", "critical_paths", "domain_name", "LINK",
-           "build_appliance", "markdown", "summary"]
+           "build_appliance", "draw_seed", "markdown", "summary"]
 
 #: Frames per second on 1 GbE at the minimum size: 64 bytes with the FCS, 8 of preamble and SFD, 12 of gap.
 LINE_RATE_PPS = 1e9 / ((64 + 8 + 12) * 8)
@@ -61,13 +62,19 @@ def _platform(board: str):
     return _platform(board)
 
 
-def appliance_config(board: str, *, window_us: int | None = None, fp: float | None = None, seed: int = 0,
+def draw_seed() -> int:
+    """A fresh 64-bit hash seed from the operating system's random source (``secrets.randbits(64)``)."""
+    return secrets.randbits(64)
+
+
+def appliance_config(board: str, *, window_us: int | None = None, fp: float | None = None, seed: int | None = None,
                      config=None, memory: str = "bram"):
     """The filter of ``board``'s appliance: ``config`` when given, else the smallest Config
     (:func:`~apbbf.model.timeanalysis.solve_timed`) that keeps every key for ``window_us`` microseconds at
     :data:`LINE_RATE_PPS` (bursts of the board's ``burst`` times that rate included) with a worst-case fp of
-    ``fp`` at that rate; the hash ``seed`` set. One tick is one microsecond. With ``memory="dram"`` the Config
-    has the row layout of the board's DRAM (:data:`DRAM`) and must fit its bytes.
+    ``fp`` at that rate; the hash ``seed`` set (``None``: a fresh one, :func:`draw_seed`). One tick is one
+    microsecond. With ``memory="dram"`` the Config has the row layout of the board's DRAM (:data:`DRAM`) and must
+    fit its bytes.
 
     Raises
     ------
@@ -80,6 +87,7 @@ def appliance_config(board: str, *, window_us: int | None = None, fp: float | No
     if board not in BOARD_DEFAULTS:
         raise ValueError(f"board must be one of {', '.join(BOARD_DEFAULTS)}, not {board!r}")
     defaults = BOARD_DEFAULTS[board]
+    seed = draw_seed() if seed is None else seed
     if config is not None:
         return replace(check_config(config), seed=seed)
     if memory not in MEMORIES:
@@ -231,7 +239,7 @@ def _run(command, cwd, log=None, timeout=None):
         subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
 
 
-def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int = 0,
+def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int | None = None,
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1, pnr_minutes: float = 30,
                     placer: str = "static", router: str = "router2", build: bool = True,
                     memory: str | None = None) -> dict:
@@ -245,8 +253,11 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     build_dir : str or os.PathLike
     config : Config, optional
         The filter; by default sized by :func:`appliance_config` from ``window_us`` and ``fp``.
-    seed : int
-        The filter's hash seed.
+    seed : int or None
+        The filter's hash seed, 0..2**64-1; ``None`` (the default): a fresh one from ``secrets``
+        (:func:`draw_seed`), recorded in the report (``seed``, ``seed_drawn``) so that ``seed=`` (``SEED=``)
+        repeats the build. It is baked into the bitstream: treat the report and the bitstream as secrets
+        (docs/trust.md).
     action, key : str
         One of :data:`ACTIONS`, one of :data:`KEYS`.
     memory : {"bram", "dram", None}
@@ -289,7 +300,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
     if memory is None:
         memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action)
-    config = appliance_config(board, window_us=window_us, fp=fp, seed=seed, config=config, memory=memory)
+    drawn = seed is None
+    config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if drawn else seed,
+                              config=config, memory=memory)
     platform = _platform(board)
     dram = None
     if config.row_layout:
@@ -374,6 +387,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "board": board,
         "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
         "bitstream": str(build_dir / "top.bit"), "bitstream_seed": chosen, "timing_met": bool(met),
+        "seed": config.seed, "seed_drawn": drawn,
         "action": action, "key": key, "sync_mhz": top.sync_hz / 1e6, "baud": top.baud,
         "link": LINK,
         "domains": domains,
@@ -407,7 +421,10 @@ def markdown(report: dict) -> str:
              + ("met in every domain" if report["timing_met"] else "**NOT met** in every domain"),
              f"- action `{report['action']}`, key `{report['key']}`, filter clock {report['sync_mhz']:g} MHz, "
              f"UART {report['baud']} baud",
-             f"- ports: {report.get('link', LINK)['note']}", "",
+             f"- ports: {report.get('link', LINK)['note']}",
+             f"- hash seed {report['config']['seed']:#018x}" + (" (drawn for this build" if report.get("seed_drawn")
+                                                                else " (given") +
+             f"; `SEED={report['config']['seed']:#x}` repeats it; a secret: docs/trust.md)", "",
              f"## Timing (post-route Fmax, median of nextpnr seeds {seeds}, with the range)", "",
              "| domain | constraint | Fmax median | range | met on every seed |", "|---|---:|---:|---|---|"]
     for name, d in report["domains"].items():
@@ -446,6 +463,8 @@ def summary(report: dict) -> str:
     for name, d in report["domains"].items():
         lines.append(f"  {name:>32}: {d['fmax_mhz']:7.2f} MHz ({d['fmax_min_mhz']}-{d['fmax_max_mhz']}) "
                      f"against {d['constraint_mhz']} MHz")
+    lines.append(f"  hash seed {report['config']['seed']:#018x}" + (" (drawn)" if report.get("seed_drawn") else "")
+                 + f": SEED={report['config']['seed']:#x} repeats this build")
     w = report["window"]
     lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps, "
                  f"{w['imix']['window_keys']} at IMIX")

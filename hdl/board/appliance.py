@@ -15,6 +15,12 @@ from .appliance_host import ApplianceHost, key_name
 __all__ = ["ApplianceTop", "ApplianceVerilogTop"]
 
 
+def _control(m, host, core):
+    """The control registers of ``host`` drive the run-time control ports of ``core`` (its de-duplicator's)."""
+    m.d.comb += [core.control_action.eq(host.control_action), core.control_clear.eq(host.control_clear),
+                 host.control_cleared.eq(core.control_cleared), host.control_frames.eq(core.control_frames)]
+
+
 class ApplianceTop(DedupAppliance):
     """The appliance's bitstream top for ``board``: the two ports and the de-duplicator, the UART at
     :attr:`baud` (1 ms inter-byte timeout), and on the Versa the LEDs (0 and 1: each port's link, 2: the UART
@@ -51,6 +57,7 @@ class ApplianceTop(DedupAppliance):
         m.submodules.host = host = self._host
         m.d.comb += [host.counters.eq(Cat(getattr(appliance, name) for name in APPLIANCE_COUNTERS)),
                      host.link.eq(appliance.link_up)]
+        _control(m, host, appliance)
         uart = platform.request("uart", 0, dir="-")
         m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
         m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
@@ -124,6 +131,7 @@ class ApplianceVerilogTop(wiring.Component):
         m.submodules.tx_reset = cdc.ResetSynchronizer(ResetSignal("sync"), domain="eth_tx")
         m.submodules.core = core = self._core
         m.submodules.host = host = self._host
+        _control(m, host, core)
         m.d.comb += [host.counters.eq(Cat(getattr(core, name) for name in APPLIANCE_COUNTERS)),
                      host.link.eq(core.link_up), host.rx.eq(self.uart_rx), self.uart_tx.eq(host.tx),
                      self.link_up.eq(core.link_up), self.now_us.eq(core.time), self.frame_start.eq(core.frame_start)]

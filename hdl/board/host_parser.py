@@ -7,8 +7,8 @@ from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import check_integer, check_key_width
-from ...model.protocol import (CRC, FILTER_COMMANDS, KEY_COMMANDS, MAX_BATCH_LIMIT, REQUEST_HEADER, REQUEST_SYNC,
-                               Command, Status, key_bytes)
+from ...model.protocol import (CRC, FILTER_COMMANDS, KEY_COMMANDS, MAX_BATCH_LIMIT, REGISTER_COMMANDS,
+                               REGISTER_SIZE, REQUEST_HEADER, REQUEST_SYNC, Command, Status, key_bytes)
 from .uart import rx_layout
 
 __all__ = ["HostParser", "request_layout", "TIMEOUT_CYCLES"]
@@ -48,7 +48,8 @@ class HostParser(wiring.Component):
         Inter-byte timeout inside a frame, in clock cycles, 16..2**32 (:data:`TIMEOUT_CYCLES`).
     commands : tuple of Command
         The commands the device executes (default :data:`~apbbf.model.protocol.FILTER_COMMANDS`); a frame with
-        another is rejected with BAD_COMMAND.
+        another is rejected with BAD_COMMAND. A register command (REG_READ, REG_WRITE) among them needs a
+        ``key_width`` of 64: its word is taken as one key, with COUNT 1..``max_batch``.
 
     Attributes
     ----------
@@ -77,6 +78,10 @@ class HostParser(wiring.Component):
         if not isinstance(commands, tuple) or not commands or not all(isinstance(c, Command) for c in commands):
             raise TypeError(f"commands must be a non-empty tuple of Command, not {commands!r}")
         self._commands = commands
+        self._words = tuple(c for c in REGISTER_COMMANDS if c in commands)
+        if self._words and key_bytes(key_width) != REGISTER_SIZE:
+            raise ValueError(f"key_width must be {8 * REGISTER_SIZE} to take the register commands (one word of "
+                             f"{REGISTER_SIZE} bytes), not {key_width}")
         check_integer("max_batch", max_batch, range(1, MAX_BATCH_LIMIT + 1))
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
         self._key_width = key_width
@@ -136,7 +141,8 @@ class HostParser(wiring.Component):
         is_key_command = Signal()
         is_command = Signal()
         m.d.comb += [
-            is_key_command.eq(Cat(request.command == command for command in KEY_COMMANDS).any()),
+            # a register command's word is one "key" of 8 bytes
+            is_key_command.eq(Cat(request.command == command for command in KEY_COMMANDS + self._words).any()),
             is_command.eq(Cat(byte == command for command in self._commands).any()),
             crc.data.eq(byte),
             buffer.w_data.eq(byte),

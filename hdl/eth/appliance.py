@@ -6,7 +6,7 @@
 from amaranth import Cat, ClockDomain, Module, Signal
 from amaranth.build import Resource
 from amaranth.lib import data, fifo, io, wiring
-from amaranth.lib.wiring import Out
+from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config
 from ...model.packet import KeySpec
@@ -52,6 +52,18 @@ def _port_pins(platform, number):
     subsignals = [io for io in resource.ios if io.name not in ("rst", "mdc", "mdio")]
     platform.add_resources([Resource(name, 0, *subsignals, resource.attrs)])
     return platform.request(name, 0, dir="-")
+
+
+def _control_members(action):
+    """The de-duplicator's run-time control ports, as the appliance's tops forward them."""
+    from ...model.registers import ACTIONS
+    return {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
+            "control_cleared": Out(1), "control_frames": Out(32)}
+
+
+def _connect_control(m, outer, inner):
+    m.d.comb += [inner.control_action.eq(outer.control_action), inner.control_clear.eq(outer.control_clear),
+                 outer.control_cleared.eq(inner.control_cleared), outer.control_frames.eq(inner.control_frames)]
 
 
 def _check_action(action):
@@ -104,6 +116,10 @@ class ApplianceCore(wiring.Component):
     frame_start : Out(1)
         A frame's first beat enters the de-duplicator in this cycle (with :attr:`time`, what a bench scores the
         model with).
+    control_action, control_clear : In(2), In(1)
+    control_cleared, control_frames : Out(1), Out(32)
+        The de-duplicator's run-time control (:class:`~apbbf.hdl.packet.dedup.PacketDedup`): the action and a
+        clear of the filter, from the control registers.
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
@@ -111,7 +127,7 @@ class ApplianceCore(wiring.Component):
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
         _check_action(action)
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="tuser", fcs=False, max_frame=max_frame)
+                                  timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True)
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -125,6 +141,7 @@ class ApplianceCore(wiring.Component):
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
+            **_control_members(action),
         }
         if self._dedup.scan == MEMORY_SCAN:
             members.update({"memory": Out(MemoryPortSignature(config)), "dedup_late": Out(32)})
@@ -203,6 +220,8 @@ class ApplianceCore(wiring.Component):
         if self._dedup.scan == MEMORY_SCAN:
             wiring.connect(m, dedup.memory, wiring.flipped(self.memory))
             m.d.comb += self.dedup_late.eq(dedup.late)
+        _connect_control(m, self, dedup)
+
         return m
 
 
@@ -226,6 +245,7 @@ class DedupAppliance(wiring.Component):
     ----------
     port0_rx_frames ... dedup_errored : Out(32)
     link_up : Out(2)
+    control_action, control_clear, control_cleared, control_frames
         As :class:`ApplianceCore`.
     """
 
@@ -254,6 +274,7 @@ class DedupAppliance(wiring.Component):
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2),
+            **_control_members(action),
         })
 
     @property
@@ -296,6 +317,7 @@ class DedupAppliance(wiring.Component):
             wiring.connect(m, core.memory, dram.memory)
             m.submodules.sdram_clk = sdram_clk = io.DDRBuffer("o", sdram.clk, o_domain="sdram_ps")
             m.d.comb += [sdram_clk.o[0].eq(1), sdram_clk.o[1].eq(0)]
+        _connect_control(m, self, core)
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset

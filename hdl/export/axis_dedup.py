@@ -34,6 +34,8 @@ Port                    Dir    Width                Meaning
 ``dropped``             out    32
 ``unchecked``           out    32
 ``errored``             out    32
+``s_axil_*``            --     AXI4-Lite            With ``control=True``: the control registers
+                                                    (:mod:`apbbf.hdl.export.axil_registers`).
 ======================  =====  ===================  ===========================================================
 
 With a Config of a row layout (the memory scan: ``apbbf export --dedup --memory axi``) the filter's segments are
@@ -50,16 +52,39 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from ...model.packet import KeySpec
+from ...model.registers import KEY_RECIPES, Capability, Facts
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
+from .axil_registers import AXI4LiteRegisters, axil_members
 from .axis_memory import axi_master, axi_master_members, connect_axi_master
 
-__all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS"]
+__all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS", "control_facts"]
 
 #: The counter ports, in the order of :class:`apbbf.model.dedup.Counters` (and ``late`` with the memory scan).
 COUNTERS = ("frames", "duplicates", "dropped", "unchecked", "errored")
 
 #: The options of the AXI4 master (with the memory scan only).
 AXI_OPTIONS = ("axi_data_width", "axi_base", "axi_addr_width", "max_outstanding")
+
+
+def control_facts(dedup: PacketDedup) -> Facts:
+    """The register map's facts of ``dedup`` exported with its control registers: its Config, built action and
+    the actions it takes at run time (:attr:`~apbbf.hdl.packet.dedup.PacketDedup.runtime_actions`), its key recipe
+    alone (``l3l4`` or ``frame`` at their values, another at value 2 under its text), ``max_frame``, a capacity of
+    its span, ticks from ``tuser`` or its counter (``TICK_NS`` 0), ``ACTION`` (with more than one action) and
+    ``CLEAR`` at run time.
+
+    Raises
+    ------
+    TypeError
+        If ``dedup`` is not a :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
+    """
+    if not isinstance(dedup, PacketDedup):
+        raise TypeError(f"dedup must be a PacketDedup, not {dedup!r}")
+    name = next((n for n in KEY_RECIPES if getattr(KeySpec, n)() == dedup.spec), str(dedup.spec))
+    keys = tuple(n if n == name else None for n in KEY_RECIPES) + (() if name in KEY_RECIPES else (name,))
+    caps = Capability.CLEAR | (Capability.ACTION if len(dedup.runtime_actions) > 1 else Capability(0))
+    return Facts(dedup.config, action=dedup.action, actions=dedup.runtime_actions, key=name, keys=keys,
+                 max_frame=dedup.max_frame, caps=caps)
 
 
 class AXIStreamPacketDedup(wiring.Component):
@@ -72,6 +97,9 @@ class AXIStreamPacketDedup(wiring.Component):
     ----------
     config : Config
     spec : KeySpec
+    control : bool
+        Add the control registers behind an AXI4-Lite slave (``s_axil_*``: the map of
+        :mod:`apbbf.model.registers` with :func:`control_facts`; :class:`~apbbf.hdl.export.axil_registers.AXI4LiteRegisters`).
     **options
         As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...), and
         with the memory scan those of :data:`AXI_OPTIONS` (as
@@ -90,15 +118,20 @@ class AXIStreamPacketDedup(wiring.Component):
         As :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
     """
 
-    def __init__(self, config: Config, spec: KeySpec, **options):
+    def __init__(self, config: Config, spec: KeySpec, *, control: bool = False, **options):
         check_config(config)
+        if not isinstance(control, bool):
+            raise TypeError(f"control must be a bool, not {control!r}")
         axi = {name: options.pop(name) for name in AXI_OPTIONS if name in options}
-        self._dedup = dedup = PacketDedup(config, spec, **options)
+        self._dedup = dedup = PacketDedup(config, spec, **options, **({"clearable": True} if control else {}))
         self._adapter = None
         if dedup.scan == MEMORY_SCAN:
+            if control:
+                raise ValueError("control is not offered with the memory scan yet")
             self._adapter = axi_master(config, depth=dedup.memory_depth, **axi)
         elif axi:
             raise ValueError(f"{', '.join(axi)} are options of the memory scan (a Config with a row layout)")
+        self._registers = AXI4LiteRegisters(control_facts(dedup)) if control else None
         W = dedup.data_width
         user_in = 1 + (config.time_width if dedup.timestamps == "tuser" else 0)
         members = {
@@ -108,6 +141,7 @@ class AXIStreamPacketDedup(wiring.Component):
             "m_axis_tvalid": Out(1), "m_axis_tready": In(1), "m_axis_tdata": Out(W), "m_axis_tkeep": Out(W // 8),
             "m_axis_tlast": Out(1), "m_axis_tuser": Out(3),
             **{name: Out(32) for name in COUNTERS},
+            **(axil_members() if control else {}),
         }
         if self._adapter is not None:
             members.update({"late": Out(32), **axi_master_members(self._adapter)})
@@ -120,6 +154,11 @@ class AXIStreamPacketDedup(wiring.Component):
     @property
     def adapter(self):
         return self._adapter
+
+    @property
+    def registers(self) -> AXI4LiteRegisters | None:
+        """The control registers (``control=True``), else None."""
+        return self._registers
 
     def elaborate(self, platform):
         m = Module()
@@ -146,4 +185,12 @@ class AXIStreamPacketDedup(wiring.Component):
             wiring.connect(m, dedup.memory, adapter.memory)
             connect_axi_master(m, self, adapter)
             m.d.comb += self.late.eq(dedup.late)
+        if self._registers is not None:
+            m.submodules.registers = regs = self._registers
+            for port, member in axil_members().items():
+                inner, outer = getattr(regs, port), getattr(self, port)
+                m.d.comb += inner.eq(outer) if member.flow == wiring.In else outer.eq(inner)
+            m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(dedup, name)) for name in COUNTERS]
+            m.d.comb += [dedup.control_action.eq(regs.action), dedup.control_clear.eq(regs.clear),
+                         regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames)]
         return m

@@ -369,6 +369,14 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
         "    tuser (last beat): [0] duplicate, [1] unchecked (no answer in time: passed on), [2] errored",
         "  frames, duplicates, dropped, unchecked, errored [31:0]  counters (wrap)",
     ]
+    if top.registers is not None:
+        f = top.registers.facts
+        lines += [
+            "  s_axil_aw*/w*/b*/ar*/r*  AXI4-Lite slave, 32-bit data, 8-bit byte addresses: the control registers",
+            f"    (apbbf.model.registers, map version {f.map_version}; the C header: python -m apbbf.registers); "
+            f"ACTION takes {', '.join(f.actions)}",
+            "    at run time, CONTROL.CLEAR empties the filter; the window, the key and the seed are fixed (SLVERR)",
+        ]
     if memory:
         lines += [
             "  late[31:0]  of the unchecked, the frames whose answer came after the deadline (wrap)",
@@ -399,7 +407,8 @@ def generate_dedup_verilog(config, spec, name: str = DEDUP_MODULE, **options) ->
     name : str
         Name of the top module (a plain Verilog identifier).
     **options
-        As :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
+        As :class:`~apbbf.hdl.export.axis_dedup.AXIStreamPacketDedup` (``control``) and
+        :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
 
     Raises
     ------

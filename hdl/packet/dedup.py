@@ -3,7 +3,7 @@
 """Packet de-duplication at line rate: frames in, each frame's key tested and inserted in the time-bounded window,
 duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
 
-from amaranth import Module, Mux, Signal
+from amaranth import Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -18,6 +18,7 @@ from ..lib.banked_queue import BankedQueue
 from .key_extractor import KeyExtractor
 from ..lib.ungated_fifo import UngatedFIFO
 from ..core.types import Op
+from ...model.registers import ACTIONS
 
 __all__ = ["DATA_WIDTHS", "MEMORY_SCAN", "in_beat_layout", "out_beat_layout", "PacketDedup"]
 
@@ -125,6 +126,9 @@ class PacketDedup(wiring.Component):
     answer_deadline : int
         With the memory scan: cycles from a key entering the key queue to its frame passing on unchecked (late),
         1..65535.
+    clearable : bool
+        Build the run-time clear (``control_clear``); without it the port is ignored and the design is the same
+        as before the control ports were added.
 
     Attributes
     ----------
@@ -137,6 +141,20 @@ class PacketDedup(wiring.Component):
         With the memory scan: of the unchecked, the late frames (as ``unchecked``).
     memory : Out(MemoryPortSignature(config))
         With the memory scan: the memory (:class:`~apbbf.hdl.core.memory_port.MemoryPortSignature`).
+    control_action : In(2)
+        The action at run time, by its value in :data:`apbbf.model.registers.ACTIONS` (0 drop, 1 mark, 2 count;
+        reset: the built ``action``), one of :attr:`runtime_actions` (another counts): every decision taken from the
+        second clock edge after a change on takes the new one (so after the change a frame's index is the value
+        ``frames`` has two cycles later).
+    control_clear : In(1)
+        With ``clearable``, a pulse: empty the filter. From the next cycle frames pass unchecked until every key sent to the core has
+        its answer; then the core is reset for a cycle (``control_cleared`` high) and clears its memory as after
+        a reset, and the frames after that are keyed into the empty filter. Asked for again meanwhile, one clear.
+    control_cleared : Out(1)
+        High in the cycle the core is reset by a clear.
+    control_frames : Out(32)
+        Frames whose decision has been made so far, in order (wraps): in the cycle after ``control_cleared`` it is
+        the index of the first frame that the cleared filter decides.
 
     Raises
     ------
@@ -147,7 +165,7 @@ class PacketDedup(wiring.Component):
     def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
                  key_queue: int = 16, scan: str | None = None, pace: int | None = None, memory_depth: int = 8,
-                 answer_deadline: int = 1024):
+                 answer_deadline: int = 1024, clearable: bool = False):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -181,6 +199,9 @@ class PacketDedup(wiring.Component):
             most = _most_pace(data_width) if scan == "parallel" else 1
             check_integer("pace", pace, range(1, most + 1))
         self._pace = pace
+        if not isinstance(clearable, bool):
+            raise TypeError(f"clearable must be a bool, not {clearable!r}")
+        self._clearable = clearable
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
@@ -207,6 +228,8 @@ class PacketDedup(wiring.Component):
             "o": Out(stream.Signature(out_beat_layout(data_width))),
             "frames": Out(32), "duplicates": Out(32), "dropped": Out(32), "unchecked": Out(32),
             "errored": Out(32),
+            "control_action": In(2, init=ACTIONS.index(self._action.value)), "control_clear": In(1),
+            "control_cleared": Out(1), "control_frames": Out(32),
         }
         if scan == MEMORY_SCAN:
             members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config))})
@@ -259,6 +282,15 @@ class PacketDedup(wiring.Component):
     @property
     def answer_deadline(self) -> int:
         return self._answer_deadline
+    def clearable(self) -> bool:
+        return self._clearable
+
+    @property
+    def runtime_actions(self) -> tuple[str, ...]:
+        """The actions ``control_action`` takes: with ``drop`` every one (the whole frame waits for its answer),
+        with ``mark`` ``mark`` and ``count`` (only the last beat waits: no frame can be dropped), with ``count``
+        ``count`` alone (no ``tuser`` out)."""
+        return {Action.DROP: ACTIONS, Action.MARK: ("mark", "count"), Action.COUNT: ("count",)}[self._action]
 
     @property
     def core_pace(self) -> int:
@@ -324,12 +356,16 @@ class PacketDedup(wiring.Component):
         c = self._config
         m = Module()
         m.submodules.extractor = extractor = self._extractor
+        # Run-time control: a clear resets the core (``clear_reset``) once no key is queued or in it.
+        clearing, clear_reset = Signal(), Signal()
         memory = self._scan == MEMORY_SCAN
         if memory:
-            m.submodules.core = core = MemoryAPBBF(c, depth=self._memory_depth)
-            wiring.connect(m, core.memory, wiring.flipped(self.memory))
+            core = MemoryAPBBF(c, depth=self._memory_depth)
         else:
-            m.submodules.core = core = APBBF(c, scan=self._scan, pace=self.core_pace)
+            core = APBBF(c, scan=self._scan, pace=self.core_pace)
+        m.submodules.core = ResetInserter(clear_reset)(core) if self._clearable else core
+        if memory:
+            wiring.connect(m, core.memory, wiring.flipped(self.memory))
 
         accept = self.i.valid & self.i.ready
         beat = self.i.payload
@@ -420,11 +456,12 @@ class PacketDedup(wiring.Component):
             m.d.sync += [info_head.eq(~info.r_data), info_held.eq(1)]
         with m.Elif(key_arrives):
             m.d.sync += info_held.eq(0)
-        m.d.comb += [keys.w.valid.eq(key_arrives & ~info_out.errored & ~info_out.released & key_room),
+        room = key_room & ~clearing                         # a clear under way: frames pass unchecked
+        m.d.comb += [keys.w.valid.eq(key_arrives & ~info_out.errored & ~info_out.released & room),
                      keys.w.payload.key.eq(extractor.o.payload.key), keys.w.payload.time.eq(info_out.time)]
         status = Signal(2)
         m.d.comb += status.eq(Mux(info_out.errored, Status.ERRORED,
-                                  Mux(key_room & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
+                                  Mux(room & ~info_out.released, Status.CHECKED, Status.UNCHECKED)))
         # A released frame's decision goes in a cycle after its release (from a register: the accept, which the
         # release hangs on, stays off the decision queue's write across the device); an errored one's key is not
         # inserted.
@@ -444,6 +481,24 @@ class PacketDedup(wiring.Component):
                      keys.r.ready.eq(core.cmd.ready),
                      answers.w.valid.eq(core.rsp.valid), answers.w.payload.eq(core.rsp.payload.hit),
                      core.rsp.ready.eq(answers.w.ready)]
+
+        # The clear: keys sent and not yet answered counted; with none left the core is reset for a cycle.
+        if self._clearable:
+            outstanding = Signal(range(self._key_queue + 1024))
+            m.d.sync += outstanding.eq(outstanding + keys.w.valid - (core.rsp.valid & core.rsp.ready))
+            with m.If(clear_reset):
+                m.d.sync += [clearing.eq(self.control_clear), clear_reset.eq(0)]
+            with m.Else():
+                with m.If(self.control_clear):
+                    m.d.sync += clearing.eq(1)
+                m.d.sync += clear_reset.eq(clearing & (outstanding == 0))
+        with m.If(decisions.w.valid):
+            m.d.sync += self.control_frames.eq(self.control_frames + 1)
+        m.d.comb += self.control_cleared.eq(clear_reset)
+        action = Signal(2, init=ACTIONS.index(self._action.value))
+        m.d.sync += action.eq(self.control_action)
+        act_drop = Signal()
+        m.d.comb += act_drop.eq(drop & (action == ACTIONS.index("drop")))
 
         # The decision of the frame at the head of the output, once known.
         take = Signal()                                     # the head frame's decision is taken now
@@ -474,14 +529,15 @@ class PacketDedup(wiring.Component):
         # The counters count a decision the cycle after it is taken, from registers: the decision comes from the
         # queues' heads through a few LUTs, and behind it were the counters' 32-bit carry chains.
         counted, counted_duplicate, counted_unchecked, counted_errored = Signal(), Signal(), Signal(), Signal()
-        m.d.sync += [counted.eq(take), counted_duplicate.eq(duplicate),
+        counted_drop = Signal()
+        m.d.sync += [counted.eq(take), counted_duplicate.eq(duplicate), counted_drop.eq(act_drop),
                      counted_unchecked.eq(unchecked),
                      counted_errored.eq(decision == Status.ERRORED)]
         with m.If(counted):
             m.d.sync += [
                 self.frames.eq(self.frames + 1),
                 self.duplicates.eq(self.duplicates + counted_duplicate),
-                self.dropped.eq(self.dropped + (counted_duplicate & drop)),
+                self.dropped.eq(self.dropped + (counted_duplicate & counted_drop)),
                 self.unchecked.eq(self.unchecked + counted_unchecked),
                 self.errored.eq(self.errored + counted_errored),
             ]
@@ -500,7 +556,7 @@ class PacketDedup(wiring.Component):
 
         # The packet buffer, and the output stage, which hands the head frame's decision on in ``user``.
         flags = Signal(self.o.payload.user.shape())
-        m.d.comb += [flags.duplicate.eq(duplicate), flags.unchecked.eq(unchecked),
+        m.d.comb += [flags.duplicate.eq(duplicate & (action == ACTIONS.index("mark"))), flags.unchecked.eq(unchecked),
                      flags.errored.eq(decision == Status.ERRORED)]
         m.submodules.buffer = buffer = self.packet_buffer()
         m.d.comb += [buffer.w.valid.eq(self.i.valid), self.i.ready.eq(buffer.w.ready),
@@ -520,7 +576,7 @@ class PacketDedup(wiring.Component):
         frame_left = leaving & head.last
         m.d.comb += take.eq(known & (~current | frame_left))
         with m.If(take):
-            m.d.sync += [current.eq(1), current_keep.eq(~(duplicate & drop)), current_flags.eq(flags)]
+            m.d.sync += [current.eq(1), current_keep.eq(~(duplicate & act_drop)), current_flags.eq(flags)]
         with m.Elif(frame_left):
             m.d.sync += current.eq(0)
         m.d.comb += [self.o.payload.data.eq(head.data), self.o.payload.keep.eq(head.keep),

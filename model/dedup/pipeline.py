@@ -4,11 +4,11 @@ marked or counted (:class:`Dedup`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..config import Config, check_config, check_integer
+from ..config import SEEDS, Config, check_config, check_integer
 from ..filters import Op
 from ..packet import LINKTYPE_ETHERNET, FrameBatch, KeySpec, check_link, frame_keys, network_layer, record_key
 from ..timewindow import TimedAPBBF
@@ -81,6 +81,8 @@ class Dedup:
     ----------
     counters : Counters
     filter : TimedAPBBF or TimedTestAndInsert
+    action, built_action : Action
+        The action in force (:meth:`set_action` changes it) and the one given, which decides the length rule.
 
     Raises
     ------
@@ -110,11 +112,105 @@ class Dedup:
             oversize([], max_frame, data_width, fcs)                 # checks them
         elif data_width not in DATA_WIDTHS:
             raise ValueError(f"data_width must be one of {', '.join(map(str, DATA_WIDTHS))}, not {data_width!r}")
+        self.built_action = self.action
         self.config, self.spec, self.engine = config, spec, engine
         self.linktype, self.max_frame, self.data_width, self.fcs = linktype, max_frame, data_width, fcs
         self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
         self.counters = Counters()
         self._mask = (1 << config.time_width) - 1
+
+    def set_action(self, action) -> None:
+        """Decide the frames from the next one on with ``action`` (a run-time change between frames,
+        :mod:`apbbf.model.registers`); the filter and the counters go on.
+
+        Raises
+        ------
+        ValueError
+            If ``action`` is not ``"drop"``, ``"mark"`` or ``"count"``.
+        """
+        try:
+            action = Action(action.value if isinstance(action, Action) else action)
+        except ValueError:
+            raise ValueError(f"action must be 'drop', 'mark' or 'count', not {action!r}") from None
+        self.action = action
+
+    def set_key(self, key) -> None:
+        """Key the frames from the next one on with ``key`` (a :class:`~apbbf.model.packet.KeySpec`, or the name of
+        a standard one: ``"l3l4"`` or ``"frame"``); the filter and the counters go on.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``key`` is neither, or needs a layer the link type lacks.
+        """
+        if isinstance(key, str):
+            if key not in ("l3l4", "frame"):
+                raise ValueError(f"key must be a KeySpec, 'l3l4' or 'frame', not {key!r}")
+            key = getattr(KeySpec, key)()
+        if not isinstance(key, KeySpec):
+            raise TypeError(f"key must be a KeySpec, 'l3l4' or 'frame', not {key!r}")
+        check_link(key, self.linktype)
+        self.spec = key
+
+    def set_window(self, span: int) -> None:
+        """A window of ``span`` ticks from the next frame on: only the built span, for now (no gateware changes its
+        window at run time yet, so the model does not define how a filter built for one span takes another).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``span`` is not the Config's span.
+        """
+        check_integer("span", span, range(self.config.span, self.config.span + 1))
+
+    def clear(self) -> None:
+        """Empty the filter before the next frame (a run-time clear): every key before is forgotten; the counters
+        go on."""
+        self.filter = TimedAPBBF(self.config) if self.engine == "model" else TimedTestAndInsert(self.config)
+
+    def rekey(self, seed: int) -> None:
+        """Hash the frames from the next one on with ``seed``, and empty the filter (a run-time re-key).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``seed`` is not an integer in ``0 .. 2**64 - 1``.
+        """
+        check_integer("seed", seed, SEEDS)
+        self.config = replace(self.config, seed=seed)
+        self.clear()
+
+    #: The changes :meth:`run` takes, by name.
+    CHANGES = ("action", "clear", "rekey")
+
+    def _run_changes(self, batch, times, errored, unchecked, late, messages, keys, changes) -> DedupResult:
+        """:meth:`run` in parts between the frames ``changes`` names, each change made before its frame."""
+        first, n = self.counters.frames, len(batch)
+        cuts = sorted(i - first for i in changes if first <= i < first + n)
+        for made in changes.values():
+            for change in made:
+                if not change or change[0] not in self.CHANGES:
+                    raise ValueError(f"a change must be ('action', name), ('clear',) or ('rekey', seed), "
+                                     f"not {change!r}")
+        times = np.asarray(times)
+        parts, bounds = [], [0, *cuts, n]
+
+        def part(value, a, b):
+            return None if value is None else np.asarray(value)[a:b]
+
+        for a, b in zip(bounds, bounds[1:]):
+            for change in changes.get(first + a, ()) if a in cuts else ():
+                getattr(self, {"action": "set_action", "clear": "clear", "rekey": "rekey"}[change[0]])(*change[1:])
+            if b > a:
+                parts.append(self.run(batch[a:b], times[a:b], errored=part(errored, a, b),
+                                      unchecked=part(unchecked, a, b), late=part(late, a, b), messages=messages,
+                                      keys=part(keys, a, b)))
+        if not parts:
+            return self.run(batch, times, errored=errored, unchecked=unchecked, late=late, messages=messages,
+                            keys=keys)
+        return DedupResult(*(np.concatenate([getattr(p, f) for p in parts]) for f in
+                             ("keys", "status", "duplicate", "forward", "mark")),
+                           [m for p in parts for m in p.messages] if messages else None)
 
     def _outputs(self, status: np.ndarray, hits: np.ndarray):
         duplicate = hits & (status == Status.CHECKED)
@@ -130,8 +226,9 @@ class Dedup:
         return duplicate, forward, mark
 
     def _oversize(self, ethernet_lengths) -> np.ndarray:
-        """Frames passed unchecked for their length (with ``drop`` and a ``max_frame``)."""
-        if self.action != Action.DROP or self.max_frame is None:
+        """Frames passed unchecked for their length (built with ``drop``, whatever the action at run time: the
+        store-and-forward buffer's, and a ``max_frame``)."""
+        if self.built_action != Action.DROP or self.max_frame is None:
             return np.zeros(np.shape(ethernet_lengths), dtype=bool)
         return oversize(ethernet_lengths, self.max_frame, self.data_width, self.fcs)
 
@@ -168,7 +265,7 @@ class Dedup:
         return bool(duplicate[0]), bool(forward[0]), bool(mark[0])
 
     def run(self, batch: FrameBatch, times, *, errored=None, unchecked=None, late=None, messages: bool = False,
-            keys: np.ndarray | None = None) -> DedupResult:
+            keys: np.ndarray | None = None, changes=None) -> DedupResult:
         """A batch of frames, in order (the batch path).
 
         Parameters
@@ -182,6 +279,11 @@ class Dedup:
             Also return the frames' full keys.
         keys : numpy.ndarray of uint64 or None
             The frames' keys if already computed (:func:`apbbf.model.packet.frame_keys`); not with ``messages``.
+        changes : dict or None
+            Run-time changes by frame index (``counters.frames`` before the frame, as the register map's
+            ``CHANGE_FRAME`` names it): a list of ``("action", name)``, ``("clear",)`` or ``("rekey", seed)``
+            each, made before that frame (:meth:`set_action`, :meth:`clear`, :meth:`rekey`); indices outside
+            this batch are left for the batch they fall in.
 
         Returns
         -------
@@ -196,6 +298,8 @@ class Dedup:
         """
         if not isinstance(batch, FrameBatch):
             raise TypeError(f"batch must be a FrameBatch, not {batch!r}")
+        if changes:
+            return self._run_changes(batch, times, errored, unchecked, late, messages, keys, changes)
         n = len(batch)
         times = np.asarray(times)
         if times.shape != (n,) or (n and times.dtype.kind not in "iu"):

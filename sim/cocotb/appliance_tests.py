@@ -24,6 +24,7 @@ from ...model import Config
 from ...model.dedup import Dedup
 from ...model.packet import KeySpec
 from ...model.protocol import (APPLIANCE_COUNTERS, REPLY_SYNC, Command, ApplianceStatus, Status, crc16)
+from ...model.registers import ACTIONS, Control, register_map
 from .appliance_runner import PARAMS_ENV
 from .mac_tests import RX_PERIOD_FS, TX_PERIOD_FS, imix_length
 from .testbench import _quiet
@@ -206,6 +207,15 @@ class TB:
         assert (command, status) == (Command.APPLIANCE, Status.OK), (command, status)
         return ApplianceStatus.unpack(payload)
 
+    async def register(self, command, offset: int, value: int = 0):
+        """REG_READ or REG_WRITE over the UART: (status, the value read or None)."""
+        body = bytes([command, 1]) + offset.to_bytes(4, "little") + value.to_bytes(4, "little")
+        reader = cocotb.start_soon(self._reply())
+        await self.uart_send(bytes([0xA5]) + body + crc16(body).to_bytes(2, "little"))
+        got, status, payload = await reader
+        assert got == command, (got, command)
+        return status, (int.from_bytes(payload, "little") if payload else None)
+
     async def _reply(self):
         assert await self.uart_byte() == REPLY_SYNC
         header = bytes([await self.uart_byte() for _ in range(3)])
@@ -226,17 +236,24 @@ def _sdram_chip(dut, settings: dict, tck_ns: float):
     return SdramChip(dut.sdram_clk, pins, checker, log=dut._log)
 
 
-def score(tb, sent, port1):
+def score(tb, sent, port1, changes=None, unchecked=()):
     """Every frame out of port 1 against the model: ``sent`` is (bytes without FCS, MAC marks it bad) per frame
-    into port 0, in order; returns the model's counters."""
+    into port 0, in order; ``changes`` maps a frame index to the run-time changes made before it (``("action",
+    name)``, ``("clear",)``), ``unchecked`` holds the indices of the frames passed unchecked; returns the model's
+    counters."""
     assert len(tb.times) == len(sent), f"{len(tb.times)} frames into the de-duplicator, {len(sent)} sent " \
                                        f"(seed {tb.seed})"
     model = Dedup(tb.config, tb.spec, tb.action, max_frame=MAX_FRAME, data_width=64)
     expected = []
+    changes = changes or {}
     dram = bool(tb.params.get("dram"))
-    for n, ((data, bad), time) in enumerate(zip(sent, tb.times)):
-        unchecked, late = tb.decided[n] if dram and n < len(tb.decided) else (False, False)
-        _, forward, _ = model.frame(data, time, errored=bad, unchecked=unchecked, late=late)
+    for index, ((data, bad), time) in enumerate(zip(sent, tb.times)):
+        for change in changes.get(index, ()):
+            {"action": model.set_action, "clear": model.clear}[change[0]](*change[1:])
+        passed, late = index in unchecked, False
+        if dram and index < len(tb.decided):             # with the DRAM, as its counters said
+            passed, late = tb.decided[index]
+        _, forward, _ = model.frame(data, time, errored=bad, unchecked=passed, late=late)
         if forward:
             expected.append((data + bytes(max(0, 60 - len(data))), not bad))
     for index, (got, want) in enumerate(zip(port1, expected)):
@@ -406,3 +423,58 @@ async def line_rate_both_ways(dut):
     assert hw["dedup_unchecked"] == 0 and hw["dedup_duplicates"] == counters.duplicates > 0, hw
     dut._log.info("%d + %d minimum-size frames at line rate, %.1f us simulated", count, count,
                   (cocotb.utils.get_sim_time("ns") - start) / 1e3)
+
+
+@cocotb.test()
+async def run_time_changes(dut):
+    """During traffic (new frames and copies), over the UART: the action to count, a clear of the filter, the
+    action back to drop, each followed by a read of CHANGE_FRAME; port 1's frames are the model's with the same
+    changes before the frames named (and the frames the clear left unchecked, the last ones before its frame,
+    as many as the counter says); a write out of range is refused (BAD_REGISTER) and changes nothing."""
+    tb = TB(dut, "run_time_changes")
+    await tb.reset()
+    rng = tb.rng
+    offsets = {name: r.offset for name, r in register_map("appliance").items()}
+    frames = tb.params.get("change_frames", 60)
+    steps = [("action", "count"), ("clear",), ("action", "drop")]
+    changes, refused = {}, []
+
+    async def control():
+        for n, step in enumerate(steps):
+            while int(dut.port0_rx_frames.value) < (n + 1) * frames // (len(steps) + 1):
+                await RisingEdge(dut.clk)
+            if step[0] == "action":
+                status, _ = await tb.register(Command.REG_WRITE, offsets["ACTION"], ACTIONS.index(step[1]))
+            else:
+                status, _ = await tb.register(Command.REG_WRITE, offsets["CONTROL"], int(Control.CLEAR))
+            assert status == Status.OK, status
+            status, frame = await tb.register(Command.REG_READ, offsets["CHANGE_FRAME"])
+            assert status == Status.OK, status
+            changes.setdefault(frame, []).append(step)
+        refused.append((await tb.register(Command.REG_WRITE, offsets["ACTION"], 1))[0])     # mark: refused
+        refused.append((await tb.register(Command.REG_READ, offsets["SEED_LO"]))[0])       # write only
+
+    task = cocotb.start_soon(control())
+    originals, sent = [], []
+    while len(sent) < frames or not task.done():            # traffic until the last change is made
+        if originals and rng.random() < 0.5:
+            p, _ = copy_of(rng, rng.choice(originals[-6:]))
+        else:
+            p = packet(rng, rng.randrange(60, 100))
+            originals.append(p)
+        tb.source[0].ifg = 12
+        await tb.source[0].send(GmiiFrame.from_payload(bytes(p)))
+        sent.append((bytes(p), False))
+        await Timer(rng.randrange(1, 4), "us")               # the UART's changes land among the frames
+    await task
+    await tb.quiet()
+    hw = tb.counters()
+    (clear_at,) = [frame for frame, made in changes.items() if ("clear",) in made]
+    unchecked = range(clear_at - hw["dedup_unchecked"], clear_at)
+    counters = score(tb, sent, tb.wire(1), changes=changes, unchecked=unchecked)
+    for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
+        assert hw[f"dedup_{name}"] == getattr(counters, name), (name, hw, counters, changes, tb.seed)
+    assert refused == [Status.BAD_REGISTER] * 2, refused
+    assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index("drop"))
+    assert len(changes) == len(steps) and 0 < counters.dropped < counters.duplicates, (changes, counters)
+    dut._log.info("changes %s; model counters %s", changes, counters.as_dict())

