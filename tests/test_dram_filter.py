@@ -44,7 +44,8 @@ def test_filter_on_sdram(core):
     build_dir = BUILD / "dram-filter"
     results = build_dir / "results.xml"
     try:
-        dram_filter.run(CONFIG, core, build_dir, seed=SEED, power_up_us=200.0, params={"commands": 200, "tick_step": 3})
+        dram_filter.run(CONFIG, core, build_dir, seed=SEED, power_up_us=200.0, testcase="random_commands",
+                        params={"commands": 200, "tick_step": 3})
     except SystemExit as exit_:
         failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb on Icarus, the filter on SDRAM (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed),

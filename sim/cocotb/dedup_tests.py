@@ -129,8 +129,9 @@ class TB:
         try:
             model = score_frames(self.params, self.sent, self.out)
             counters = {name: int(getattr(self.dut, name).value) for name in COUNTERS}
-            if counters != model.counters.as_dict():
-                raise Mismatch(f"counters {counters}, model {model.counters.as_dict()}")
+            want = {name: getattr(model.counters, name) for name in COUNTERS}
+            if counters != want:
+                raise Mismatch(f"counters {counters}, model {want}")
         except Mismatch as error:
             raise Mismatch(f"{error} (bench seed {self.seed}; waveform {os.environ.get('APBBF_WAVES')})") from None
         return model
