@@ -65,6 +65,15 @@ def find_yosys() -> str:
     return found
 
 
+def _comment(lines) -> str:
+    """``lines`` as a Verilog comment block, each wrapped at 114 characters under its own indent."""
+    wrapped = []
+    for line in lines:
+        indent = " " * (len(line) - len(line.lstrip()))
+        wrapped += textwrap.wrap(line, 114, initial_indent="", subsequent_indent=indent + "  ") or [""]
+    return "".join(f"// {line}".rstrip() + "\n" for line in wrapped)
+
+
 def _check_name(name) -> str:
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, not {name!r}")
@@ -388,11 +397,7 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
             "",
             *_memory_needs_lines(c, top.adapter),
         ]
-        wrapped = []
-        for line in lines:
-            indent = " " * (len(line) - len(line.lstrip()))
-            wrapped += textwrap.wrap(line, 114, initial_indent="", subsequent_indent=indent + "  ") or [""]
-        lines = wrapped
+        return _comment(lines)
     return "".join(f"// {line}".rstrip() + "\n" for line in lines)
 
 
@@ -477,11 +482,7 @@ def lanes_header(top, name: str = LANES_MODULE) -> str:
         "m_axis_rsp_tkeep[s] iff command slot s held a command; the byte of a slot without one is 0",
         "  command order: beat order, then slot 0 first",
     ]
-    wrapped = []
-    for line in lines:
-        indent = " " * (len(line) - len(line.lstrip()))
-        wrapped += textwrap.wrap(line, 114, initial_indent="", subsequent_indent=indent + "  ") or [""]
-    return "".join(f"// {line}".rstrip() + "\n" for line in wrapped)
+    return _comment(lines)
 
 
 def generate_lanes_verilog(config, lanes: int, name: str = LANES_MODULE, **options) -> str:
@@ -624,11 +625,7 @@ def memory_header(top, name: str = MEMORY_MODULE) -> str:
         "Latency: the memory's; one command enters the scan at a time (its hash and decision take a few cycles),",
         f"  up to {top.depth} are in flight in the memory, and the answers come in command order.",
     ]
-    wrapped = []
-    for line in lines:
-        indent = " " * (len(line) - len(line.lstrip()))
-        wrapped += textwrap.wrap(line, 114, initial_indent="", subsequent_indent=indent + "  ") or [""]
-    return "".join(f"// {line}".rstrip() + "\n" for line in wrapped)
+    return _comment(lines)
 
 
 def _memory_needs_lines(c, adapter) -> list:
