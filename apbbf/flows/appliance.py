@@ -231,6 +231,8 @@ def domain_name(net: str) -> str:
             return f"rx of {port} (125 MHz, the PHY's)"
     if "eth_tx" in net:
         return "eth_tx (125 MHz, both transmit sides)"
+    if "sdram_ps" in net:
+        return "sdram_ps (50 MHz shifted by 180 degrees: the SDRAM's clock pin)"
     return "sync (50 MHz, the filter's)"
 
 
