@@ -66,6 +66,11 @@ class MemoryScan(wiring.Component):
     and each write holds what it read and merged, so the merged block is exactly the one the model holds: no
     false negative, and no false positive the model would not have either.
 
+    The table is kept in the order commands start, which is the order they are answered, so the ``depth - 1``
+    commands ahead of a command are known when it issues its reads: each read is compared with the table in the
+    two cycles after its request, and the bits to OR in wait for its answer in a queue beside the answers. An
+    answer then costs one OR and the pick of the key's bits; the blocks to write leave in the order read.
+
     A retired segment is cleared in the background, row by row (its ``row_blocks`` words in each row), once the
     command that retired it has seen its writes and every earlier one acknowledged; its bits leave the table then,
     and it is clean (for the shift that takes it) once its zeros are acknowledged. After reset, and for a
