@@ -259,10 +259,10 @@ class MemoryScan(wiring.Component):
         read_addr = address(issuing.row, read_segment, read_hash.index)
         read_issued, answer_used = Signal(), Signal()
 
-        # Each read (and a marker in place of a command that reads nothing) follows its request through two
-        # stages to the info queue, which the gather pops with the read's answer: first its segment, block and row
-        # are compared with every slot of the table, then the bits of the slots that wrote that block are ORed
-        # into ``extra``. So an arriving answer needs one OR, not the table's comparisons.
+        # Each read (and a marker in place of a command that reads nothing) follows its request through three
+        # stages to the info queue, which the gather pops with the read's answer: its segment, block and row are
+        # compared with every slot of the table, the bits of the slots that wrote that block are ORed into
+        # ``extra``, which is registered. So an arriving answer needs one OR, not the table's comparisons.
         info_layout = data.StructLayout({"read": 1, "last": 1, "fresh": 1, "target": 1, "segment": range(P),
                                          "hash": segment_hash_layout(c)})
         issued_valid, issued = Signal(), Signal(info_layout)       # stage 1: the read just requested
