@@ -29,8 +29,8 @@ memory-bench: setup
 	$(PY) scripts/memory_bench.py $(MEMORY_BENCH_ARGS)
 
 # The memory core placed and routed alone on the 5A-75B's LFE5U-25F (RegisteredMemoryCore, depth 8), nextpnr seeds
-# 1-3 one after another, each stopped at 15 minutes: build/reports/memory_pnr.json, each seed's Fmax, LUT4, FF,
-# router time and critical path, and the median Fmax (scripts/memory_pnr.py; about 40 minutes).
+# 1-3 one after another with router2, each stopped at 15 minutes: build/reports/memory_pnr.json, each seed's Fmax,
+# LUT4, FF, router time and critical path, and the median Fmax (scripts/memory_pnr.py; about 25 minutes).
 MEMORY_PNR_ARGS ?=
 .PHONY: memory-pnr
 memory-pnr: setup

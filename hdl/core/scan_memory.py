@@ -66,6 +66,11 @@ class MemoryScan(wiring.Component):
     and each write holds what it read and merged, so the merged block is exactly the one the model holds: no
     false negative, and no false positive the model would not have either.
 
+    The table is kept in the order commands start, which is the order they are answered, so the ``depth - 1``
+    commands ahead of a command are known when it issues its reads: each read is compared with the table in the
+    three cycles after its request, and the bits to OR in wait for its answer in a queue beside the answers. An
+    answer then costs one OR and the pick of the key's bits; the blocks to write leave in the order read.
+
     A retired segment is cleared in the background, row by row (its ``row_blocks`` words in each row), once the
     command that retired it has seen its writes and every earlier one acknowledged; its bits leave the table then,
     and it is clean (for the shift that takes it) once its zeros are acknowledged. After reset, and for a
@@ -246,6 +251,7 @@ class MemoryScan(wiring.Component):
         read_pick = Signal(P)                               # the next read: the lowest of ``issue_left``
         left_after = Signal(P)
         m.d.comb += left_after.eq(issue_left & ~read_pick)
+        issue_idle = Signal(init=1)                         # no read left: ``read_pick`` is 0, as a flip-flop
         read_hash = Signal(segment_hash_layout(c))
         read_segment = Signal(range(P))
         m.d.comb += [read_hash.eq(_select(read_pick, [issuing.hashes[j] for j in range(P)])),
@@ -253,25 +259,27 @@ class MemoryScan(wiring.Component):
         read_addr = address(issuing.row, read_segment, read_hash.index)
         read_issued, answer_used = Signal(), Signal()
 
-        # Each read (and a marker in place of a command that reads nothing) follows its request through two
-        # stages to the info queue, which the gather pops with the read's answer: first its segment, block and row
-        # are compared with every slot of the table, then the bits of the slots that wrote that block are ORed
-        # into ``extra``. So an arriving answer needs one OR, not the table's comparisons.
+        # Each read (and a marker in place of a command that reads nothing) follows its request through three
+        # stages to the info queue, which the gather pops with the read's answer: its segment, block and row are
+        # compared with every slot of the table, the bits of the slots that wrote that block are ORed into
+        # ``extra``, which is registered. So an arriving answer needs one OR, not the table's comparisons.
         info_layout = data.StructLayout({"read": 1, "last": 1, "fresh": 1, "target": 1, "segment": range(P),
                                          "hash": segment_hash_layout(c)})
         issued_valid, issued = Signal(), Signal(info_layout)       # stage 1: the read just requested
         issued_row = Signal(max(1, c.row_index_bits))
         compared_valid, compared = Signal(), Signal(info_layout)   # stage 2: its comparisons registered
         m.d.sync += issued_valid.eq(0)
-        with m.If((read_pick == 0) & dispatch.r_rdy & (in_flight < D) & flight.w_rdy):
+        with m.If(issue_idle & dispatch.r_rdy & (in_flight < D) & flight.w_rdy):
             m.d.comb += [started.eq(1), dispatch.r_en.eq(1), flight.w_en.eq(1)]
-            m.d.sync += [issuing.eq(head), issue_left.eq(head_reads), read_pick.eq(_lowest(head_reads))]
+            m.d.sync += [issuing.eq(head), issue_left.eq(head_reads), read_pick.eq(_lowest(head_reads)),
+                         issue_idle.eq(head_reads == 0)]
             with m.If(head_reads == 0):
                 # Nothing to read (the reserved op, a query with no live segment): a marker takes its place.
                 m.d.sync += [issued_valid.eq(1), issued.read.eq(0), issued.last.eq(1), issued.fresh.eq(0),
                              issued.target.eq(0)]
         with m.If(read_issued):
             m.d.sync += [issue_left.eq(left_after), read_pick.eq(_lowest(left_after)),
+                         issue_idle.eq(left_after == 0),
                          issued_valid.eq(1), issued.read.eq(1), issued.last.eq(left_after == 0),
                          issued.fresh.eq((read_pick & issuing.fresh).any()),
                          issued.target.eq((read_pick & issuing.targets).any()),
@@ -343,9 +351,10 @@ class MemoryScan(wiring.Component):
         m.d.sync += reads_out.eq(reads_out + read_issued - answer_used)
         m.d.comb += [answers.w_data.eq(port.rsp.payload.data), answers.w_en.eq(port.rsp.valid),
                      port.rsp.ready.eq(answers.w_rdy)]
-        entering_info = Signal(info_entry)
-        m.d.comb += [entering_info.info.eq(compared), entering_info.extra.eq(extra),
-                     info.w_data.eq(entering_info), info.w_en.eq(compared_valid)]
+        # A third stage registers the merged word: the OR of the slots ends in a flip-flop, not in the LUT RAM.
+        merged_valid, merged = Signal(), Signal(info_entry)
+        m.d.sync += [merged_valid.eq(compared_valid), merged.info.eq(compared), merged.extra.eq(extra)]
+        m.d.comb += [info.w_data.eq(merged), info.w_en.eq(merged_valid)]
 
         # The gather, in two stages: a read's answer and its info are taken together and ORed into ``view``
         # (registered); then the key's bits are picked from it into the match bits, and an insert's target block
@@ -425,7 +434,7 @@ class MemoryScan(wiring.Component):
         m.d.comb += act.eq(actions.r_data)
         want_write = actions.r_rdy & act.write & ~act_wrote
         want_mark = actions.r_rdy & act.done & (act_wrote | ~act.write)
-        want_read = (read_pick != 0) & (reads_out < self.answer_depth)
+        want_read = ~issue_idle & (reads_out < self.answer_depth)
         want_clear = clear_busy & ~clear_marking & ~clear_all
         want_cleared = clear_marking
         with m.If(free):
@@ -455,7 +464,8 @@ class MemoryScan(wiring.Component):
                     m.d.sync += clear_marking.eq(1)
 
         # Registered: once drained, nothing starts until the restart's clearing, so a cycle late is the same.
-        m.d.sync += drained.eq((in_flight == 0) & ~dispatch.r_rdy & (read_pick == 0) & ~issued_valid &
-                               ~compared_valid & ~info.r_rdy & ~gathered_valid & ~answer_valid & ~actions.r_rdy &
+        m.d.sync += drained.eq((in_flight == 0) & ~dispatch.r_rdy & issue_idle & ~issued_valid &
+                               ~compared_valid & ~merged_valid & ~info.r_rdy & ~gathered_valid & ~answer_valid &
+                               ~actions.r_rdy &
                                ~tags.r_rdy & ~out_valid & ~clear_busy & (pending == 0))
         return m
