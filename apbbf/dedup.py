@@ -780,14 +780,15 @@ def _print_report(report: dict, file=None) -> None:
 
 
 def parse_change(text: str) -> tuple[int, tuple]:
-    """``FRAME:action=NAME``, ``FRAME:clear`` or ``FRAME:rekey=SEED`` as ``(frame, change)``.
+    """``FRAME:action=NAME``, ``FRAME:clear``, ``FRAME:rekey=SEED`` or ``FRAME:window=TICKS`` as ``(frame,
+    change)``.
 
     Raises
     ------
     ValueError
         If ``text`` is none of these (the message gives the forms).
     """
-    forms = "FRAME:action=drop|mark|count, FRAME:clear or FRAME:rekey=SEED"
+    forms = "FRAME:action=drop|mark|count, FRAME:clear, FRAME:rekey=SEED or FRAME:window=TICKS"
     frame, _, change = text.partition(":")
     name, _, value = change.partition("=")
     try:
@@ -800,6 +801,8 @@ def parse_change(text: str) -> tuple[int, tuple]:
             return index, ("clear",)
         if name == "rekey" and 0 <= int(value, 0) < 1 << 64:
             return index, ("rekey", int(value, 0))
+        if name == "window" and int(value, 0) > 0:
+            return index, ("window", int(value, 0))
     except ValueError:
         pass
     raise ValueError(f"--change must be {forms}, not {text!r}")
@@ -900,7 +903,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                              "reference)")
     parser.add_argument("--change", action="append", default=[], metavar="FRAME:CHANGE",
                         help="a run-time change before frame FRAME (0-based), as the gateware's registers make it: "
-                             "action=drop|mark|count, clear, rekey=SEED (repeatable)")
+                             "action=drop|mark|count, clear, rekey=SEED, window=TICKS (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=_dedup)

@@ -33,7 +33,7 @@ from functools import lru_cache
 from . import analysis
 from .config import Config, check_config, check_integer
 
-__all__ = ["planned_rate", "timed_analysis", "solve_timed", "tolerated_burst", "floor_headroom", "time_window_facts",
+__all__ = ["planned_rate", "window_capacity", "timed_analysis", "solve_timed", "tolerated_burst", "floor_headroom", "time_window_facts",
            "default_extra_segments"]
 
 
@@ -57,6 +57,35 @@ def planned_rate(config: Config) -> float:
     """
     check_config(config)
     return config.generation / config.shift_interval
+
+
+def window_capacity(config: Config) -> int:
+    """The longest window (ticks) the memory built for ``config`` holds at its planned rate: the largest span W,
+    ``config.span`` at least, for which a filter of ``config``'s shape with span W keeps every key for W ticks at
+    :func:`planned_rate` (``config``'s) without overflow (:func:`timed_analysis`). A longer window needs more
+    segments: at that rate the generations fill by count, and a key must outlive ``W / I`` shifts. Bounded by
+    ``2**(time_width-1) - 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``config`` is not a Config.
+    ValueError
+        If it has no span.
+    """
+    rate = planned_rate(config)
+    limit = (1 << (config.time_width - 1)) - 1
+
+    def holds(span):
+        return not _overflows(dataclasses.replace(config, span=span), rate)
+
+    low, high = config.span, limit
+    if holds(high):
+        return high
+    while high - low > 1:                   # holds(low) or low is the span; not holds(high)
+        middle = (low + high) // 2
+        low, high = (middle, high) if holds(middle) else (low, middle)
+    return low
 
 
 def _alive(config: Config, rate: float, period: float, f: float, cap: int) -> int:

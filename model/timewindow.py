@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import Config, check_config
+from .config import Config, check_config, check_integer
 from .filters import Op, scan_from
 from .hashing import HashSpec
 
@@ -133,6 +133,10 @@ class TimedAPBBF:
         self._mask = (1 << config.time_width) - 1
         self._bits = np.zeros((self._P, config.segment_bits), dtype=bool)
         self._stamps = np.zeros(self._P, dtype=np.uint64)
+        self._span, self._interval = config.span, config.shift_interval
+        self._spans = np.full(self._P, config.span, dtype=np.uint64)   # each position's span at its last write
+        self._span_last = config.span                                    # the last insert's
+        self._interval_shift = config.shift_interval                     # the last shift's
         self.n = self.shifts = self.overflows = self.expired = self.restarts = 0
         self._reset_state(base=0)
 
@@ -146,6 +150,35 @@ class TimedAPBBF:
         self._fill = c.generation                   # full: the next insert shifts
         self._started = False
         self._t_shift = self._t_last = 0
+
+    def set_window(self, span: int) -> None:
+        """Bound the window by ``span`` ticks from the next command on (a run-time change): each insert from then
+        on writes its segments' expiry with ``span``, and each shift its deadline with ``span // l + 1`` ticks
+        (:attr:`~apbbf.model.config.Config.shift_interval` of that span). So a longer window holds the keys
+        inserted from then on (the keys already in keep their expiry). A shorter one also brings every live
+        segment's expiry that lies beyond ``t_last + span`` (t_last: the last insert's time) down to it, so that
+        the segments still expire oldest first (the query's order): it forgets the older keys that the new span,
+        counted from the last insert, would not hold. The shift's deadline stays as it was. (The gateware keeps
+        ``t_j + span + 1`` per segment, written by each insert, and lowers them in one cycle at the change.)
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``span`` is not an integer in ``1 .. 2**(time_width-1) - 1``.
+        """
+        check_integer("span", span, range(1, 1 << (self._config.time_width - 1)))
+        self._span, self._interval = span, span // self._config.l + 1
+        if self._started:
+            left = self._spans.astype(np.int64) - self._age(self._t_last, self._stamps).astype(np.int64)
+            lowered = self._live & (left > span)
+            self._stamps[lowered] = self._t_last
+            self._spans[lowered] = span
+            self._span_last = min(self._span_last, span)
+
+    @property
+    def span(self) -> int:
+        """The span inserts write now (the Config's until :meth:`set_window`)."""
+        return self._span
 
     # Read-only state ----------------------------------------------------------------------------------------
 
@@ -220,7 +253,7 @@ class TimedAPBBF:
 
     def _expire(self, now: int) -> None:
         if self._started:
-            self._stale |= self._live & (self._age(now, self._stamps) > self._config.span)
+            self._stale |= self._live & (self._age(now, self._stamps) > self._spans)
 
     def _probe(self, folded) -> tuple[bool, int]:
         k = self._config.k
@@ -260,8 +293,10 @@ class TimedAPBBF:
         self._live[self.base] = True
         self._stale[self.base] = False
         self._stamps[self.base] = now
+        self._spans[self.base] = self._span
         self._fill = 0
         self._t_shift = now
+        self._interval_shift = self._interval
         self.shifts += 1
 
     def _before_insert(self, now: int) -> bool:
@@ -271,9 +306,10 @@ class TimedAPBBF:
             self._restart()
         if not self._started:
             self._stamps[:] = now
+            self._spans[:] = self._span
             self._t_shift = now
             self._started = True
-        shifting = self._fill == c.generation or (self._age(now, self._t_shift) >= c.shift_interval
+        shifting = self._fill == c.generation or (self._age(now, self._t_shift) >= self._interval_shift
                                                   and not self.pool_full)
         if shifting:
             self._shift(now)
@@ -285,8 +321,10 @@ class TimedAPBBF:
             position = self.pos(i)
             self._bits[position, self._locate(position, folded)[0]] = True
             self._stamps[position] = now
+            self._spans[position] = self._span
         self._fill += 1
         self._t_last = now
+        self._span_last = self._span
         self.n += 1
 
     def command(self, op, key, now) -> tuple[bool, int]:
@@ -351,7 +389,7 @@ class TimedAPBBF:
         hits = np.zeros(len(ops), dtype=bool)
         accesses = np.zeros(len(ops), dtype=np.int64)
         inserting = ops != Op.QUERY
-        span, interval, mask = np.uint64(c.span), np.uint64(c.shift_interval), np.uint64(self._mask)
+        span, mask = np.uint64(self._span), np.uint64(self._mask)
         t0 = 0
         while t0 < len(ops):
             if inserting[t0]:
@@ -372,14 +410,15 @@ class TimedAPBBF:
             if len(at):
                 since = np.searchsorted(at, np.arange(window.start, window.stop), side="left") - 1
                 previous = np.where(since >= 0, times[at[np.maximum(since, 0)]], np.uint64(self._t_last))
-                lapsed = ((times[window] - previous) & mask) > span
+                lapsed = ((times[window] - previous) & mask) > np.where(
+                    since >= 0, span, np.uint64(self._span_last))
                 lapsed[0] |= bool(self._stale[self.base])
                 lapsed &= self._started
                 lapsed_count = np.concatenate([[0], np.cumsum(lapsed)])
                 starts = np.concatenate([[window.start], at[:-1] + 1]) - window.start
                 restarts = lapsed_count[at - window.start + 1] > lapsed_count[starts]
                 fills = self._fill + np.arange(len(at))
-                due = ((times[at] - np.uint64(self._t_shift)) & mask) >= interval
+                due = ((times[at] - np.uint64(self._t_shift)) & mask) >= np.uint64(self._interval_shift)
                 shifts = (fills >= c.generation) | (due & ~self._pool_full_at(times[window], at - window.start))
                 stop_at = np.flatnonzero(restarts | shifts)
                 t1 = int(at[stop_at[0]]) if len(stop_at) else window.stop
@@ -401,7 +440,7 @@ class TimedAPBBF:
         stale = np.broadcast_to(self._stale[older][None, :], (len(times), len(older)))
         if self._started:
             ages = (times[:, None] - self._stamps[older][None, :]) & np.uint64(self._mask)
-            stale = np.logical_or.accumulate(ages > np.uint64(c.span), axis=0) | stale
+            stale = np.logical_or.accumulate(ages > self._spans[older][None, :], axis=0) | stale
         return c.k + (~stale[at]).sum(axis=1) >= self._P - 1
 
     def _chunk(self, ops, keys, times, hits, accesses, *, probe):
@@ -419,7 +458,9 @@ class TimedAPBBF:
             before = np.maximum.accumulate(np.where(inserting, t, -1))
             before = np.concatenate([[-1], before[:-1]])
             stamps[:, :k] = np.where(before >= 0, times[np.maximum(before, 0)], np.uint64(self._t_last))[:, None]
-            expired = ((times[:, None] - stamps) & np.uint64(self._mask)) > np.uint64(c.span)
+            spans = np.broadcast_to(self._spans[positions][None, :], (n, live)).copy()
+            spans[:, :k] = np.where(before >= 0, np.uint64(self._span), np.uint64(self._span_last))[:, None]
+            expired = ((times[:, None] - stamps) & np.uint64(self._mask)) > spans
             stale = np.logical_or.accumulate(expired, axis=0) | self._stale[positions][None, :]
         else:
             stale = np.broadcast_to(self._stale[positions][None, :], (n, live))
@@ -446,7 +487,9 @@ class TimedAPBBF:
         if inserting.any():
             last = int(np.flatnonzero(inserting)[-1])
             self._stamps[positions[:k]] = times[last]
+            self._spans[positions[:k]] = self._span
             self._t_last = int(times[last])
+            self._span_last = self._span
             self._fill += int(inserting.sum())
             self.n += int(inserting.sum())
         self._stale[positions] = stale[-1]

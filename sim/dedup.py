@@ -202,7 +202,7 @@ def score_frames(dut, frames, out, *, whole: bool = True, decided=None, changes=
     as the DUT must). With ``whole`` False (a reset cut the run short) the outputs need only be a prefix of
     the model's. ``decided``: ``(unchecked, late)`` of each frame in order, as the DUT's counters said (which
     frames were late; with ``count``, which unchecked). ``changes`` maps a frame index to the run-time changes
-    made before it, in order: ``("action", name)``, ``("clear",)`` or ``("rekey", seed)``
+    made before it, in order: ``("action", name)``, ``("clear",)``, ``("rekey", seed)`` or ``("window", span)``
     (:mod:`apbbf.model.registers`, ``CHANGE_FRAME``). Returns the model, for its counters.
 
     Raises
@@ -216,7 +216,7 @@ def score_frames(dut, frames, out, *, whole: bool = True, decided=None, changes=
     changes = changes or {}
     for n, (index, (frame, time, errored)) in enumerate(frames):
         for change in changes.get(index, ()):
-            {"action": model.set_action, "clear": model.clear, "rekey": model.rekey}[change[0]](*change[1:])
+            model.change(change)
         keyed = frame[:-4] if dut.fcs else frame
         # fail open is the DUT's to decide: a frame it flags unchecked goes to the model as unchecked, or as late
         # if its counters said so

@@ -58,6 +58,9 @@ class APBBF(wiring.Component):
         Protect every block word with parity (:class:`~apbbf.hdl.core.segments.Segments`): a word whose parity fails
         reads as all ones, so a flipped memory bit can cause a false positive, never a false negative. Without
         faults the answers are the same as without parity; the latency is the same.
+    runtime_window : bool
+        (Config with a span.) The span at run time: :attr:`span`, :attr:`shift_interval` and :attr:`lower`
+        (:class:`~apbbf.hdl.core.buffer.CircularBuffer`'s ``window_*``).
 
     Attributes
     ----------
@@ -73,6 +76,13 @@ class APBBF(wiring.Component):
     overflows, expired : Out(32)
         (Config with a span.) Segments retired early because the pool was full; segments retired because they
         expired (:class:`apbbf.model.timewindow.TimedAPBBF`).
+    span, shift_interval : In(time_width)
+        (``runtime_window``.) The span and ``span // l + 1`` of the commands taken from now on (reset: the
+        Config's); change them only with no command in the core.
+    lower : In(1)
+        (``runtime_window``.) A pulse with no command in the core, the cycle after :attr:`span` changed: the
+        segments' expiry beyond the last insert's time plus the span comes down to it
+        (:meth:`apbbf.model.timewindow.TimedAPBBF.set_window`).
     parity_errors : Out(32)
         (``parity`` only.) Block words read whose parity failed, per memory read port per read (wraps):
         :class:`~apbbf.hdl.core.segments.Segments`.
@@ -86,7 +96,8 @@ class APBBF(wiring.Component):
         layout.
     """
 
-    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1):
+    def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1,
+                 runtime_window: bool = False):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
@@ -98,6 +109,11 @@ class APBBF(wiring.Component):
         check_pace(pace)
         if scan == "fsm" and pace != 1:
             raise ValueError(f"pace must be 1 with scan='fsm' (it takes one command at a time), not {pace}")
+        if not isinstance(runtime_window, bool):
+            raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if runtime_window and not config.timed:
+            raise ValueError("runtime_window needs a Config with a span")
+        self._runtime_window = runtime_window
         self._pace = pace
         self._config = config
         self._scan = scan
@@ -110,6 +126,9 @@ class APBBF(wiring.Component):
         }
         if config.timed:
             members.update({"overflows": Out(32), "expired": Out(32)})
+        if runtime_window:
+            members.update({"span": In(config.time_width, init=config.span),
+                            "shift_interval": In(config.time_width, init=config.shift_interval), "lower": In(1)})
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
@@ -146,7 +165,8 @@ class APBBF(wiring.Component):
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
         m.submodules.segments = segments = self._segments
-        m.submodules.buffer = buffer = CircularBuffer(self._config, lookahead=self._pace == 1)
+        m.submodules.buffer = buffer = CircularBuffer(self._config, lookahead=self._pace == 1,
+                                                      runtime_window=self._runtime_window)
         scan_class = SCANS[self._scan]
         m.submodules.scan = scan = (scan_class(self._config, pace=self._pace) if self._scan == "parallel" else
                                     scan_class(self._config))
@@ -159,6 +179,9 @@ class APBBF(wiring.Component):
         m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts)]
         if self._config.timed:
             m.d.comb += [self.overflows.eq(buffer.overflows), self.expired.eq(buffer.expired)]
+        if self._runtime_window:
+            m.d.comb += [buffer.window_span.eq(self.span), buffer.window_interval.eq(self.shift_interval),
+                         buffer.window_lower.eq(self.lower)]
         if self._parity:
             m.d.comb += self.parity_errors.eq(segments.parity_errors)
         return m

@@ -88,6 +88,11 @@ class CircularBuffer(wiring.Component):
         command's second cycle on, and ``restart`` is computed as it is: the logic behind the decision is one
         command's, not two in a row. Without it too, the position below base counts as dirty (``wait``) until the
         cycle after the one in which ``cleaned`` says it is clear, unless a shift has just moved it there.
+    runtime_window : bool
+        (Time-bounded window.) The span and the shift interval come from :attr:`window_span` and
+        :attr:`window_interval` (read when a command is staged) in place of the Config's, and
+        :attr:`window_lower` lowers the deadlines for a shorter span
+        (:meth:`apbbf.model.timewindow.TimedAPBBF.set_window`).
 
     Attributes
     ----------
@@ -143,19 +148,43 @@ class CircularBuffer(wiring.Component):
         from its own (:func:`.copies.register_copies` with ``undo=False``). Without ``lookahead`` the buffer
         reads copy 0 only.
 
+    window_span, window_interval : Signal(time_width)
+        (``runtime_window``; plain signals, not ports of the signature the scan connects to.) The span and the
+        shift interval (``span // l + 1``) of the commands staged from now on; reset: the Config's.
+    window_lower : Signal(1)
+        (``runtime_window``.) A pulse, in a cycle with no command in the buffer or staged, after
+        :attr:`window_span` took its new value: every deadline beyond the last insert's time plus
+        ``window_span + 1`` is lowered to it.
+
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``lookahead`` not a bool.
+        If ``config`` is not a Config or ``lookahead`` or ``runtime_window`` not a bool.
+    ValueError
+        If ``runtime_window`` is asked of a Config without a span.
     """
 
-    def __init__(self, config: Config, *, lookahead: bool = True):
+    def __init__(self, config: Config, *, lookahead: bool = True, runtime_window: bool = False):
         check_config(config)
         if not isinstance(lookahead, bool):
             raise TypeError(f"lookahead must be a bool, not {lookahead!r}")
+        if not isinstance(runtime_window, bool):
+            raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if runtime_window and not config.timed:
+            raise ValueError("runtime_window needs a Config with a span")
         self._config = config
         self._lookahead = lookahead
+        self._runtime_window = runtime_window
         super().__init__(buffer_signature(config))
+        if runtime_window:
+            w = config.time_width
+            self.window_span = Signal(w, init=config.span)
+            self.window_interval = Signal(w, init=config.shift_interval)
+            self.window_lower = Signal()
+
+    @property
+    def runtime_window(self) -> bool:
+        return self._runtime_window
 
     @property
     def config(self) -> Config:
@@ -686,10 +715,16 @@ class CircularBuffer(wiring.Component):
         # Which deadline each compare is against is picked first, and the compares only meet ``stage`` after
         # it, so that a chain's output is a LUT or two from its register (the same next values as "if staged,
         # the compares; else ``compares(decide, 1)``").
+        if self._runtime_window:
+            # time + span + 1 in one carry chain: the carry in of a bit below both.
+            span_deadline = (Cat(Const(1, 1), time[0]) + Cat(Const(1, 1), self.window_span))[1:w + 1]
+            interval = self.window_interval
+        else:
+            span_deadline, interval = time[0] + c.span + 1, c.shift_interval
         with m.If(self.stage):
             m.d.sync += [
-                staged_deadline.eq(time[0] + c.span + 1),
-                staged_shift_deadline.eq(time[0] + c.shift_interval),
+                staged_deadline.eq(span_deadline),
+                staged_shift_deadline.eq(time[0] + interval),
                 staged_expired_next.eq(Mux(self.enter, staged_reached(staged_deadline),
                                            staged_reached(next_deadline))),
                 staged_shift_due_next.eq(Mux(self.enter, staged_reached(staged_shift_deadline, deadline_copy["shift"]),
@@ -746,6 +781,22 @@ class CircularBuffer(wiring.Component):
                         m.d.sync += deadline[j].eq(next_deadline)
             with m.If(self.shift):
                 m.d.sync += shift_deadline.eq(next_shift_deadline)
+        if self._runtime_window:
+            # A shorter span: the deadlines beyond the last insert's time + span + 1 come down to it, so that the
+            # segments still expire oldest first (the model's set_window). The last insert's time kept for it.
+            staged_time, next_time, last_time = Signal(w), Signal(w), Signal(w)
+            with m.If(self.stage):
+                m.d.sync += staged_time.eq(time[0])
+            with m.If(self.enter):
+                m.d.sync += next_time.eq(staged_time)
+            with m.If(self.decide & inserting):
+                m.d.sync += last_time.eq(next_time)
+            cap = Signal(w)
+            m.d.comb += cap.eq((Cat(Const(1, 1), last_time) + Cat(Const(1, 1), self.window_span))[1:w + 1])
+            with m.If(self.window_lower & started):
+                for register in (*deadline, last_deadline):
+                    with m.If((cap - register)[w - 1]):
+                        m.d.sync += register.eq(cap)
 
         def upcoming(decide, enter, live_n):
             expired_n, shift_due_n, base_expired_n = compares(decide, enter)

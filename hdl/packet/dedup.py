@@ -3,7 +3,7 @@
 """Packet de-duplication at line rate: frames in, each frame's key tested and inserted in the time-bounded window,
 duplicates dropped, marked or counted; :class:`apbbf.model.dedup.Dedup` is its specification."""
 
-from amaranth import Module, Mux, ResetInserter, Signal
+from amaranth import Cat, Module, Mux, ResetInserter, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -129,6 +129,9 @@ class PacketDedup(wiring.Component):
     clearable : bool
         Build the run-time clear (``control_clear``); without it the port is ignored and the design is the same
         as before the control ports were added.
+    runtime_window : bool
+        Build the run-time window (``control_window``, with the parallel or FSM scan); without it the ports are
+        ignored.
 
     Attributes
     ----------
@@ -153,8 +156,17 @@ class PacketDedup(wiring.Component):
     control_cleared : Out(1)
         High in the cycle the core is reset by a clear.
     control_frames : Out(32)
-        Frames whose decision has been made so far, in order (wraps): in the cycle after ``control_cleared`` it is
-        the index of the first frame that the cleared filter decides.
+        Frames whose decision has been made so far, in order (wraps): in the cycle after ``control_cleared`` (or
+        ``control_window_done``) it is the index of the first frame that the cleared filter (or the new window)
+        decides.
+    control_window, control_window_set : In(32), In(1)
+        With ``runtime_window``: a pulse of ``control_window_set`` asks for a window of ``control_window`` ticks
+        (1 .. ``2**(time_width-1) - 1``, the caller checks; reset: the Config's span). As for a clear, frames pass
+        unchecked until every key sent to the core has its answer; then the core takes the span, its shift
+        interval ``span // l + 1`` (computed meanwhile, a bit per cycle) and, for a shorter span, lowers its
+        segments' expiry (:meth:`apbbf.model.dedup.Dedup.set_window`). A clear keeps the window.
+    control_window_done : Out(1)
+        High in the cycle the core takes the new window.
 
     Raises
     ------
@@ -165,7 +177,7 @@ class PacketDedup(wiring.Component):
     def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
                  key_queue: int = 16, scan: str | None = None, pace: int | None = None, memory_depth: int = 8,
-                 answer_deadline: int = 1024, clearable: bool = False):
+                 answer_deadline: int = 1024, clearable: bool = False, runtime_window: bool = False):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -202,6 +214,11 @@ class PacketDedup(wiring.Component):
         if not isinstance(clearable, bool):
             raise TypeError(f"clearable must be a bool, not {clearable!r}")
         self._clearable = clearable
+        if not isinstance(runtime_window, bool):
+            raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if runtime_window and scan == MEMORY_SCAN:
+            raise ValueError("runtime_window is not offered with the memory scan")
+        self._runtime_window = runtime_window
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
@@ -230,6 +247,7 @@ class PacketDedup(wiring.Component):
             "errored": Out(32),
             "control_action": In(2, init=ACTIONS.index(self._action.value)), "control_clear": In(1),
             "control_cleared": Out(1), "control_frames": Out(32),
+            "control_window": In(32, init=config.span), "control_window_set": In(1), "control_window_done": Out(1),
         }
         if scan == MEMORY_SCAN:
             members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config))})
@@ -284,6 +302,10 @@ class PacketDedup(wiring.Component):
         return self._answer_deadline
     def clearable(self) -> bool:
         return self._clearable
+
+    @property
+    def runtime_window(self) -> bool:
+        return self._runtime_window
 
     @property
     def runtime_actions(self) -> tuple[str, ...]:
@@ -343,6 +365,35 @@ class PacketDedup(wiring.Component):
         layout = data.StructLayout({"data": self._width, "keep": self._width // 8, "last": 1})
         return BankedQueue(layout, self.buffer_beats, registered_write=True)
 
+    def _elaborate_window(self, m, core, outstanding, windowing):
+        """A window change: its shift interval divided out a bit per cycle (l is any integer) while the keys
+        drain; then the core takes both, and lowers its expiry in the next cycle."""
+        c = self._config
+        w = c.time_width
+        span = Signal(w, init=c.span)
+        interval = Signal(w, init=c.shift_interval)
+        lower = Signal()
+        pending = Signal(w)                                 # the span asked for, shifted out into the division
+        quotient = Signal(w)
+        remainder = Signal(range(2 * c.l))
+        bits = Signal(range(w + 1))                         # bits of the quotient still to find
+        asked = Signal(w)
+        m.d.comb += [core.span.eq(span), core.shift_interval.eq(interval), core.lower.eq(lower),
+                     self.control_window_done.eq(lower)]
+        m.d.sync += lower.eq(0)
+        with m.If(self.control_window_set & ~windowing):
+            m.d.sync += [windowing.eq(1), asked.eq(self.control_window[:w]), pending.eq(self.control_window[:w]),
+                         quotient.eq(0), remainder.eq(0), bits.eq(w)]
+        with m.Elif(windowing & (bits != 0)):
+            partial = Cat(pending[w - 1], remainder)        # the remainder with the next bit of the span
+            take = partial >= c.l
+            m.d.sync += [pending.eq(pending << 1), bits.eq(bits - 1), quotient.eq(Cat(take, quotient)),
+                         remainder.eq(Mux(take, partial - c.l, partial))]
+        with m.Elif(windowing & (outstanding == 0) & ~lower):
+            m.d.sync += [span.eq(asked), interval.eq(quotient + 1), lower.eq(1)]
+        with m.Elif(lower):
+            m.d.sync += windowing.eq(0)
+
     @property
     def _limit(self) -> int:
         """Beats of the longest frame (with its FCS)."""
@@ -362,7 +413,7 @@ class PacketDedup(wiring.Component):
         if memory:
             core = MemoryAPBBF(c, depth=self._memory_depth)
         else:
-            core = APBBF(c, scan=self._scan, pace=self.core_pace)
+            core = APBBF(c, scan=self._scan, pace=self.core_pace, runtime_window=self._runtime_window)
         m.submodules.core = ResetInserter(clear_reset)(core) if self._clearable else core
         if memory:
             wiring.connect(m, core.memory, wiring.flipped(self.memory))
@@ -456,7 +507,8 @@ class PacketDedup(wiring.Component):
             m.d.sync += [info_head.eq(~info.r_data), info_held.eq(1)]
         with m.Elif(key_arrives):
             m.d.sync += info_held.eq(0)
-        room = key_room & ~clearing                         # a clear under way: frames pass unchecked
+        windowing = Signal()                                # a window change under way
+        room = key_room & ~clearing & ~windowing            # a clear under way: frames pass unchecked
         m.d.comb += [keys.w.valid.eq(key_arrives & ~info_out.errored & ~info_out.released & room),
                      keys.w.payload.key.eq(extractor.o.payload.key), keys.w.payload.time.eq(info_out.time)]
         status = Signal(2)
@@ -483,9 +535,12 @@ class PacketDedup(wiring.Component):
                      core.rsp.ready.eq(answers.w.ready)]
 
         # The clear: keys sent and not yet answered counted; with none left the core is reset for a cycle.
-        if self._clearable:
-            outstanding = Signal(range(self._key_queue + 1024))
+        outstanding = Signal(range(self._key_queue + 1024))
+        if self._clearable or self._runtime_window:
             m.d.sync += outstanding.eq(outstanding + keys.w.valid - (core.rsp.valid & core.rsp.ready))
+        if self._runtime_window:
+            self._elaborate_window(m, core, outstanding, windowing)
+        if self._clearable:
             with m.If(clear_reset):
                 m.d.sync += [clearing.eq(self.control_clear), clear_reset.eq(0)]
             with m.Else():

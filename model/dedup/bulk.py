@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import Config, check_config
+from ..config import Config, check_config, check_integer
 from ..filters import scan_from
 from ..hashing import HashSpec
 
@@ -86,10 +86,11 @@ class TimedTestAndInsert:
         self.n = self.shifts = self.overflows = self.expired = self.restarts = 0
         self._base = 0
         self._inc_pos: list[int] = []                # physical position of each segment incarnation
-        self._stamp: dict[int, int] = {}              # t_j of live incarnations outside the insert targets
+        self._stamp: dict[int, int] = {}              # t_j + span_j of live incarnations outside the insert targets
         self._set = np.zeros((self._P, self._S), dtype=bool)   # each physical segment's bits
         self._index = 0                                # commands so far
         self._t_prev = None                            # time of the last command
+        self._expiry_prev = None                       # and its time plus the span it was inserted with
         self._reset()
 
     config = property(lambda self: self._config, doc="The filter's Config.")
@@ -109,6 +110,25 @@ class TimedTestAndInsert:
         self._live = [self._new((self._base + i) % self._P) for i in range(self._k)]
         self._stamp = {}
         self._fill, self._started, self._t_shift = self._g, False, 0
+        self._shift_due = 0                            # t_shift plus the shift interval of that shift
+
+    def set_window(self, span: int) -> None:
+        """The window's span from the next command on (:meth:`apbbf.model.timewindow.TimedAPBBF.set_window`).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``span`` is not an integer in ``1 .. 2**(time_width-1) - 1``.
+        """
+        check_integer("span", span, range(1, self._limit))
+        self._span, self._interval = span, span // self._config.l + 1
+        if self._started:
+            cap = self._t_prev + span
+            self._expiry_prev = min(self._previous_expiry(), cap)
+            self._stamp = {inc: min(expiry, cap) for inc, expiry in self._stamp.items()}
+
+    def _previous_expiry(self) -> int:
+        return self._t_prev + self._span if self._expiry_prev is None else self._expiry_prev
 
     # Events ---------------------------------------------------------------------------------------------------
 
@@ -116,7 +136,7 @@ class TimedTestAndInsert:
         """Restart, start and shift at a command at time ``t`` (every event shifts), then its insert."""
         k, span = self._k, self._span
         prev = self._t_prev
-        if self._started and t - prev > span:
+        if self._started and t > self._previous_expiry():
             self.expired += len(self._live)
             self.restarts += 1
             self._reset()
@@ -124,14 +144,14 @@ class TimedTestAndInsert:
         if just_started:
             self._started, self._t_shift = True, t
         # the targets' t_j: their last insert, or the start
-        target_stamp = t if just_started else prev
+        target_expiry = t + span if just_started else self._previous_expiry()
         for inc in self._live[:k]:
-            self._stamp[inc] = target_stamp
+            self._stamp[inc] = target_expiry
         if just_started:
             for inc in self._live[k:]:
-                self._stamp[inc] = t
-        assert self._fill == self._g or t - self._t_shift >= self._interval
-        while len(self._live) > k and t - self._stamp[self._live[-1]] > span:
+                self._stamp[inc] = t + span
+        assert self._fill == self._g or just_started or t >= self._shift_due
+        while len(self._live) > k and t > self._stamp[self._live[-1]]:
             del self._stamp[self._live.pop()]
             self.expired += 1
         if len(self._live) >= self._P - 1:
@@ -139,14 +159,17 @@ class TimedTestAndInsert:
             self.overflows += 1
         self._base = (self._base - 1) % self._P
         self._live.insert(0, self._new(self._base))
-        self._fill, self._t_shift = 0, t
+        self._fill, self._t_shift, self._shift_due = 0, t, t + self._interval
         self.shifts += 1
 
     def _schedule(self, times: np.ndarray):
         """Run the events of a call; the configuration each command's query and insert see."""
         n, k, g, span = len(times), self._k, self._g, self._span
         previous = np.concatenate([[times[0] if self._t_prev is None else self._t_prev], times[:-1]])
-        gaps = np.flatnonzero(times - previous > span)
+        lapsed = times - previous > span
+        if self._t_prev is not None:
+            lapsed[0] = times[0] > self._previous_expiry()
+        gaps = np.flatnonzero(lapsed)
         records = [self._record()]                   # configuration before each event command
         events = []
         j = 0
@@ -155,9 +178,9 @@ class TimedTestAndInsert:
                 e = j
             else:
                 e = j + self._g - self._fill
-                due = self._t_shift + self._interval
-                if len(self._live) >= self._P - 1 and due - self._stamp[self._live[-1]] <= span:
-                    due = self._stamp[self._live[-1]] + span + 1   # the pool is full: a shift by time waits
+                due = self._shift_due
+                if len(self._live) >= self._P - 1 and due <= self._stamp[self._live[-1]]:
+                    due = self._stamp[self._live[-1]] + 1   # the pool is full: a shift by time waits
                 e = min(e, max(j, int(np.searchsorted(times, due, side="left"))))
                 at = int(np.searchsorted(gaps, j, side="left"))
                 if at < len(gaps):
@@ -166,16 +189,16 @@ class TimedTestAndInsert:
                 break
             if e > j:
                 self._fill += e - j
-                self._t_prev = int(times[e - 1])
+                self._t_prev, self._expiry_prev = int(times[e - 1]), int(times[e - 1]) + span
             self._event(int(times[e]))
             self._fill += 1
-            self._t_prev = int(times[e])
+            self._t_prev, self._expiry_prev = int(times[e]), int(times[e]) + span
             events.append(e)
             records.append(self._record())
             j = e + 1
         if j < n:
             self._fill += n - j
-            self._t_prev = int(times[-1])
+            self._t_prev, self._expiry_prev = int(times[-1]), int(times[-1]) + span
         self.n += n
         return np.array(events, dtype=np.int64), records
 
@@ -292,7 +315,7 @@ class TimedTestAndInsert:
         if int(steps.max()) + self._span >= self._limit:
             raise ValueError(f"a gap of {int(steps.max())} ticks plus the span reaches 2**(time_width-1): the "
                              f"filter's modular times would alias (use a wider time_width)")
-        t_before = self._t_prev
+        t_before, expiry_before = self._t_prev, self._expiry_prev
         start = self._index
         set_rows = [self._set[self._inc_pos[inc]].copy() for inc in self._record()[0]]
         events, records = self._schedule(times)
@@ -312,8 +335,11 @@ class TimedTestAndInsert:
             started[r] = on
         inc_pos = np.array(self._inc_pos, dtype=np.int64)
         previous = np.concatenate([[times[0] if t_before is None else t_before], times[:-1]])
-        fresh_old = (stamps[query_cfg] >= (times - self._span)[:, None]).sum(axis=1)
-        fresh = np.where(started[query_cfg] & (times - previous <= self._span), k + fresh_old, 0)
+        fresh_old = (stamps[query_cfg] >= times[:, None]).sum(axis=1)
+        within = times - previous <= self._span
+        if expiry_before is not None:
+            within[0] = times[0] <= expiry_before
+        fresh = np.where(started[query_cfg] & within, k + fresh_old, 0)
         hits = np.zeros(n, dtype=bool)
         # the bits of the incarnations live before this call
         carried = dict(zip(records[0][0], set_rows))

@@ -83,6 +83,8 @@ class Dedup:
     filter : TimedAPBBF or TimedTestAndInsert
     action, built_action : Action
         The action in force (:meth:`set_action` changes it) and the one given, which decides the length rule.
+    span : int
+        The window's span in force, ticks (:meth:`set_window` changes it).
 
     Raises
     ------
@@ -116,6 +118,7 @@ class Dedup:
         self.config, self.spec, self.engine = config, spec, engine
         self.linktype, self.max_frame, self.data_width, self.fcs = linktype, max_frame, data_width, fcs
         self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
+        self.span = config.span
         self.counters = Counters()
         self._mask = (1 << config.time_width) - 1
 
@@ -153,20 +156,25 @@ class Dedup:
         self.spec = key
 
     def set_window(self, span: int) -> None:
-        """A window of ``span`` ticks from the next frame on: only the built span, for now (no gateware changes its
-        window at run time yet, so the model does not define how a filter built for one span takes another).
+        """A window of ``span`` ticks from the next frame on (a run-time change between frames,
+        :meth:`apbbf.model.timewindow.TimedAPBBF.set_window`): the keys inserted from then on are held for
+        ``span``, the shift interval is ``span // l + 1``; the keys already in keep the expiry they were inserted
+        with. The filter and the counters go on (a clear or a re-key keeps the window).
 
         Raises
         ------
         TypeError, ValueError
-            If ``span`` is not the Config's span.
+            If ``span`` is not an integer in ``1 .. 2**(time_width-1) - 1``.
         """
-        check_integer("span", span, range(self.config.span, self.config.span + 1))
+        self.filter.set_window(span)
+        self.span = span
 
     def clear(self) -> None:
         """Empty the filter before the next frame (a run-time clear): every key before is forgotten; the counters
         go on."""
         self.filter = TimedAPBBF(self.config) if self.engine == "model" else TimedTestAndInsert(self.config)
+        if self.span != self.config.span:
+            self.filter.set_window(self.span)
 
     def rekey(self, seed: int) -> None:
         """Hash the frames from the next one on with ``seed``, and empty the filter (a run-time re-key).
@@ -180,8 +188,22 @@ class Dedup:
         self.config = replace(self.config, seed=seed)
         self.clear()
 
-    #: The changes :meth:`run` takes, by name.
-    CHANGES = ("action", "clear", "rekey")
+    #: The changes :meth:`run` and :meth:`change` take, by name, and the method each calls.
+    CHANGES = {"action": "set_action", "clear": "clear", "rekey": "rekey", "window": "set_window", "key": "set_key"}
+
+    def change(self, change: tuple) -> None:
+        """Make one run-time change before the next frame: ``("action", name)``, ``("clear",)``, ``("rekey",
+        seed)``, ``("window", span)`` or ``("key", recipe)`` (:data:`CHANGES`).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``change`` is none of these, or its argument is refused by its method.
+        """
+        if not isinstance(change, tuple) or not change or change[0] not in self.CHANGES:
+            raise ValueError(f"a change must be ('action', name), ('clear',), ('rekey', seed), ('window', span) or "
+                             f"('key', recipe), not {change!r}")
+        getattr(self, self.CHANGES[change[0]])(*change[1:])
 
     def _run_changes(self, batch, times, errored, unchecked, late, messages, keys, changes) -> DedupResult:
         """:meth:`run` in parts between the frames ``changes`` names, each change made before its frame."""
@@ -189,9 +211,8 @@ class Dedup:
         cuts = sorted(i - first for i in changes if first <= i < first + n)
         for made in changes.values():
             for change in made:
-                if not change or change[0] not in self.CHANGES:
-                    raise ValueError(f"a change must be ('action', name), ('clear',) or ('rekey', seed), "
-                                     f"not {change!r}")
+                if not isinstance(change, tuple) or not change or change[0] not in self.CHANGES:
+                    self.change(change)                     # raises
         times = np.asarray(times)
         parts, bounds = [], [0, *cuts, n]
 
@@ -200,7 +221,7 @@ class Dedup:
 
         for a, b in zip(bounds, bounds[1:]):
             for change in changes.get(first + a, ()) if a in cuts else ():
-                getattr(self, {"action": "set_action", "clear": "clear", "rekey": "rekey"}[change[0]])(*change[1:])
+                self.change(change)
             if b > a:
                 parts.append(self.run(batch[a:b], times[a:b], errored=part(errored, a, b),
                                       unchecked=part(unchecked, a, b), late=part(late, a, b), messages=messages,
