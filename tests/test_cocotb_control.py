@@ -39,7 +39,7 @@ def test_icarus():
 
 
 def test_slave_refuses_what_the_gateware_cannot_change():
-    from apbbf.hdl.export.axil_registers import AXI4LiteRegisters
+    from apbbf.hdl.lib.axil_registers import AXI4LiteRegisters
     for caps in (Capability.WINDOW, Capability.KEY, Capability.REKEY):
         with pytest.raises(ValueError, match="facts.caps must not list"):
             AXI4LiteRegisters(Facts(CONFIG, caps=caps))

@@ -11,7 +11,7 @@ from ...model.packet import KeySpec
 from ...model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_COUNTERS, APPLIANCE_SIZE,
                                INFO_SIZE, PROTOCOL_VERSION, REGISTER_SIZE, Command, Info, Status)
 from ...model.registers import Capability, Facts
-from ..export.axil_registers import ADDR_WIDTH, OKAY, AXI4LiteRegisters, axil_members
+from ..lib.axil_registers import ADDR_WIDTH, OKAY, AXI4LiteRegisters, axil_members
 from .host_parser import TIMEOUT_CYCLES, HostParser, request_layout
 from .host_replier import HostReplier, reply_header_layout
 from .uart import DIVISORS, UARTReceiver, UARTTransmitter
@@ -79,7 +79,7 @@ class ApplianceExecutor(wiring.Component):
     counters : In(32 * len(APPLIANCE_COUNTERS))
         The counters of :data:`~apbbf.model.protocol.APPLIANCE_COUNTERS`, counter i in bits 32i..32i+31.
     link : In(2)
-    m_axil_* : the AXI4-Lite master's ports (:func:`~apbbf.hdl.export.axil_registers.axil_members`, flipped)
+    m_axil_* : the AXI4-Lite master's ports (:func:`~apbbf.hdl.lib.axil_registers.axil_members`, flipped)
     """
 
     def __init__(self, config: Config, *, action: str, key: str, max_frame: int):
@@ -226,7 +226,7 @@ class ApplianceHost(wiring.Component):
     busy : Out(1)
     control_action, control_clear : Out(2), Out(1)
         To the de-duplicator's ports of the same names: the control registers' (:func:`appliance_facts`, an
-        :class:`~apbbf.hdl.export.axil_registers.AXI4LiteRegisters` behind REG_READ and REG_WRITE).
+        :class:`~apbbf.hdl.lib.axil_registers.AXI4LiteRegisters` behind REG_READ and REG_WRITE).
     control_cleared, control_frames : In(1), In(32)
         From the de-duplicator's ports of the same names.
     """

@@ -35,7 +35,7 @@ Port                    Dir    Width                Meaning
 ``unchecked``           out    32
 ``errored``             out    32
 ``s_axil_*``            --     AXI4-Lite            With ``control=True``: the control registers
-                                                    (:mod:`apbbf.hdl.export.axil_registers`).
+                                                    (:mod:`apbbf.hdl.lib.axil_registers`).
 ======================  =====  ===================  ===========================================================
 
 With a Config of a row layout (the memory scan: ``apbbf export --dedup --memory axi``) the filter's segments are
@@ -54,7 +54,7 @@ from ...model.config import Config, check_config
 from ...model.packet import KeySpec
 from ...model.registers import KEY_RECIPES, Capability, Facts
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
-from .axil_registers import AXI4LiteRegisters, axil_members
+from ..lib.axil_registers import AXI4LiteRegisters, axil_members
 from .axis_memory import axi_master, axi_master_members, connect_axi_master
 
 __all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS", "control_facts"]
@@ -99,7 +99,7 @@ class AXIStreamPacketDedup(wiring.Component):
     spec : KeySpec
     control : bool
         Add the control registers behind an AXI4-Lite slave (``s_axil_*``: the map of
-        :mod:`apbbf.model.registers` with :func:`control_facts`; :class:`~apbbf.hdl.export.axil_registers.AXI4LiteRegisters`).
+        :mod:`apbbf.model.registers` with :func:`control_facts`; :class:`~apbbf.hdl.lib.axil_registers.AXI4LiteRegisters`).
     **options
         As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...), and
         with the memory scan those of :data:`AXI_OPTIONS` (as
