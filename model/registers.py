@@ -35,12 +35,14 @@ is refused: it changes nothing, and it is an error
 
 When a change takes effect
 --------------------------
-A change of ``ACTION``, a ``CLEAR`` and a ``REKEY`` take effect between two frames: every frame decided before is
+A change of ``WINDOW``, of ``ACTION``, a ``CLEAR`` and a ``REKEY`` take effect between two frames: every frame decided before is
 decided as before, every frame from then on with the change. ``CHANGE_FRAME`` names the point: the number of
 frames decided before it (:class:`~apbbf.model.dedup.Counters`' ``frames`` since reset, modulo ``2**32``, not
 reset by ``CLEAR_COUNTERS``). The model (:class:`apbbf.model.dedup.Dedup`: :meth:`~apbbf.model.dedup.Dedup.set_action`,
 :meth:`~apbbf.model.dedup.Dedup.clear`, :meth:`~apbbf.model.dedup.Dedup.rekey`) takes the same change before the
-frame of that index. A clear forgets every key: the frames after it find no copy of a frame before it.
+frame of that index. A clear forgets every key: the frames after it find no copy of a frame before it. A longer
+window holds the keys inserted from the change on; a shorter one also forgets the keys older than it, counted from
+the last insert (:meth:`~apbbf.model.dedup.Dedup.set_window`). A clear keeps the window.
 """
 
 from __future__ import annotations
@@ -446,8 +448,10 @@ class RegisterFile:
             if not facts.window_min <= value <= facts.window_max:
                 refuse(f"the window must be {facts.window_min}..{facts.window_max} ticks" +
                        ("" if facts.caps & Capability.WINDOW else " (this build cannot change its window)"))
-            if value != self.window and self.dedup is not None:
-                self.dedup.set_window(value)
+            if value != self.window:
+                self._change()
+                if self.dedup is not None:
+                    self.dedup.set_window(value)
             self.window = value
         elif name == "ACTION":
             settable = facts.settable_actions()

@@ -26,7 +26,7 @@ from ..hdl.packet.key_extractor import KeyExtractor
 from ..model.config import check_config
 
 __all__ = ["RegisteredCore", "RegisteredMemoryCore", "BlockRAMProbe", "RegisteredHash", "BareHash", "RegisteredLanes",
-           "RegisteredKeyExtractor", "RegisteredQueue", "RegisteredDedup"]
+           "RegisteredKeyExtractor", "RegisteredQueue", "RegisteredDedup", "RegisteredControlledDedup"]
 
 
 def _on_a_global_reset(m: Module, platform, design, domain: str):
@@ -470,4 +470,51 @@ class RegisteredDedup(_RegisteredBeats, kind=PacketDedup, name="dedup"):
         counters = Cat(d.frames, d.duplicates, d.dropped, d.unchecked, d.errored)
         m.d.sync += [self.out[0].eq(d.o.valid), self.out[3].eq(d.i.ready)]
         m.d.comb += [self.out[1].eq(_fold(m, d.o.payload)), self.out[2].eq(_fold(m, counters))]
+        return m
+
+
+class RegisteredControlledDedup(RegisteredDedup, kind=PacketDedup, name="dedup"):
+    """:class:`RegisteredDedup` with its control plane: the de-duplicator built clearable and with its run-time
+    window, and the register file (:class:`~apbbf.hdl.lib.axil_registers.AXI4LiteRegisters` of
+    :func:`~apbbf.hdl.export.axis_dedup.control_facts`) wired to it as the export wires them; the slave's inputs are
+    shifted in from a pin of their own, its outputs folded into a register.
+
+    Parameters
+    ----------
+    dedup : PacketDedup
+        Built with ``clearable`` and ``runtime_window``.
+
+    Raises
+    ------
+    TypeError
+        If ``dedup`` is not a PacketDedup.
+    ValueError
+        If it lacks ``clearable`` or ``runtime_window``.
+    """
+
+    axil_serial_in: In(1)
+    axil_out: Out(1)
+
+    def __init__(self, dedup):
+        super().__init__(dedup)
+        if not (dedup.clearable and dedup.runtime_window):
+            raise ValueError("dedup must be built with clearable=True and runtime_window=True")
+
+    def elaborate(self, platform):
+        from ..hdl.export.axis_dedup import COUNTERS, control_facts
+        from ..hdl.lib.axil_registers import AXI4LiteRegisters, axil_members
+        m = super().elaborate(platform)
+        d = self._design
+        regs = AXI4LiteRegisters(control_facts(d))
+        on_global_reset = is_ecp5(platform) and not isinstance(platform, SimulatedECP5)     # as the de-duplicator
+        m.submodules.registers = DomainRenamer("dedup")(regs) if on_global_reset else regs
+        inputs = [getattr(regs, name) for name, member in axil_members().items() if member.flow == wiring.In]
+        outputs = [getattr(regs, name) for name, member in axil_members().items() if member.flow == wiring.Out]
+        chain = _shift_in(m, self.axil_serial_in, sum(len(port) for port in inputs), name="axil_chain")
+        m.d.comb += [Cat(*inputs).eq(chain), self.axil_out.eq(_fold(m, Cat(*outputs)))]
+        m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(d, name)) for name in COUNTERS]
+        m.d.comb += [d.control_action.eq(regs.action), d.control_clear.eq(regs.clear),
+                     regs.cleared.eq(d.control_cleared), regs.decided.eq(d.control_frames),
+                     d.control_window.eq(regs.window), d.control_window_set.eq(regs.window_set),
+                     regs.window_done.eq(d.control_window_done)]
         return m

@@ -11,12 +11,13 @@ import pytest
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.model.registers import Capability, Facts
+from apbbf.model.timeanalysis import window_capacity
 from apbbf.sim.cocotb import runner
 
 from .cocotb_results import results as read_results
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-control"
-CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7)
+CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7, extra_segments=2)
 SEED = 20261202
 EXPECTED_TESTS = frozenset(["reset_values", "writes", "changes_under_traffic", "action_toggles"])
 
@@ -40,7 +41,7 @@ def test_icarus():
 
 def test_slave_refuses_what_the_gateware_cannot_change():
     from apbbf.hdl.lib.axil_registers import AXI4LiteRegisters
-    for caps in (Capability.WINDOW, Capability.KEY, Capability.REKEY):
+    for caps in (Capability.KEY, Capability.REKEY):
         with pytest.raises(ValueError, match="facts.caps must not list"):
             AXI4LiteRegisters(Facts(CONFIG, caps=caps))
     with pytest.raises(TypeError, match="facts must be a Facts"):
@@ -55,6 +56,10 @@ def test_control_facts():
         assert (facts.action, facts.actions, facts.key, facts.keys, facts.max_frame) == (
             action, actions, "l3l4", ("l3l4", None), 1522)
         assert facts.caps == Capability.CLEAR | (Capability.ACTION if len(actions) > 1 else 0)
+    windowed = control_facts(PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, max_frame=1522, clearable=True,
+                                         runtime_window=True))
+    assert windowed.caps & Capability.WINDOW and windowed.window_min == 1
+    assert windowed.capacity == window_capacity(CONFIG) >= CONFIG.span
     spec = KeySpec.parse("frame:0+12")
     custom = control_facts(PacketDedup(CONFIG, spec, data_width=64, max_frame=1522))
     assert custom.keys == (None, None, str(spec)) and custom.keys_mask == 0b100

@@ -53,6 +53,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import Config, check_config
 from ...model.packet import KeySpec
 from ...model.registers import KEY_RECIPES, Capability, Facts
+from ...model.timeanalysis import window_capacity
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
 from ..lib.axil_registers import AXI4LiteRegisters, axil_members
 from .axis_memory import axi_master, axi_master_members, connect_axi_master
@@ -69,9 +70,10 @@ AXI_OPTIONS = ("axi_data_width", "axi_base", "axi_addr_width", "max_outstanding"
 def control_facts(dedup: PacketDedup) -> Facts:
     """The register map's facts of ``dedup`` exported with its control registers: its Config, built action and
     the actions it takes at run time (:attr:`~apbbf.hdl.packet.dedup.PacketDedup.runtime_actions`), its key recipe
-    alone (``l3l4`` or ``frame`` at their values, another at value 2 under its text), ``max_frame``, a capacity of
-    its span, ticks from ``tuser`` or its counter (``TICK_NS`` 0), ``ACTION`` (with more than one action) and
-    ``CLEAR`` at run time.
+    alone (``l3l4`` or ``frame`` at their values, another at value 2 under its text), ``max_frame``, ticks from
+    ``tuser`` or its counter (``TICK_NS`` 0), ``ACTION`` (with more than one action) and ``CLEAR`` at run time;
+    built with its run-time window (``runtime_window``), ``WINDOW`` too, up to the capacity of its memory at the
+    planned rate (:func:`~apbbf.model.timeanalysis.window_capacity`), else a capacity of its span.
 
     Raises
     ------
@@ -83,8 +85,12 @@ def control_facts(dedup: PacketDedup) -> Facts:
     name = next((n for n in KEY_RECIPES if getattr(KeySpec, n)() == dedup.spec), str(dedup.spec))
     keys = tuple(n if n == name else None for n in KEY_RECIPES) + (() if name in KEY_RECIPES else (name,))
     caps = Capability.CLEAR | (Capability.ACTION if len(dedup.runtime_actions) > 1 else Capability(0))
+    capacity = dedup.config.span
+    if dedup.runtime_window:
+        caps |= Capability.WINDOW
+        capacity = window_capacity(dedup.config)
     return Facts(dedup.config, action=dedup.action, actions=dedup.runtime_actions, key=name, keys=keys,
-                 max_frame=dedup.max_frame, caps=caps)
+                 max_frame=dedup.max_frame, capacity=capacity, caps=caps)
 
 
 class AXIStreamPacketDedup(wiring.Component):
@@ -123,11 +129,12 @@ class AXIStreamPacketDedup(wiring.Component):
         if not isinstance(control, bool):
             raise TypeError(f"control must be a bool, not {control!r}")
         axi = {name: options.pop(name) for name in AXI_OPTIONS if name in options}
-        self._dedup = dedup = PacketDedup(config, spec, **options, **({"clearable": True} if control else {}))
+        if control and (config.row_layout or options.get("scan") == MEMORY_SCAN):
+            raise ValueError("control is not offered with the memory scan yet")
+        control_options = {"clearable": True, "runtime_window": True} if control else {}
+        self._dedup = dedup = PacketDedup(config, spec, **options, **control_options)
         self._adapter = None
         if dedup.scan == MEMORY_SCAN:
-            if control:
-                raise ValueError("control is not offered with the memory scan yet")
             self._adapter = axi_master(config, depth=dedup.memory_depth, **axi)
         elif axi:
             raise ValueError(f"{', '.join(axi)} are options of the memory scan (a Config with a row layout)")
@@ -192,5 +199,7 @@ class AXIStreamPacketDedup(wiring.Component):
                 m.d.comb += inner.eq(outer) if member.flow == wiring.In else outer.eq(inner)
             m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(dedup, name)) for name in COUNTERS]
             m.d.comb += [dedup.control_action.eq(regs.action), dedup.control_clear.eq(regs.clear),
-                         regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames)]
+                         regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames),
+                         dedup.control_window.eq(regs.window), dedup.control_window_set.eq(regs.window_set),
+                         regs.window_done.eq(dedup.control_window_done)]
         return m

@@ -1,13 +1,15 @@
 # amaranth: UnusedElaboratable=no
 # (this module builds components for its caller: one refused by its own checks is not a warning too)
-"""An AXI4-Lite slave holding the control register map (:mod:`apbbf.model.registers`) of the exported
-de-duplicator: the facts of the build, the run-time settings, the commands and the counters' snapshot.
+"""An AXI4-Lite slave holding the control register map (:mod:`apbbf.model.registers`) of a de-duplicator (the
+exported one's, the appliance's): the facts of the build, the run-time settings, the commands and the counters'
+snapshot.
 
 Ports (``s_axil_*`` as AXI4-Lite names them, 32-bit data, :data:`ADDR_WIDTH`-bit byte addresses; plain signals, so
 that cocotbext-axi's ``AxiLiteBus.from_prefix(dut, "s_axil")`` and vendor interface inference bind to them):
 ``awaddr awprot awvalid awready wdata wstrb wvalid wready bresp bvalid bready araddr arprot arvalid arready rdata
 rresp rvalid rready``. One access of each kind at a time: a write is taken when its address and data are both
-valid, and answered once it has taken effect (a clear: once the filter has been cleared); a read is answered the
+valid, and answered once it has taken effect (a clear or a new window: once the de-duplicator has taken it); a
+read is answered the
 cycle after its address. ``SLVERR`` answers every access the map refuses (it changes nothing) and a write of
 fewer than four bytes (``wstrb`` other than ``0xF``); ``awprot`` and ``arprot`` are ignored.
 """
@@ -48,7 +50,7 @@ class AXI4LiteRegisters(wiring.Component):
     facts : Facts
         The build: its facts are read-only constants, and they decide which writes are in range. Of the commands
         only those :attr:`Facts.caps <apbbf.model.registers.Facts.caps>` lists are taken (the gateware takes
-        ``CLEAR``, not ``REKEY``: its hash has its seed as constants).
+        ``CLEAR`` and ``WINDOW``, not ``REKEY`` or ``KEY``: its hash has its seed as constants).
 
     Attributes
     ----------
@@ -65,23 +67,30 @@ class AXI4LiteRegisters(wiring.Component):
     cleared : In(1)
         The de-duplicator's ``control_cleared``: the clear took effect (the write is answered after it).
     decided : In(32)
-        The de-duplicator's ``control_frames`` (the frame index of a clear, taken the cycle after ``cleared``).
+        The de-duplicator's ``control_frames`` (the frame index of a clear, taken the cycle after ``cleared``, or
+        of a new window, the cycle after ``window_done``).
+    window : Out(32)
+        ``WINDOW`` (reset: the built span), for the de-duplicator's ``control_window``.
+    window_set : Out(1)
+        A pulse for its ``control_window_set`` (an accepted write of another ``WINDOW``, with ``CAPS.WINDOW``).
+    window_done : In(1)
+        Its ``control_window_done``: the window took effect (the write is answered after it).
 
     Raises
     ------
     TypeError
         If ``facts`` is not a :class:`~apbbf.model.registers.Facts`.
     ValueError
-        If ``facts`` lists a capability the gateware does not have (``WINDOW``, ``KEY``, ``REKEY``).
+        If ``facts`` lists a capability the gateware does not have (``KEY``, ``REKEY``).
     """
 
     def __init__(self, facts: Facts):
         if not isinstance(facts, Facts):
             raise TypeError(f"facts must be a Facts, not {facts!r}")
-        missing = facts.caps & (Capability.WINDOW | Capability.KEY | Capability.REKEY)
+        missing = facts.caps & (Capability.KEY | Capability.REKEY)
         if missing:
-            raise ValueError(f"facts.caps must not list {missing!r}: the gateware cannot change its window, key "
-                             "or seed at run time")
+            raise ValueError(f"facts.caps must not list {missing!r}: the gateware cannot change its key or seed "
+                             "at run time")
         self._facts = facts
         self._map = register_map(facts.target)
         self._counters = _COUNTERS[facts.target]
@@ -91,6 +100,7 @@ class AXI4LiteRegisters(wiring.Component):
             "link": In(2),
             "action": Out(2, init=ACTIONS.index(facts.action)),
             "clear": Out(1), "cleared": In(1), "decided": In(32),
+            "window": Out(32, init=facts.config.span), "window_set": Out(1), "window_done": In(1),
         })
 
     @property
@@ -100,7 +110,7 @@ class AXI4LiteRegisters(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         facts = self._facts
-        window = Signal(32, init=facts.config.span)
+        window = self.window
         key = Signal(5, init=facts.keys.index(facts.key))
         clears, change_frame = Signal(32), Signal(32)
         snapshot = {name: Signal(32, name=f"snapshot_{name}") for name in self._counters}
@@ -139,6 +149,8 @@ class AXI4LiteRegisters(wiring.Component):
         m.d.sync += action_change.eq(action_change << 1)
         waiting_clear, cleared = Signal(), Signal()
         m.d.sync += [cleared.eq(self.cleared), self.clear.eq(0)]
+        waiting_window, window_done = Signal(), Signal()
+        m.d.sync += [window_done.eq(self.window_done), self.window_set.eq(0)]
 
         def answer(ok):
             m.d.sync += [self.s_axil_bvalid.eq(1), self.s_axil_bresp.eq(Mux(ok, OKAY, SLVERR))]
@@ -149,6 +161,9 @@ class AXI4LiteRegisters(wiring.Component):
             m.d.sync += busy.eq(0)
         with m.If(waiting_clear & cleared):
             m.d.sync += [change_frame.eq(self.decided), waiting_clear.eq(0), busy.eq(0)]
+            answer(1)
+        with m.If(waiting_window & window_done):
+            m.d.sync += [change_frame.eq(self.decided), waiting_window.eq(0), busy.eq(0)]
             answer(1)
 
         def mask_bit(mask, value):
@@ -164,9 +179,11 @@ class AXI4LiteRegisters(wiring.Component):
                     with m.Case(register.offset):
                         if name == "WINDOW":
                             ok = whole & (wdata >= facts.window_min) & (wdata <= facts.window_max)
-                            with m.If(ok):
-                                m.d.sync += window.eq(wdata)
-                            answer(ok)
+                            with m.If(ok & (wdata != window)):
+                                m.d.sync += [window.eq(wdata), self.window_set.eq(1), waiting_window.eq(1),
+                                             busy.eq(1)]
+                            with m.Else():
+                                answer(ok)
                         elif name == "ACTION":
                             mask = sum(1 << ACTIONS.index(a) for a in facts.settable_actions())
                             ok = whole & mask_bit(mask, wdata)

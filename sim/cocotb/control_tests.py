@@ -7,8 +7,8 @@ changes at the frame indices the registers name.
   the counters 0; the write-only registers and the offsets without a register answer SLVERR.
 - ``writes``: writes in range and out of range (SLVERR, nothing changed: every register read back after each),
   to read-only registers, to no register, of fewer than four bytes.
-- ``changes_under_traffic``: frames go through while the action changes (count, mark, drop), the filter is
-  cleared and the counters are snapshot and cleared: every frame out equals the model's with the same changes
+- ``changes_under_traffic``: frames go through while the action changes (count, mark, drop), the window
+  shrinks and grows back, the filter is cleared and the counters are snapshot and cleared: every frame out equals the model's with the same changes
   at the frames ``CHANGE_FRAME`` named, and the snapshots add up to the counters.
 
 The design's parameters come as for :mod:`apbbf.sim.cocotb.dedup_tests` (:data:`~apbbf.sim.cocotb.dedup_tests.PARAMS_ENV`).
@@ -35,7 +35,7 @@ def _facts(params):
     from ...hdl.export.axis_dedup import control_facts
     from ...hdl.packet.dedup import PacketDedup
     options = {k: getattr(params, k) for k in ("data_width", "action", "fcs", "timestamps", "max_frame")}
-    return control_facts(PacketDedup(params.config, params.spec, **options))
+    return control_facts(PacketDedup(params.config, params.spec, clearable=True, runtime_window=True, **options))
 
 
 class ControlTB(TB):
@@ -155,6 +155,10 @@ async def changes_under_traffic(dut):
     actions = [a for a in ("count", "mark", tb.params.action, "count") if a in tb.facts.actions]
     steps = [("action", a) for a in actions] + [("clear",)] + [("action", tb.params.action)]
     rng.shuffle(steps)
+    capacity = tb.facts.capacity
+    steps[1:1] = [("window", 5)]
+    steps[4:4] = [("window", max(1, capacity // 3))]
+    steps.append(("window", capacity))
     changes, totals, time = {}, dict.fromkeys(COUNTERS, 0), 100
     for step in steps:
         items, time = _frames(rng, 12, time)
@@ -164,6 +168,12 @@ async def changes_under_traffic(dut):
             current = (await tb.read(OFFSETS["ACTION"]))[0]
             assert await tb.write(OFFSETS["ACTION"], ACTIONS.index(step[1]))
             if ACTIONS.index(step[1]) == current:
+                continue
+        elif step[0] == "window":
+            current = (await tb.read(OFFSETS["WINDOW"]))[0]
+            assert await tb.write(OFFSETS["WINDOW"], step[1])
+            assert not await tb.write(OFFSETS["WINDOW"], capacity + 1)     # refused: changes nothing
+            if step[1] == current:
                 continue
         else:
             assert await tb.write(OFFSETS["CONTROL"], int(Control.CLEAR | Control.SNAPSHOT | Control.CLEAR_COUNTERS))
@@ -185,7 +195,8 @@ async def changes_under_traffic(dut):
     assert live == {name: getattr(model.counters, name) for name in COUNTERS}, (live, model.counters)
     assert totals == live, (totals, live)
     clears, _ = await tb.read(OFFSETS["CLEARS"])
-    assert clears == 1 and len(changes) >= 3, changes
+    assert clears == 1 and len(changes) >= 5, changes
+    assert (await tb.read(OFFSETS["WINDOW"]))[0] == capacity
     assert model.counters.duplicates > 3 and 0 < model.counters.dropped < model.counters.duplicates, model.counters
 
 
