@@ -223,7 +223,13 @@ def test_facts_need_a_span_and_dedup_changes_are_checked():
     with pytest.raises(ValueError, match="seed must be from"):
         dedup.rekey(1 << 64)
     with pytest.raises(ValueError, match="span must be from"):
-        dedup.set_window(501)
+        dedup.set_window(1 << (CONFIG.time_width - 1))
+    with pytest.raises(ValueError, match="span must be from"):
+        dedup.set_window(0)
+    dedup.set_window(501)
+    assert dedup.span == 501 and dedup.filter.span == 501
+    dedup.clear()                                   # a clear keeps the window
+    assert dedup.filter.span == 501
     dedup.set_key("frame")
     assert dedup.spec == KeySpec.frame()
 
