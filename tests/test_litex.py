@@ -63,3 +63,37 @@ def test_bad_options(tmp_path):
         LiteXDedup(platform, CONFIG, KeySpec.frame(), tmp_path, timestamps="counter")
     with pytest.raises(ValueError, match="max_frame"):
         LiteXDedup(platform, CONFIG, KeySpec.frame(), tmp_path, max_frame=1)
+
+
+def test_csr_soc_elaborates(tmp_path):
+    """The map as LiteX CSRs: every register of the map in LiteX's csr.csv under its name (the readable ones as
+    CSRStatus, the writable as CSRStorage), the bridge's error and busy; the instance's ports all bound."""
+    from litex.soc.integration.builder import Builder
+    from litex.soc.integration.soc_core import SoCCore
+
+    from apbbf.litex_soc import LiteXDedupCSR
+    from apbbf.model.registers import Access, register_map
+    platform = _platform()
+    soc = SoCCore(platform, clk_freq=25e6, cpu_type=None, integrated_rom_size=0, integrated_sram_size=0,
+                  with_uart=False, with_timer=False)
+    dedup = LiteXDedupCSR(platform, CONFIG, KeySpec.frame(), tmp_path / "apbbf", data_width=64, max_frame=1522)
+    dedup.add_to_soc(soc, "apbbf")
+    soc.comb += dedup.source.connect(dedup.sink, omit={"duplicate", "unchecked", "errored"})
+    Builder(soc, output_dir=str(tmp_path / "build"), compile_software=False, compile_gateware=False,
+            csr_csv=str(tmp_path / "csr.csv")).build(run=False)
+    csrs = {line.split(",")[1]: line.split(",") for line in (tmp_path / "csr.csv").read_text().splitlines()
+            if line.startswith("csr_register,")}
+    for register in register_map().values():
+        name = register.name.lower()
+        if register.access != Access.RO:
+            assert csrs[f"apbbf_{name}"][4].strip() == "rw", (name, csrs.get(f"apbbf_{name}"))
+        if register.access != Access.WO:
+            status = f"apbbf_{name}" + ("_now" if register.access == Access.RW else "")
+            assert csrs[status][4].strip() == "ro", (name, csrs.get(status))
+    assert {"apbbf_error", "apbbf_busy"} <= set(csrs)
+    top = (tmp_path / "build" / "gateware" / "platform.v").read_text()
+    instance = top[top.index("apbbf_dedup_axis apbbf_dedup_axis("):]
+    bound = dict(re.findall(r"\.(\w+)\s*\(([^)]*)\)", instance[:instance.index(");")]))
+    assert all(bound.values()) and "s_axil_awaddr" in bound
+    with pytest.raises(ValueError, match="origin must be None"):
+        dedup.add_to_soc(soc, "again", origin=0x4000_0000)
