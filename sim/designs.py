@@ -501,7 +501,7 @@ class RegisteredControlledDedup(RegisteredDedup, kind=PacketDedup, name="dedup")
             raise ValueError("dedup must be built with clearable=True and runtime_window=True")
 
     def elaborate(self, platform):
-        from ..hdl.export.axis_dedup import COUNTERS, control_facts
+        from ..hdl.export.axis_dedup import connect_control, control_facts
         from ..hdl.lib.axil_registers import AXI4LiteRegisters, axil_members
         m = super().elaborate(platform)
         d = self._design
@@ -512,9 +512,5 @@ class RegisteredControlledDedup(RegisteredDedup, kind=PacketDedup, name="dedup")
         outputs = [getattr(regs, name) for name, member in axil_members().items() if member.flow == wiring.Out]
         chain = _shift_in(m, self.axil_serial_in, sum(len(port) for port in inputs), name="axil_chain")
         m.d.comb += [Cat(*inputs).eq(chain), self.axil_out.eq(_fold(m, Cat(*outputs)))]
-        m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(d, name)) for name in COUNTERS]
-        m.d.comb += [d.control_action.eq(regs.action), d.control_clear.eq(regs.clear),
-                     regs.cleared.eq(d.control_cleared), regs.decided.eq(d.control_frames),
-                     d.control_window.eq(regs.window), d.control_window_set.eq(regs.window_set),
-                     regs.window_done.eq(d.control_window_done)]
+        connect_control(m, regs, d)
         return m

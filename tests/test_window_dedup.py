@@ -107,3 +107,9 @@ def test_runtime_window_refused_with_the_memory_scan_and_checked():
     rows = Config(2, 3, segment_blocks=64, span=300, time_width=16, row_bits=512)
     with pytest.raises(ValueError, match="runtime_window is not offered with the memory scan"):
         PacketDedup(rows, KeySpec.frame(), data_width=64, max_frame=288, runtime_window=True)
+
+
+def test_control_cost_design_needs_the_control_plane():
+    from apbbf.sim.designs import RegisteredControlledDedup
+    with pytest.raises(ValueError, match="clearable=True and runtime_window=True"):
+        RegisteredControlledDedup(PacketDedup(CONFIG, KeySpec.frame(), data_width=64, max_frame=288, clearable=True))

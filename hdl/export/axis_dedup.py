@@ -58,7 +58,7 @@ from ..packet.dedup import MEMORY_SCAN, PacketDedup
 from ..lib.axil_registers import AXI4LiteRegisters, axil_members
 from .axis_memory import axi_master, axi_master_members, connect_axi_master
 
-__all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS", "control_facts"]
+__all__ = ["AXIStreamPacketDedup", "COUNTERS", "AXI_OPTIONS", "control_facts", "connect_control"]
 
 #: The counter ports, in the order of :class:`apbbf.model.dedup.Counters` (and ``late`` with the memory scan).
 COUNTERS = ("frames", "duplicates", "dropped", "unchecked", "errored")
@@ -197,9 +197,15 @@ class AXIStreamPacketDedup(wiring.Component):
             for port, member in axil_members().items():
                 inner, outer = getattr(regs, port), getattr(self, port)
                 m.d.comb += inner.eq(outer) if member.flow == wiring.In else outer.eq(inner)
-            m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(dedup, name)) for name in COUNTERS]
-            m.d.comb += [dedup.control_action.eq(regs.action), dedup.control_clear.eq(regs.clear),
-                         regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames),
-                         dedup.control_window.eq(regs.window), dedup.control_window_set.eq(regs.window_set),
-                         regs.window_done.eq(dedup.control_window_done)]
+            connect_control(m, regs, dedup)
         return m
+
+
+def connect_control(m, regs: AXI4LiteRegisters, dedup: PacketDedup) -> None:
+    """Wire the register file ``regs`` to the de-duplicator ``dedup`` in ``m``: its counters in, the action, the
+    clear and the window out, and the frame index of each change back."""
+    m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(dedup, name)) for name in COUNTERS]
+    m.d.comb += [dedup.control_action.eq(regs.action), dedup.control_clear.eq(regs.clear),
+                 regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames),
+                 dedup.control_window.eq(regs.window), dedup.control_window_set.eq(regs.window_set),
+                 regs.window_done.eq(dedup.control_window_done)]
