@@ -384,7 +384,8 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
             "  s_axil_aw*/w*/b*/ar*/r*  AXI4-Lite slave, 32-bit data, 8-bit byte addresses: the control registers",
             f"    (apbbf.model.registers, map version {f.map_version}; the C header: python -m apbbf.registers); "
             f"ACTION takes {', '.join(f.actions)}",
-            "    at run time, CONTROL.CLEAR empties the filter; the window, the key and the seed are fixed (SLVERR)",
+            f"    at run time, WINDOW takes 1..{f.window_max} ticks (CAPACITY) and CONTROL.CLEAR empties the filter; "
+            "the key and the seed are fixed (SLVERR)",
         ]
     if memory:
         lines += [
