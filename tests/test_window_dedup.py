@@ -84,6 +84,7 @@ def _simulate(dut, items, windows, rng):
     return out, changes
 
 
+@pytest.mark.slow                                   # about 10 s of CPU; make test has the export's cocotb bench
 @pytest.mark.parametrize("action", ["mark"])
 def test_window_changes_under_traffic(action):
     """Grown, shrunk below the gaps between copies, and back: the frames out are the model's."""
