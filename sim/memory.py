@@ -63,6 +63,7 @@ class MemoryModel:
         self.writes = collections.deque()         # (cycle it lands, address, data)
         self.taken = {"reads": 0, "writes": 0}
         self.read_addresses = []                  # every read's address, in order
+        self.requests = []                        # every request taken, in order: (write, address, data)
         self.max_latency_seen = 0
 
     def _refreshing(self, now: int) -> bool:
@@ -108,6 +109,7 @@ class MemoryModel:
                     write, address, value = raw & 1, raw >> 1 & ((1 << width) - 1), raw >> (1 + width)
                     if address >= c.memory_blocks:
                         raise PortError(f"cycle {now}: address {address} past the memory's {c.memory_blocks} words")
+                    self.requests.append((write, address, value))
                     if write:
                         last = self.writes[-1][0] if self.writes else 0
                         self.writes.append((max(last, now + self.rng.randint(*self.write_delay)), address, value))
@@ -131,10 +133,11 @@ async def _sample(ctx, port):
     return rst, valid, raw, req_ready, rsp_ready
 
 
-def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, cmd_gap: float = 0.0,
-             rsp_stall: float = 0.0, name: str = "memory", max_cycles: int | None = None, **memory):
-    """Run ``commands`` through :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF` with a :class:`MemoryModel`
-    (its options in ``memory``), and check every response, in order, and the counters at the end, against the
+def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, one_row: bool = False,
+             cmd_gap: float = 0.0, rsp_stall: float = 0.0, name: str = "memory", max_cycles: int | None = None,
+             **memory):
+    """Run ``commands`` through :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF` (``depth``, ``one_row``) with a
+    :class:`MemoryModel` (its options in ``memory``), and check every response, in order, and the counters at the end, against the
     model (:func:`apbbf.sim.harness.simulate`). Returns the run, with the model memory as ``run.memory``.
 
     Raises
@@ -157,8 +160,8 @@ def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, cmd_gap
         if config.timed:
             max_cycles += config.memory_blocks * 3 * len(commands) // 8
     run = simulate_core(config, commands, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, name=name,
-                        max_cycles=max_cycles, design=(("memory", config, depth, tuple(sorted(memory.items()))),
-                                                       lambda: MemoryAPBBF(config, depth=depth)),
+                        max_cycles=max_cycles, design=(("memory", config, depth, one_row, tuple(sorted(memory.items()))),
+                                                       lambda: MemoryAPBBF(config, depth=depth, one_row=one_row)),
                         server=server)
     run.memory = models[-1]
     return run

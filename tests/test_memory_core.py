@@ -98,6 +98,56 @@ def test_every_command_kind_in_flight():
     simulate(SMALL, commands, seed=seed, depth=8, **LATE_WRITES)
 
 
+# Requests ordered for one open row (one_row) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [1, 4, 8])
+def test_one_row_key_at_every_distance(depth):
+    """With the requests ordered for one open row, a key at every distance is found, writes landing late."""
+    seed = 30 + depth
+    print(f"seed {seed}")
+    simulate(SMALL, distance_commands(SMALL, depth, seed), seed=seed, depth=depth, one_row=True, **LATE_WRITES)
+
+
+def test_one_row_time_window_against_model():
+    """one_row with shifts by time, retired segments cleared in row runs, overflows and restarts."""
+    seed = 6
+    print(f"seed {seed}")
+    commands = timed_commands(TIMED, 300, seed=seed, rate=3.0, gaps=0.01)
+    run = simulate(TIMED, commands, seed=seed, depth=6, one_row=True, **LATE_WRITES)
+    assert run.counters["shifts"] > 2 and run.counters["expired"] > 0, run.counters
+
+
+def _turns(config, requests):
+    """The request stream's turns between reads and writes, and its changes of row."""
+    turns = sum(a[0] != b[0] for a, b in zip(requests, requests[1:]))
+    rows = [address // config.row_stride_blocks for _, address, _ in requests]
+    return turns, sum(a != b for a, b in zip(rows, rows[1:]))
+
+
+def test_one_row_orders_requests_by_row():
+    """With one_row each test-and-insert turns from reads to writes and back once, in the row it opened, and the
+    clearing writes a row's words together: at most 2 turns and 1 change of row per command and per row of
+    clearing, against many more as the answers come (the same commands without one_row)."""
+    c = TIMED
+    seed = 8
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    commands = [(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width), n // 2) for n in range(240)]
+    measured = {}
+    for one_row in (True, False):
+        run = simulate(c, commands, seed=seed, depth=8, one_row=one_row, latency=(4, 8), write_delay=(0, 4),
+                       req_stall=0.0, refresh=None)
+        requests = run.memory.requests
+        cleared_rows = -(-sum(1 for write, _, data in requests if write and data == 0) // c.row_blocks)
+        measured[one_row] = _turns(c, requests), len(commands) + cleared_rows
+        print(f"one_row={one_row}: {len(requests)} requests, (turns, row changes) {measured[one_row][0]}, "
+              f"bound {measured[one_row][1]}")
+    (turns, row_changes), bound = measured[True]
+    assert turns <= 2 * bound and row_changes <= bound, measured
+    (turns, row_changes), bound = measured[False]
+    assert turns > 2 * bound, measured
+
+
 # Shapes and bad input --------------------------------------------------------------------------------------------
 
 def test_port_shapes():

@@ -126,8 +126,10 @@ class ApplianceCore(wiring.Component):
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
         _check_action(action)
+        # a Config with a row layout is served by LiteDRAM (one open row per bank, in order): one_row's order
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True)
+                                  timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
+                                  memory_one_row=config.row_layout)
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
