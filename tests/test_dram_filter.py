@@ -162,7 +162,8 @@ def test_initializer_writes(core):
     (dict(base=3), ValueError, "base must be a multiple"),
     (dict(addr_width=4), ValueError, "ends past addr_width"),
     (dict(read_words=1), ValueError, "read_words"),
-], ids=["width", "base", "addr", "read-words"])
+    (dict(write_words=1), ValueError, "write_words"),
+], ids=["width", "base", "addr", "read-words", "write-words"])
 def test_adapter_refuses(kwargs, error, match):
     options = {"addr_width": 20, "data_width": 32, **kwargs}
     with pytest.raises(error, match=match):

@@ -81,6 +81,8 @@ CASES = [
     _case("KeyExtractor-fcs", lambda: KeyExtractor(L3L4, 64, fcs=1), TypeError, "fcs"),
     _case("PacketDedup-span", lambda: PacketDedup(CONFIG, L3L4), ValueError, "span"),
     _case("PacketDedup-spec", lambda: PacketDedup(TIMED, "l3l4"), TypeError, "spec"),
+    _case("PacketDedup-memory_one_row", lambda: PacketDedup(TIMED, L3L4, memory_one_row=1), TypeError,
+          "memory_one_row"),
     *[_case(f"PacketDedup-{name}-{value!r}", lambda name=name, value=value: PacketDedup(TIMED, L3L4, **{name: value}),
             error, name)
       for name, value, error in [("data_width", 32, ValueError), ("action", "forward", ValueError),

@@ -165,6 +165,13 @@ def test_init_wrong_layout(make):
         make(Config(2, 3))
 
 
+def test_init_wrong_one_row():
+    with pytest.raises(TypeError, match="one_row must be a bool"):
+        MemoryAPBBF(SMALL, one_row=1)
+    with pytest.raises(TypeError, match="one_row must be a bool"):
+        MemoryScan(SMALL, one_row="yes")
+
+
 @pytest.mark.parametrize("depth, error", [(0, ValueError), (65, ValueError), (2.0, TypeError), (True, TypeError)])
 def test_init_wrong_depth(depth, error):
     with pytest.raises(error, match="depth"):
