@@ -5,6 +5,7 @@ writes that land late, refresh stalls and backpressure on both sides; a key repe
 in-flight depth; reset mid-stream; restarts and overflows of a time-bounded window; and the port's rules
 (sim/memory.py checks them)."""
 
+import collections
 import random
 
 import pytest
@@ -127,7 +128,8 @@ def _turns(config, requests):
 def test_one_row_orders_requests_by_row():
     """With one_row each test-and-insert turns from reads to writes and back once, in the row it opened, and the
     clearing writes a row's words together: at most 2 turns and 1 change of row per command and per row of
-    clearing, against many more as the answers come (the same commands without one_row)."""
+    clearing, against many more as the answers come (the same commands without one_row); and every pass of the
+    clearing writes each word of its segment once."""
     c = TIMED
     seed = 8
     print(f"seed {seed}")
@@ -139,6 +141,11 @@ def test_one_row_orders_requests_by_row():
                        req_stall=0.0, refresh=None)
         requests = run.memory.requests
         cleared_rows = -(-sum(1 for write, _, data in requests if write and data == 0) // c.row_blocks)
+        zeros = collections.Counter(address for write, address, data in requests if write and data == 0)
+        for segment in range(c.physical_segments):     # every pass of the clearing writes every word once
+            counts = {zeros[c.memory_block(segment, index)] for index in range(c.segment_blocks)}
+            assert len(counts) == 1, (one_row, segment, sorted(counts))
+        assert max(zeros.values()) > 1, "no segment retired and cleared"
         measured[one_row] = _turns(c, requests), len(commands) + cleared_rows
         print(f"one_row={one_row}: {len(requests)} requests, (turns, row changes) {measured[one_row][0]}, "
               f"bound {measured[one_row][1]}")
