@@ -38,7 +38,8 @@ PARAMS_ENV = "APBBF_DRAM_FILTER_PARAMS"
 class DRAMFilter(wiring.Component):
     """``apbbf_axis``'s ports (:func:`~apbbf.hdl.export.axis.stream_members`) around a :class:`MemoryAPBBF` whose
     memory is a LiteDRAM SDR core in the ``aclk`` domain; ``dram_ready`` once the core is initialised (commands
-    wait until then, and while the filter clears its memory); the SDRAM pins as ``sdram_*`` ports."""
+    wait until then, and while the filter clears its memory); the SDRAM pins as ``sdram_*`` ports. The core's
+    requests are in ``one_row`` order, as the appliance's, unless ``one_row=False``."""
 
     def __init__(self, config: Config, settings: dict, csrs: dict, *, depth: int = 8, power_up_us: float = 200.0,
                  one_row: bool = True):
@@ -86,7 +87,7 @@ def _wrapper(top: DRAMFilter) -> str:
 
 def run(config: Config, core, build_dir, *, testcase=None, seed: int = 1, depth: int = 8,
         power_up_us: float = 200.0, one_row: bool = True, params: dict | None = None) -> Path:
-    """Export :class:`DRAMFilter` for ``config`` on the generated ``core`` (:func:`apbbf.flows.litedram.generate`),
+    """Export :class:`DRAMFilter` (``depth``, ``one_row``) for ``config`` on the generated ``core`` (:func:`apbbf.flows.litedram.generate`),
     build it with the core and yosys's ECP5 models for Icarus in ``build_dir`` and run the benches of
     :data:`TEST_MODULE`; returns the results file (a failed test raises ``SystemExit``, as cocotb's runner does).
 
