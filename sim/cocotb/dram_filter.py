@@ -87,8 +87,9 @@ def _wrapper(top: DRAMFilter) -> str:
 
 def run(config: Config, core, build_dir, *, testcase=None, seed: int = 1, depth: int = 8,
         power_up_us: float = 200.0, one_row: bool = True, params: dict | None = None) -> Path:
-    """Export :class:`DRAMFilter` (``depth``, ``one_row``) for ``config`` on the generated ``core`` (:func:`apbbf.flows.litedram.generate`),
-    build it with the core and yosys's ECP5 models for Icarus in ``build_dir`` and run the benches of
+    """Export :class:`DRAMFilter` (``depth``, ``one_row``) for ``config`` on the generated ``core``
+    (:func:`apbbf.flows.litedram.generate`), build it with the core and yosys's ECP5 models for Icarus in
+    ``build_dir`` and run the benches of
     :data:`TEST_MODULE`; returns the results file (a failed test raises ``SystemExit``, as cocotb's runner does).
 
     Raises
