@@ -143,7 +143,9 @@ def appliance_row_keys(config: Config, settings: dict, count: int, rng: random.R
 async def measure(dut):
     """TEST_AND_INSERT of new keys back to back, no pauses: commands per cycle through the SDRAM once every
     segment of the pool is live (a warm-up of a generation per physical segment first: each command then reads
-    them all), the measured keys' rows as the appliance's (:func:`appliance_row_keys`), every answer still checked; the chip's cycles by what they did (:func:`.sdram_chip.cycle_breakdown`); written as JSON to ``params["report"]`` (``make dram-bench``)."""
+    them all), the measured keys' rows as the appliance's (:func:`appliance_row_keys`), every answer still
+    checked; the chip's cycles by what they did (:func:`.sdram_chip.cycle_breakdown`); written as JSON to
+    ``params["report"]`` (``make dram-bench``)."""
     bench = DRAMBench(dut, _seed("measure"))
     await bench.start()
     tb, c = bench.tb, bench.config
