@@ -101,7 +101,7 @@ def test_every_command_kind_in_flight():
 
 # Requests ordered for one open row (one_row) ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("depth", [1, 4, 8])
+@pytest.mark.parametrize("depth", [pytest.param(1, marks=pytest.mark.slow), 4, pytest.param(8, marks=pytest.mark.slow)])
 def test_one_row_key_at_every_distance(depth):
     """With the requests ordered for one open row, a key at every distance is found, writes landing late."""
     seed = 30 + depth
@@ -134,7 +134,7 @@ def test_one_row_orders_requests_by_row():
     seed = 8
     print(f"seed {seed}")
     rng = random.Random(seed)
-    commands = [(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width), n // 2) for n in range(240)]
+    commands = [(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width), n) for n in range(120)]
     measured = {}
     for one_row in (True, False):
         run = simulate(c, commands, seed=seed, depth=8, one_row=one_row, latency=(4, 8), write_delay=(0, 4),
@@ -152,7 +152,7 @@ def test_one_row_orders_requests_by_row():
     (turns, row_changes), bound = measured[True]
     assert turns <= 2 * bound and row_changes <= bound, measured
     (turns, row_changes), bound = measured[False]
-    assert turns > 2 * bound, measured
+    assert turns > bound and row_changes > 1.5 * bound, measured
 
 
 # Shapes and bad input --------------------------------------------------------------------------------------------
