@@ -49,6 +49,10 @@ BOARD_DEFAULTS = {
 #: used when the one asked for does not fit on chip.
 DRAM = {
     "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=12),
+    # The Versa's DDR3: a row of the filter is one bank row of the x16 chip (1,024 columns: 128 native words of
+    # one BL8 burst, 128 bits, each); a block is one native word; the port takes a burst per tCCD (2 cycles).
+    "versa-ecp5": dict(target="versa-ecp5", bytes=128 << 20, row_bits=16384, block_bits=128, max_segments=12,
+                       native_bits=128, cycles_per_word=2),
 }
 #: The memories the appliance's filter can live in.
 MEMORIES = ("bram", "dram")
@@ -140,14 +144,15 @@ def memory_numbers(board: str, config, clock_hz: float) -> dict:
     if not config.row_layout:
         return {"where": "block RAM", "bits": config.hardware_memory_bits}
     dram = DRAM[board]
-    words = config.block_bits // 32
+    words = config.block_bits // dram.get("native_bits", 32)
     per_frame = (config.physical_segments + config.k) * words
     clearing = config.segment_blocks * words / config.shift_interval       # per tick, one tick per microsecond
     per_second = per_frame * LINE_RATE_PPS + clearing * 1e6
+    port = clock_hz / dram.get("cycles_per_word", 1)
     return {"where": "DRAM", "bytes": config.memory_blocks * config.block_bits // 8, "capacity_bytes": dram["bytes"],
             "row_bits": config.row_bits, "rows": config.rows, "native_words_per_frame": per_frame,
             "clearing_words_per_second": round(clearing * 1e6), "words_per_second_at_line_rate": round(per_second),
-            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3)}
+            "port_words_per_second": port, "headroom": round(port / per_second, 3)}
 
 
 def window_numbers(config) -> dict:
@@ -224,6 +229,12 @@ def critical_paths(pnr_log: str) -> dict:
     return out
 
 
+#: The Versa DDR3 core's own clocks, by a piece of their nextpnr net names (its user clock is ``sync``).
+DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
+               "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)"}
+
+
 def domain_name(net: str) -> str:
     """A readable clock domain for a nextpnr clock net of the appliance."""
     for port in ("port0", "port1"):
@@ -233,6 +244,9 @@ def domain_name(net: str) -> str:
         return "eth_tx (125 MHz, both transmit sides)"
     if "sdram_ps" in net:
         return "sdram_ps (50 MHz shifted by 180 degrees: the SDRAM's clock pin)"
+    for name, meaning in DDR3_CLOCKS.items():
+        if name in net:
+            return meaning
     return "sync (50 MHz, the filter's)"
 
 
