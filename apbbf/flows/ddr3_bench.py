@@ -1,0 +1,81 @@
+"""What the Versa's filter asks of its DDR3, measured at LiteDRAM's native port (``make ddr3-bench``): the memory
+core on the native port adapter, served by :class:`apbbf.sim.native_port.DDR3NativePortModel` with the Versa
+core's timings (LiteDRAM's, in 50 MHz sys cycles: a BL8 burst per tCCD, row changes, refresh stalls, read
+latency), TEST_AND_INSERT commands back to back; every answer checked against the golden model. Written to
+``build/reports/ddr3_native_bench.json``.
+
+The filter is the Versa's row layout (B = 128, 2 KiB rows, k = 3, l = 2, 7 physical segments) with fewer rows than
+the 1 s window's 8,192 (the simulation's memory is cleared first): consecutive frames then share a row more
+often than on the board, so the report adds a row change to every frame that had none (``cycles_per_frame_worst``).
+The 1 s window's clearing (its retired segment's blocks written over its shift interval) comes on top, from
+:func:`apbbf.flows.appliance.memory_numbers`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+__all__ = ["MEASURED_CONFIG", "run"]
+
+#: The measured filter: the Versa's 1 s window's shape (:func:`apbbf.flows.appliance.appliance_config`), 128
+#: blocks a segment (8 rows) and a span long enough that no shift comes during the run.
+MEASURED_CONFIG = dict(k=3, l=2, block_bits=128, segment_blocks=128, row_bits=16384, span=1_000_000, time_width=32,
+                       extra_segments=1)
+
+
+def run(out_dir, *, frames: int = 150, seed: int = 1, refresh: bool = True) -> dict:
+    """Measure and write the report; returns it.
+
+    Raises
+    ------
+    apbbf.sim.harness.Mismatch, apbbf.sim.native_port.NativePortError
+        If an answer is wrong or the port's rules are broken.
+    """
+    from ..model import Config, Op
+    from ..sim import harness, native_port
+    from .appliance import DRAM, LINE_RATE_PPS, appliance_config, memory_numbers
+    from .litedram import generate
+    core = generate("versa-ecp5")
+    s = core.settings
+    config = Config(**MEASURED_CONFIG, seed=seed)
+    commands = harness.timed_commands(config, frames, seed=seed, rate=1.0, duplicates=0.3,
+                                      ops=(Op.TEST_AND_INSERT,))
+    begin = time.monotonic()
+    result, model = native_port.simulate(config, commands, s, seed=seed, refresh=refresh, name="ddr3-bench")
+    seconds = time.monotonic() - begin
+    accepted = [result.accept[i] for i in sorted(result.accept)]
+    skip = 10                                     # the first frames after the clearing fill the pipeline
+    span = accepted[-1] - accepted[skip]
+    measured = frames - 1 - skip
+    cycles_per_frame = span / measured
+    row_change = s["timing_cycles"]["tRP"] + s["timing_cycles"]["tRCD"]
+    shared_rows = max(0, frames - model.counts["row_changes"])
+    worst = cycles_per_frame + shared_rows * row_change / frames
+    clock = s["sys_clk_freq"]
+    budget = clock / LINE_RATE_PPS
+    window = memory_numbers("versa-ecp5", appliance_config("versa-ecp5", window_us=1_000_000, memory="dram", seed=1),
+                            clock)
+    clearing_per_frame = window["clearing_words_per_second"] / LINE_RATE_PPS
+    clearing_cycles = clearing_per_frame * s["timing_cycles"]["tCCD"]
+    report = {
+        "what": "the memory core on LiteDRAM's native port (Versa DDR3 timings) with a model of latency, row "
+                "changes and refresh stalls; TEST_AND_INSERT back to back; every answer the golden model's",
+        "config": MEASURED_CONFIG | {"seed": seed}, "frames": frames, "refresh": refresh,
+        "sys_clk_hz": clock, "timing_cycles": s["timing_cycles"], "read_latency": s["read_latency"],
+        "model_counts": model.counts, "cycles": result.cycles, "simulation_seconds": round(seconds, 1),
+        "native_words_per_frame": (model.counts["reads"] + model.counts["writes"] - config.memory_blocks) / frames,
+        "cycles_per_frame": round(cycles_per_frame, 2),
+        "cycles_per_frame_worst": round(worst, 2),
+        "window_clearing_words_per_frame": round(clearing_per_frame, 3),
+        "cycles_per_frame_with_clearing": round(worst + clearing_cycles, 2),
+        "line_rate_cycles_per_frame": round(budget, 2),
+        "frames_per_second": round(clock / (worst + clearing_cycles)),
+        "headroom": round(budget / (worst + clearing_cycles), 3),
+        "dram": {k: v for k, v in DRAM["versa-ecp5"].items()},
+    }
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ddr3_native_bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report

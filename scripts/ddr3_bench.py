@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""The Versa's filter at LiteDRAM's DDR3 native port (``make ddr3-bench``): cycles per frame and headroom at
+1.488 Mpps, written to ``build/reports/ddr3_native_bench.json`` (:mod:`apbbf.flows.ddr3_bench`)."""
+
+import argparse
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
+    parser.add_argument("--frames", type=int, default=150, help="TEST_AND_INSERT commands (default 150)")
+    parser.add_argument("--seed", type=int, default=1, help="the commands' and the model's seed (default 1)")
+    parser.add_argument("--no-refresh", action="store_true", help="no refresh stalls (to see what they cost)")
+    args = parser.parse_args(argv)
+    from apbbf.flows.ddr3_bench import run
+    print(f"seed {args.seed}")
+    r = run(args.out, frames=args.frames, seed=args.seed, refresh=not args.no_refresh)
+    print(f"{r['native_words_per_frame']:.2f} native words a frame, {r['cycles_per_frame']} cycles a frame "
+          f"({r['cycles_per_frame_with_clearing']} with a row change each and the clearing) against "
+          f"{r['line_rate_cycles_per_frame']} at 1.488 Mpps: headroom {r['headroom']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
