@@ -15,7 +15,7 @@ def main(argv=None) -> int:
     from apbbf.flows.ddr3_bench import run
     print(f"seed {args.seed}")
     r = run(args.out, frames=args.frames, seed=args.seed, refresh=not args.no_refresh)
-    print(f"{r['native_words_per_frame']:.2f} native words a frame, {r['cycles_per_frame']} cycles a frame "
+    print(f"{r['native_reads_per_frame']} reads and {r['native_writes_per_frame']} writes a frame, {r['cycles_per_frame']} cycles a frame "
           f"({r['cycles_per_frame_with_clearing']} with a row change each and the clearing) against "
           f"{r['line_rate_cycles_per_frame']} at 1.488 Mpps: headroom {r['headroom']}")
     return 0

@@ -67,6 +67,8 @@ class DDR3NativePortModel:
         self.memory = {}
         self.counts = {"reads": 0, "writes": 0, "row_changes": 0, "refreshes": 0, "held_cycles": 0}
         self.cycles = 0
+        self.taken = []                            # (cycle, we) of every command taken
+        self.row_change_cycles = []                # the cycle of every command that changed the row
 
     def row_of(self, address: int) -> int:
         """The bank row (bank and row together) of a native word: LiteDRAM's ROW_BANK_COL order."""
@@ -130,10 +132,12 @@ class DDR3NativePortModel:
                     opening = self.row_change
                     row = self.row_of(address)
                     self.counts["row_changes"] += 1
+                    self.row_change_cycles.append(now)
                 cost += opening
                 if last_write is not None and bool(we) != last_write:
                     cost += self.twtr if last_write else self.tccd
                 last_write = bool(we)
+                self.taken.append((now, last_write))
                 free_at = now + cost
                 issued += 1
                 if we:

@@ -96,3 +96,35 @@ def test_appliance_elaborates_with_ddr3(core):
     text = rtlil.convert(top, platform=platform)
     assert "litedram_core" in text and "user_clk" in text
     assert "CLKOS_ENABLE" not in text
+
+
+def test_ddr3_initializer_writes(core):
+    """The DDR3 sequence as LiteX's BIOS issues it: RESET# released (ODT, RESET_N) and 50,000 cycles (1 ms, the
+    data sheet's 500 us before CKE), CKE high and 10,000 cycles, the mode registers and ZQ calibration through
+    ``pi0``, the pins handed back last."""
+    from apbbf.hdl.dram.initializer import init_writes
+    csrs = core.csrs()
+    sequence = core.settings["init_sequence"]
+    writes = init_writes(sequence, csrs)
+    control = csrs["sdram_dfii_control"]
+    assert writes[0] == (control, 0x0C, 50_000) and writes[1] == (control, 0x0E, 10_000)
+    issues = [w for w in writes if w[0] == csrs["sdram_dfii_pi0_command_issue"]]
+    assert len(issues) == len(sequence) - 2 == 5
+    assert writes[-2][:2] == (control, 0x0F) and writes[-1][:2] == (csrs["ddrctrl_init_done"], 1)
+    mr0 = [step for step in sequence if step["name"].startswith("Load Mode Register 0")][0]
+    assert "CL=6" in mr0["name"] and core.settings["cl"] == 6 and core.settings["cwl"] == 5
+
+
+def test_ddr3_memory_elaborates(core):
+    """The DDR3 memory alone: the core's clock and user domain as ports, every DDR3 pin on the instance."""
+    from amaranth.back import rtlil
+    from apbbf.hdl.dram import LiteDRAMDDR3Memory
+    from apbbf.hdl.dram.litedram import DDR3_PINS
+    dram = LiteDRAMDDR3Memory(SHORT, core.settings, core.csrs())
+    assert dram.data_width == 128 and dram.addr_width == 23
+    text = rtlil.convert(dram)
+    for name in DDR3_PINS:
+        assert f"ddram_{name}" in text, name
+    with pytest.raises(ValueError, match="block_bits must be a multiple of data_width"):
+        LiteDRAMDDR3Memory(Config(3, 2, block_bits=64, segment_blocks=32, row_bits=16384, span=60, time_width=12,
+                                  extra_segments=1), core.settings, core.csrs())
