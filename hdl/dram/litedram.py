@@ -24,7 +24,27 @@ DDR3_PINS = ("a", "ba", "cas_n", "cke", "clk_p", "cs_n", "dm", "dq", "dqs_p", "o
 DDR3_BIDIRECTIONAL = ("dq", "dqs_p")
 
 
-class LiteDRAMMemory(wiring.Component):
+class _LiteDRAMBase(wiring.Component):
+    """What both cores' memories share: the adapter and the initializer, the memory port, ``ready``."""
+
+    @property
+    def adapter(self) -> NativePortAdapter:
+        return self._adapter
+
+    @property
+    def initializer(self) -> LiteDRAMInitializer:
+        return self._initializer
+
+    def _serve(self, m):
+        # the memory port on the adapter, opened once the initializer is done
+        m.submodules.adapter = adapter = self._adapter
+        m.submodules.initializer = init = self._initializer
+        wiring.connect(m, wiring.flipped(self.memory), adapter.memory)
+        m.d.comb += [adapter.enable.eq(init.done), self.ready.eq(init.done)]
+        return adapter, init
+
+
+class LiteDRAMMemory(_LiteDRAMBase):
     """The filter's memory port served by a LiteDRAM SDR core in the same clock domain (``sync``: the core's
     sys clock), its block words from native word ``base`` on.
 
@@ -79,21 +99,10 @@ class LiteDRAMMemory(wiring.Component):
         self.pins = pins
         super().__init__({"memory": In(MemoryPortSignature(config)), "ready": Out(1), "init_error": Out(1)})
 
-    @property
-    def adapter(self) -> NativePortAdapter:
-        return self._adapter
-
-    @property
-    def initializer(self) -> LiteDRAMInitializer:
-        return self._initializer
-
     def elaborate(self, platform):
         # initializer -> wb_ctrl; adapter -> native port; the core's reset is the domain's or the power-up wait's.
         m = Module()
-        m.submodules.adapter = adapter = self._adapter
-        m.submodules.initializer = init = self._initializer
-        wiring.connect(m, wiring.flipped(self.memory), adapter.memory)
-        m.d.comb += [adapter.enable.eq(init.done), self.ready.eq(init.done)]
+        adapter, init = self._serve(m)
         m.submodules.core = Instance(
             "litedram_core",
             i_clk=ClockSignal(), i_rst=ResetSignal() | init.core_rst, o_init_error=self.init_error,
@@ -117,7 +126,7 @@ def _user_ports(native, wb) -> dict:
             "o_wb_ctrl_ack": wb.ack, "i_wb_ctrl_cti": Const(0, 3), "i_wb_ctrl_bte": Const(0, 2)}
 
 
-class LiteDRAMDDR3Memory(wiring.Component):
+class LiteDRAMDDR3Memory(_LiteDRAMBase):
     """The filter's memory port served by a LiteDRAM DDR3 core on ECP5DDRPHY, which makes its own clocks from
     ``clk_in``: the parent runs ``sync`` on ``user_clk`` and ``user_rst`` (the core's sys domain, in which the
     adapter, the initializer and the core's user port live), block words from native word ``base`` on.
@@ -173,21 +182,10 @@ class LiteDRAMDDR3Memory(wiring.Component):
         super().__init__({"clk_in": In(1), "user_clk": Out(1), "user_rst": Out(1),
                           "memory": In(MemoryPortSignature(config)), "ready": Out(1), "init_error": Out(1)})
 
-    @property
-    def adapter(self) -> NativePortAdapter:
-        return self._adapter
-
-    @property
-    def initializer(self) -> LiteDRAMInitializer:
-        return self._initializer
-
     def elaborate(self, platform):
         # The core clocks itself from clk_in; everything else here is in the parent's sync, its user_clk.
         m = Module()
-        m.submodules.adapter = adapter = self._adapter
-        m.submodules.initializer = init = self._initializer
-        wiring.connect(m, wiring.flipped(self.memory), adapter.memory)
-        m.d.comb += [adapter.enable.eq(init.done), self.ready.eq(init.done)]
+        adapter, init = self._serve(m)
         m.submodules.core = Instance(
             "litedram_core",
             i_clk=self.clk_in, i_rst=Const(0), o_user_clk=self.user_clk, o_user_rst=self.user_rst,
