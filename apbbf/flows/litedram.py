@@ -30,6 +30,8 @@ Two fixes are applied to the generated Verilog (both recorded in ``build/litedra
   reads the ``TRELLIS_IO`` and does not care).
 - The header's generation date is dropped, so that a core generated again from the same configuration is the
   same file (and the simulators' up-to-date checks hold).
+- (DDR3) The ``assign`` statements LiteX writes twice are written once: Yosys takes a repeated one whose right
+  side is an expression for a second driver of its wire and leaves the wire with two drivers.
 
 ``timing`` overrides (:func:`generate`) derive a module with other timings, e.g. a stretched ``tREFI``: how the
 benches check that the chip model catches a controller that breaks the data sheet.
@@ -133,7 +135,7 @@ class Core:
 
 
 #: Raised when this flow writes the DDR3 cores' settings differently (only they are regenerated).
-DDR3_FLOW_VERSION = 1
+DDR3_FLOW_VERSION = 2
 
 
 def _key(config: dict, timing: dict) -> str:
@@ -204,6 +206,8 @@ def generate(target: str = "colorlight-5a75b", *, name: str | None = None, timin
         subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True, cwd=directory, env=env)
     verilog = directory / "gateware" / "litedram_core.v"
     fixes = _fix_verilog(verilog)
+    if config["memtype"] == "DDR3":
+        fixes += _drop_repeated_assigns(verilog)
     info = {"key": key, "target": target, "config": config, "timing": timing, "versions": versions(),
             "verilog": "gateware/litedram_core.v", "csr_csv": "csr.csv", "fixes": fixes,
             "settings": json.loads(settings_path.read_text())}
@@ -234,6 +238,24 @@ def _fix_verilog(path: Path) -> list[str]:
     if new != text:
         path.write_text(new)
     return fixes
+
+
+def _drop_repeated_assigns(path: Path) -> list[str]:
+    """LiteX writes some ``assign`` statements twice (a concatenation on the left); where the right side is an
+    expression, Yosys makes a cell for each and reports the wire driven twice. The repeats are dropped."""
+    lines, seen, kept = path.read_text().splitlines(keepends=True), set(), []
+    dropped = 0
+    for line in lines:
+        if line.startswith("assign "):
+            if line in seen:
+                dropped += 1
+                continue
+            seen.add(line)
+        kept.append(line)
+    if not dropped:
+        return []
+    path.write_text("".join(kept))
+    return [f"{dropped} repeated assign statements dropped (Yosys reads each as another driver of the same wire)"]
 
 
 def init_sequence(settings: dict) -> list[dict]:
