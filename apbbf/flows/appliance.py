@@ -232,7 +232,8 @@ def critical_paths(pnr_log: str) -> dict:
 #: The Versa DDR3 core's own clocks, by a piece of their nextpnr net names (its user clock is ``sync``).
 DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
                "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
-               "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)"}
+               "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
 
 
 def domain_name(net: str) -> str:
