@@ -8,7 +8,7 @@ import argparse
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/reports", help="report directory (default build/reports)")
-    parser.add_argument("--frames", type=int, default=150, help="TEST_AND_INSERT commands (default 150)")
+    parser.add_argument("--frames", type=int, default=100, help="TEST_AND_INSERT commands measured (default 100)")
     parser.add_argument("--seed", type=int, default=1, help="the commands' and the model's seed (default 1)")
     parser.add_argument("--no-refresh", action="store_true", help="no refresh stalls (to see what they cost)")
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@ core's timings (LiteDRAM's, in 50 MHz sys cycles: a BL8 burst per tCCD, row chan
 latency), TEST_AND_INSERT commands back to back; every answer checked against the golden model. Written to
 ``build/reports/ddr3_native_bench.json``.
 
-The filter is the Versa's row layout (B = 128, 2 KiB rows, k = 3, l = 2, 7 physical segments) with 16 blocks a
+The filter is the Versa's row layout (B = 128, 2 KiB rows, k = 3, l = 2, 7 physical segments) with 8 blocks a
 segment: one row where the 1 s window has 8,192 (the simulation's memory is cleared first). A warm-up of a
 generation per physical segment makes every segment of the pool live, so that each command reads them all (as
 :mod:`apbbf.flows.dram_bench` does on the SDR board); then the measured commands. Consecutive frames share a row
@@ -22,9 +22,9 @@ from pathlib import Path
 
 __all__ = ["MEASURED_CONFIG", "run"]
 
-#: The measured filter: the Versa's 1 s window's shape (:func:`apbbf.flows.appliance.appliance_config`) with 16
+#: The measured filter: the Versa's 1 s window's shape (:func:`apbbf.flows.appliance.appliance_config`) with 8
 #: blocks a segment.
-MEASURED_CONFIG = dict(k=3, l=2, block_bits=128, segment_blocks=16, row_bits=16384, span=1_000_000, time_width=32,
+MEASURED_CONFIG = dict(k=3, l=2, block_bits=128, segment_blocks=8, row_bits=16384, span=1_000_000, time_width=32,
                        extra_segments=1)
 
 
@@ -32,7 +32,7 @@ def _row_changes(model, first: int, last: int) -> int:
     return sum(1 for cycle in model.row_change_cycles if first <= cycle < last)
 
 
-def run(out_dir, *, frames: int = 150, seed: int = 1, refresh: bool = True) -> dict:
+def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True) -> dict:
     """Measure and write the report; returns it.
 
     Raises
