@@ -6,8 +6,9 @@ latency), TEST_AND_INSERT commands back to back; every answer checked against th
 
 The filter is the Versa's row layout (B = 128, 2 KiB rows, k = 3, l = 2, 7 physical segments) with 8 blocks a
 segment: one row where the 1 s window has 8,192 (the simulation's memory is cleared first). A warm-up of a
-generation per physical segment makes every segment of the pool live, so that each command reads them all (as
-:mod:`apbbf.flows.dram_bench` does on the SDR board); then the measured commands. Consecutive frames share a row
+generation per physical segment at twice the planned rate makes every segment of the pool live, so that each
+command reads all but the one being cleared (as :mod:`apbbf.flows.dram_bench` does on the SDR board); then the
+measured commands. Consecutive frames share a row
 far more often than on the board, so the report adds a row change to every measured frame that had none
 (``cycles_per_frame_worst``). The 1 s window's clearing (its retired segment's blocks written over its shift
 interval, :func:`apbbf.flows.appliance.memory_numbers`) comes on top, although the run's own shifts already clear
@@ -32,8 +33,11 @@ def _row_changes(model, first: int, last: int) -> int:
     return sum(1 for cycle in model.row_change_cycles if first <= cycle < last)
 
 
-def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True) -> dict:
-    """Measure and write the report; returns it.
+def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timing: dict | None = None,
+        name: str = "ddr3_native_bench") -> dict:
+    """Measure and write the report (``<out_dir>/<name>.json``); returns it. ``timing``: module timings to
+    replace in the core (:func:`apbbf.flows.litedram.generate`), e.g. ``{"tRFC": (None, 110)}``, the data
+    sheet's 110 ns where LiteDRAM's module gives DDR3-1600's 128 clocks.
 
     Raises
     ------
@@ -44,11 +48,14 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True) -> d
     from ..sim import harness, native_port
     from .appliance import DRAM, LINE_RATE_PPS, appliance_config, memory_numbers
     from .litedram import generate
-    core = generate("versa-ecp5")
+    core = generate("versa-ecp5", timing=timing,
+                    name=None if not timing else "versa-ecp5-" + "-".join(sorted(timing)) + "-override")
     s = core.settings
     config = Config(**MEASURED_CONFIG, seed=seed)
     warm = config.generation * config.physical_segments
-    commands = harness.timed_commands(config, warm + frames, seed=seed, rate=1.0, duplicates=0.3,
+    # twice the planned rate: generations fill before their interval ends, so the pool's extra segment is live
+    # too and each command reads every segment but the one being cleared (the worst case)
+    commands = harness.timed_commands(config, warm + frames, seed=seed, rate=2.0, duplicates=0.3,
                                       ops=(Op.TEST_AND_INSERT,))
     begin = time.monotonic()
     result, model = native_port.simulate(config, commands, s, seed=seed, refresh=refresh, name="ddr3-bench",
@@ -70,6 +77,7 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True) -> d
         "what": "the memory core on LiteDRAM's native port (Versa DDR3 timings) with a model of latency, row "
                 "changes and refresh stalls; TEST_AND_INSERT back to back; every answer the golden model's",
         "config": MEASURED_CONFIG | {"seed": seed}, "frames": frames, "refresh": refresh,
+        "timing_overrides": timing or {},
         "sys_clk_hz": clock, "timing_cycles": s["timing_cycles"], "read_latency": s["read_latency"],
         "model_counts": model.counts, "cycles": result.cycles, "simulation_seconds": round(seconds, 1),
         "warm_up_commands": warm, "measured_cycles": last - first,
@@ -87,5 +95,5 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True) -> d
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "ddr3_native_bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
