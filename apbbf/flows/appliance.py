@@ -51,8 +51,10 @@ DRAM = {
     "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=12),
     # The Versa's DDR3: a row of the filter is one bank row of the x16 chip (1,024 columns: 128 native words of
     # one BL8 burst, 128 bits, each); a block is one native word; the port takes a burst per tCCD (2 cycles).
+    # tRFC is the 1 Gbit DDR3's 110 ns (JEDEC JESD79-3, the MT41K64M16's data sheet): LiteDRAM's module gives
+    # DDR3-1600's 128 clocks, which it counts at this clock, 64 sys cycles (1.28 us) where 6 do.
     "versa-ecp5": dict(target="versa-ecp5", bytes=128 << 20, row_bits=16384, block_bits=128, max_segments=12,
-                       native_bits=128, cycles_per_word=2),
+                       native_bits=128, cycles_per_word=2, timing={"tRFC": (None, 110)}),
 }
 #: The memories the appliance's filter can live in.
 MEMORIES = ("bram", "dram")
@@ -325,7 +327,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     if config.row_layout:
         from ..hdl.eth.appliance import USER_HZ
         from .litedram import generate
-        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ)
+        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ, timing=DRAM[board].get("timing"))
         platform.add_file("litedram_core.v", dram.verilog.read_text())
         block_rams = {"filter": 0, "other": _block_rams(board, config, action), "available": block_ram(board).count}
     else:

@@ -36,8 +36,8 @@ def _row_changes(model, first: int, last: int) -> int:
 def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timing: dict | None = None,
         name: str = "ddr3_native_bench") -> dict:
     """Measure and write the report (``<out_dir>/<name>.json``); returns it. ``timing``: module timings to
-    replace in the core (:func:`apbbf.flows.litedram.generate`), e.g. ``{"tRFC": (None, 110)}``, the data
-    sheet's 110 ns where LiteDRAM's module gives DDR3-1600's 128 clocks.
+    replace in the core (:func:`apbbf.flows.litedram.generate`); None: the appliance's
+    (``DRAM["versa-ecp5"]["timing"]``, tRFC 110 ns), ``{}``: LiteDRAM's module's own.
 
     Raises
     ------
@@ -48,6 +48,8 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     from ..sim import harness, native_port
     from .appliance import DRAM, LINE_RATE_PPS, appliance_config, memory_numbers
     from .litedram import generate
+    if timing is None:
+        timing = DRAM["versa-ecp5"].get("timing", {})
     core = generate("versa-ecp5", timing=timing,
                     name=None if not timing else "versa-ecp5-" + "-".join(sorted(timing)) + "-override")
     s = core.settings
@@ -91,7 +93,7 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
         "line_rate_cycles_per_frame": round(budget, 2),
         "frames_per_second": round(clock / (worst + clearing_cycles)),
         "headroom": round(budget / (worst + clearing_cycles), 3),
-        "dram": {k: v for k, v in DRAM["versa-ecp5"].items()},
+        "dram": DRAM["versa-ecp5"],
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
