@@ -128,3 +128,12 @@ def test_ddr3_memory_elaborates(core):
     with pytest.raises(ValueError, match="block_bits must be a multiple of data_width"):
         LiteDRAMDDR3Memory(Config(3, 2, block_bits=64, segment_blocks=32, row_bits=16384, span=60, time_width=12,
                                   extra_segments=1), core.settings, core.csrs())
+
+
+def test_ddr3_refresh_from_the_data_sheet():
+    """The appliance's DDR3 core waits the 1 Gbit part's tRFC (110 ns: 6 cycles at 50 MHz) after a refresh, not
+    LiteDRAM's module's 64 cycles."""
+    from apbbf.flows.appliance import DRAM
+    from apbbf.flows.litedram import generate
+    core = generate(BOARD, sys_clk_freq=50e6, timing=DRAM[BOARD]["timing"])
+    assert core.settings["timing_cycles"]["tRFC"] == 6 and generate(BOARD).settings["timing_cycles"]["tRFC"] == 64
