@@ -137,3 +137,10 @@ def test_ddr3_refresh_from_the_data_sheet():
     from apbbf.flows.litedram import generate
     core = generate(BOARD, sys_clk_freq=50e6, timing=DRAM[BOARD]["timing"])
     assert core.settings["timing_cycles"]["tRFC"] == 6 and generate(BOARD).settings["timing_cycles"]["tRFC"] == 64
+
+
+def test_verilog_top_refuses_ddr3(core):
+    """The appliance's Verilog top (the cocotb benches') takes the SDR core only."""
+    from apbbf.hdl.board.appliance import ApplianceVerilogTop
+    with pytest.raises(ValueError, match="SDR SDRAM's core only, not DDR3"):
+        ApplianceVerilogTop(SHORT, dram=core)
