@@ -49,6 +49,12 @@ BOARD_DEFAULTS = {
 #: used when the one asked for does not fit on chip.
 DRAM = {
     "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=12),
+    # The Versa's DDR3: a row of the filter is one bank row of the x16 chip (1,024 columns: 128 native words of
+    # one BL8 burst, 128 bits, each); a block is one native word; the port takes a burst per tCCD (2 cycles).
+    # tRFC is the 1 Gbit DDR3's 110 ns (JEDEC JESD79-3, the MT41K64M16's data sheet): LiteDRAM's module gives
+    # DDR3-1600's 128 clocks, which it counts at this clock, 64 sys cycles (1.28 us) where 6 do.
+    "versa-ecp5": dict(target="versa-ecp5", bytes=128 << 20, row_bits=16384, block_bits=128, max_segments=12,
+                       native_bits=128, cycles_per_word=2, timing={"tRFC": (None, 110)}),
 }
 #: The memories the appliance's filter can live in.
 MEMORIES = ("bram", "dram")
@@ -140,14 +146,15 @@ def memory_numbers(board: str, config, clock_hz: float) -> dict:
     if not config.row_layout:
         return {"where": "block RAM", "bits": config.hardware_memory_bits}
     dram = DRAM[board]
-    words = config.block_bits // 32
+    words = config.block_bits // dram.get("native_bits", 32)
     per_frame = (config.physical_segments + config.k) * words
     clearing = config.segment_blocks * words / config.shift_interval       # per tick, one tick per microsecond
     per_second = per_frame * LINE_RATE_PPS + clearing * 1e6
+    port = clock_hz / dram.get("cycles_per_word", 1)
     return {"where": "DRAM", "bytes": config.memory_blocks * config.block_bits // 8, "capacity_bytes": dram["bytes"],
             "row_bits": config.row_bits, "rows": config.rows, "native_words_per_frame": per_frame,
             "clearing_words_per_second": round(clearing * 1e6), "words_per_second_at_line_rate": round(per_second),
-            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3)}
+            "port_words_per_second": port, "headroom": round(port / per_second, 3)}
 
 
 def window_numbers(config) -> dict:
@@ -224,6 +231,13 @@ def critical_paths(pnr_log: str) -> dict:
     return out
 
 
+#: The Versa DDR3 core's own clocks, by a piece of their nextpnr net names (its user clock is ``sync``).
+DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
+               "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
+
+
 def domain_name(net: str) -> str:
     """A readable clock domain for a nextpnr clock net of the appliance."""
     for port in ("port0", "port1"):
@@ -233,6 +247,9 @@ def domain_name(net: str) -> str:
         return "eth_tx (125 MHz, both transmit sides)"
     if "sdram_ps" in net:
         return "sdram_ps (50 MHz shifted by 180 degrees: the SDRAM's clock pin)"
+    for name, meaning in DDR3_CLOCKS.items():
+        if name in net:
+            return meaning
     return "sync (50 MHz, the filter's)"
 
 
@@ -310,7 +327,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     if config.row_layout:
         from ..hdl.eth.appliance import USER_HZ
         from .litedram import generate
-        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ)
+        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ, timing=DRAM[board].get("timing"))
         platform.add_file("litedram_core.v", dram.verilog.read_text())
         block_rams = {"filter": 0, "other": _block_rams(board, config, action), "available": block_ram(board).count}
     else:
