@@ -140,8 +140,10 @@ def test_adapter_refuses_configs():
         check_axi_options(big, 32, 0, None)
     with pytest.raises(ValueError, match="at most 4096 bytes"):
         check_axi_options(big, 1024, 0, None)
-    with pytest.raises(ValueError, match="max_outstanding must be at least depth"):
-        AXIStreamMemoryAPBBF(COUNT, depth=4, max_outstanding=4 * COUNT.physical_segments - 1)
+    with pytest.raises(ValueError, match="max_outstanding must be at least the reads the memory scan leaves"):
+        AXIStreamMemoryAPBBF(COUNT, depth=4, max_outstanding=2 * COUNT.physical_segments - 1)
+    # the scan's true bound, not depth * P: depth 8 behind 2P
+    AXIStreamMemoryAPBBF(COUNT, depth=8, max_outstanding=2 * COUNT.physical_segments)
 
 
 @pytest.mark.parametrize("options,message", [
