@@ -40,6 +40,9 @@ CASES = {
     # a block of four beats: INCR bursts
     "B256-W64": (Config(2, 3, block_bits=256, block_hashes=4, segment_blocks=4, row_bits=2048),
                  dict(axi_data_width=64, axi_base=0x1000, depth=4), [], EVERY_TEST),
+    # eight commands in flight behind the least AXI bound, the 2P reads the scan leaves unanswered
+    "B64-W64-least": (COUNT, dict(axi_data_width=64, depth=8, max_outstanding=2 * COUNT.physical_segments), [],
+                      ["random_stream/pauses=every", "slow_b"]),
 }
 
 
