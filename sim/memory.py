@@ -5,7 +5,10 @@ with one ID, or a DRAM controller, may: it takes requests when it likes (``req.r
 the whole of each refresh), answers reads in order after a latency drawn per read, and lands writes in order
 after a delay drawn per write, raising ``written`` as each lands. A read returns the word as it is when its
 answer is first offered, so a read taken before a write has landed may return the word without that write: the
-case the scan's forwarding exists for. The words start as random garbage, as a DRAM's do at power-up.
+case the scan's forwarding exists for. The words start as random garbage, as a DRAM's do at power-up. With
+``lazy_writes`` it holds every write back to the last moment it can: a write lands only in a cycle with no request
+offered and no read unanswered, that is once the scan waits for nothing but ``written``. So each command's reads
+miss the writes of every command still in flight ahead of it, and only the forwarding can supply their bits.
 
 It checks the port's rules as it goes and raises :class:`PortError` on a violation: a request's payload or valid
 changed while it waited, an address past the memory, an answer's ``ready`` taken back (the port allows that,
@@ -50,11 +53,16 @@ class MemoryModel:
     max_reads : int or None
         Reads taken and not yet answered at most: with that many, ``req.ready`` stays low (a memory whose read
         buffer is full, as any real one's gets while its answers wait). None: no bound.
+    lazy_writes : bool
+        Land a write (once its delay is over) only in a cycle with no request offered and no read taken and
+        unanswered: as late as the port allows without stalling the requester for ever.
     """
 
     def __init__(self, config: Config, *, seed: int, latency=(1, 12), write_delay=(0, 12), req_stall: float = 0.1,
-                 refresh=(300, 20), max_reads: int | None = None):
+                 refresh=(300, 20), max_reads: int | None = None, lazy_writes: bool = False):
         self.config = config
+        self.lazy_writes = lazy_writes
+        self.writes_held = 0                      # cycles a due write was held back (lazy_writes)
         self.rng = random.Random(seed)
         self.latency, self.write_delay, self.req_stall, self.refresh = latency, write_delay, req_stall, refresh
         self.max_reads = max_reads
@@ -84,6 +92,9 @@ class MemoryModel:
                 full = self.max_reads is not None and len(self.reads) >= self.max_reads
                 ctx.set(port.req.ready, not busy and not full and self.rng.random() >= self.req_stall)
                 landed = bool(not busy and self.writes and self.writes[0][0] <= now)
+                if landed and self.lazy_writes and (ctx.get(port.req.valid) or self.reads):
+                    landed = False
+                    self.writes_held += 1
                 if landed:
                     _, address, value = self.writes.popleft()
                     self.words[address] = value

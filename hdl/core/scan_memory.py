@@ -12,7 +12,7 @@ from .memory_port import MemoryPortSignature, check_depth
 from .scan_fsm import enter_one_at_a_time
 from .types import Op, asks, command_layout, response_layout
 
-__all__ = ["MemoryScan", "descriptor_layout", "TAG_DEPTH"]
+__all__ = ["MemoryScan", "descriptor_layout", "reads_unanswered", "TAG_DEPTH"]
 
 #: Writes and markers the scan keeps in order while it waits for the memory's ``written`` (its tag queue).
 TAG_DEPTH = 32
@@ -33,6 +33,13 @@ def descriptor_layout(config: Config) -> data.StructLayout:
         "row": max(1, config.row_index_bits),
         "hashes": data.ArrayLayout(segment_hash_layout(config), P),
     })
+
+
+def reads_unanswered(config: Config, depth: int) -> int:
+    """Reads a :class:`MemoryScan` of ``depth`` commands in flight leaves unanswered at most: its ``answer_depth``
+    (two commands' reads, ``2 · physical_segments``), or one command's with ``depth`` 1 (a command starts its reads
+    only once the one before it is done)."""
+    return min(depth, 2) * config.physical_segments
 
 
 def _lowest(bits):
