@@ -14,7 +14,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, FallingEdge, First, ReadOnly, RisingEdge, Timer
 from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
@@ -108,6 +108,9 @@ class TB:
         """Clocks on (they start low), reset, then wait while the filter clears its memories (with the DRAM: the
         SDRAM chip model on the pins from time 0, the gateware's power-up wait and initialisation, then the
         clearing of every word of the filter's region)."""
+        if self.params.get("board"):
+            await self._board_reset()
+            return
         self.dut.rst.value = 1
         dram = self.params.get("dram")
         if dram:
@@ -130,6 +133,23 @@ class TB:
             cocotb.start_soon(self._decisions())
         else:
             await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        cocotb.start_soon(self._stamps())
+
+    async def _board_reset(self):
+        """The board top (:mod:`apbbf.sim.cocotb.board_runner`): its reference clock on ``xtal`` and the PHYs'
+        receive clocks; ``sync`` and ``eth_tx`` come from the PLL, each held in reset until it locks; then the
+        filter's clearing. The PHYs' reset pins (active low) must be high."""
+        for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.xtal, self.params["xtal_period_fs"])):
+            Clock(clock, period, unit="fs").start(start_high=False)
+        lock = RisingEdge(self.dut.pll_lock)
+        if await First(lock, Timer(100, "us")) is not lock:
+            raise AssertionError("the PLL did not lock within 100 us of the reference clock starting")
+        await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        for name in ("port0_phy_rst_n", "port1_phy_rst_n"):
+            if hasattr(self.dut, name):
+                assert int(getattr(self.dut, name).value) == 1, f"{name} is low: the PHY is held in reset"
         cocotb.start_soon(self._stamps())
 
     async def _decisions(self):
