@@ -54,7 +54,7 @@ def _pin_name(name: str) -> str | None:
     match = re.fullmatch(r"eth_rgmii_(?:data_)?([01])(?:_0)?__(\w+)__io", name)
     if match:
         port, pin = match.groups()
-        pin = {"rx_data": "rxd", "tx_data": "txd"}.get(pin, pin)
+        pin = {"rx_data": "rxd", "tx_data": "txd", "rx_ctrl": "rx_ctl", "tx_ctrl": "tx_ctl"}.get(pin, pin)
         return f"port{port}_rgmii_{pin}" if pin != "rst" else f"port{port}_phy_rst_n"
     match = re.fullmatch(r"uart_0__(rx|tx)__io", name)
     if match:
