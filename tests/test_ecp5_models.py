@@ -37,7 +37,8 @@ def _pins(port):
     return (", ".join(f".DI{port}{i}(di{port.lower()}[{i}])" for i in range(18)) + ", " +
             ", ".join(f".AD{port}{i}(ad{port.lower()}[{i}])" for i in range(14)) + ", " +
             ", ".join(f".DO{port}{i}(do{port.lower()}[{i}])" for i in range(18)) + ", " +
-            f".CE{port}(ce{port.lower()}), .OCE{port}(oce{port.lower()}), .CLK{port}(clk), .WE{port}(we{port.lower()}), "
+            f".CE{port}(ce{port.lower()}), .OCE{port}(oce{port.lower()}), .CLK{port}(clk), "
+            f".WE{port}(we{port.lower()}), "
             f".RST{port}(rst{port.lower()}), .CS{port}0(1'b0), .CS{port}1(1'b0), .CS{port}2(1'b0)")
 
 

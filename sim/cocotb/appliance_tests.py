@@ -146,6 +146,15 @@ class TB:
         lock = RisingEdge(self.dut.pll_lock)
         if await First(lock, Timer(100, "us")) is not lock:
             raise AssertionError("the PLL did not lock within 100 us of the reference clock starting")
+        # the clocks the PLL makes: sync 50 MHz and eth_tx 125 MHz, as exact as the crystal
+        ppm = self.params["xtal_period_fs"] / self.params["xtal_nominal_fs"]
+        for clock, nominal_fs in ((self.dut.clk, SYNC_PERIOD_FS), (self.dut.eth_tx_clk, 8_000_000)):
+            await RisingEdge(clock)
+            start = cocotb.utils.get_sim_time("fs")
+            await ClockCycles(clock, 100)
+            period = (cocotb.utils.get_sim_time("fs") - start) / 100
+            assert abs(period / (nominal_fs * ppm) - 1) < 1e-6, \
+                f"{clock._name} runs at {1e9 / period:.4f} MHz, not {1e9 / nominal_fs:g} (the PLL's dividers)"
         await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
         for name in ("port0_phy_rst_n", "port1_phy_rst_n"):
             if hasattr(self.dut, name):
@@ -498,3 +507,13 @@ async def run_time_changes(dut):
     assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index("drop"))
     assert len(changes) == len(steps) and 0 < counters.dropped < counters.duplicates, (changes, counters)
     dut._log.info("changes %s; model counters %s", changes, counters.as_dict())
+
+
+@cocotb.test()
+async def uart_read_action(dut):
+    """One REG_READ of ACTION over the UART, with no traffic: the action the appliance was built with (the UART's
+    pins and the host side alive; short at any baud rate)."""
+    tb = TB(dut, "uart_read_action")
+    await tb.reset()
+    offsets = {name: r.offset for name, r in register_map("appliance").items()}
+    assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index(tb.action))

@@ -24,14 +24,18 @@ from .dram_runner import ecp5_sim_library
 from .mac_runner import TX_CLOCK_DELAY_NS, _write_if_changed
 from .runner import check_simulator
 
-__all__ = ["BOARDS", "TB", "MODELS", "board_platform", "export_board", "run_board"]
+__all__ = ["BOARDS", "BENCHES", "TB", "MODELS", "board_platform", "swap_read_halves", "export_board", "run_board"]
 
 TB = "apbbf_board_tb"
-#: Board -> (the reference clock's pin in the top, its period in femtoseconds: 100 ppm slow, as a crystal may be).
+#: Board -> (the reference clock's pin in the top, its nominal period and the one simulated, in femtoseconds: 100
+#: ppm slow, as a crystal may be).
 BOARDS = {
-    "colorlight-5a75b": ("clk25_0__io", 40_004_000),
-    "versa-ecp5": ("eth_clk125_0__io", 8_000_800),
+    "colorlight-5a75b": ("clk25_0__io", 40_000_000, 40_004_000),
+    "versa-ecp5": ("eth_clk125_0__io", 8_000_000, 8_000_800),
 }
+#: The benches of :data:`~apbbf.sim.cocotb.appliance_runner.TEST_MODULE` a board top runs by default (the others
+#: talk over the UART at length: at the board's 1 Mbaud, a millisecond of simulated time per exchange).
+BENCHES = ("dedup_port0_to_port1", "reverse_port1_to_port0", "line_rate_both_ways", "uart_read_action")
 #: This project's models of the ECP5 primitives yosys leaves black boxes (``sim/ecp5/``).
 MODELS = tuple(sorted((Path(__file__).resolve().parents[1] / "ecp5").glob("*.v")))
 #: Yosys's ECP5 models the board top needs: the I/O buffers and the flip-flops Amaranth's platform instantiates.
@@ -78,7 +82,8 @@ def _wrapper(verilog: str, board: str, time_width: int) -> str:
             raise ValueError(f"the {board} top has a pin the bench does not know: {name}")
         vector = width + " " if width else ""
         if direction == "input":
-            lines += [f"  reg {vector}{ours} = {1 if ours == 'uart_rx' else 0};", f"  wire {vector}{ours}_pin = {ours};"]
+            lines += [f"  reg {vector}{ours} = {1 if ours == 'uart_rx' else 0};",
+                      f"  wire {vector}{ours}_pin = {ours};"]
             connections.append(f".{name}({ours}_pin)")
         else:
             lines.append(f"  wire {vector}{ours};")
@@ -97,11 +102,27 @@ def _wrapper(verilog: str, board: str, time_width: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_board(build_dir, board: str, config, *, action: str = "drop", key: str = "l3l4") -> list[Path]:
+def swap_read_halves(verilog: str, instance: str) -> str:
+    """``verilog`` with the DP16KD ``instance`` (``<module>:<instance name>``, e.g.
+    ``top.core.dedup.core.segments.segment0:ebr_r0_c0``) wired wrong on purpose: its DOA and DOB pins swapped (the
+    36-bit mode's low and high read halves)."""
+    module, name = instance.split(":")
+    begin = verilog.find(f"module \\{module} (")
+    match = None if begin < 0 else re.compile(
+        rf"DP16KD #\((?:.|\n)*?\) {re.escape(name)} \((?:.|\n)*?\);").search(verilog, begin)
+    if match is None or verilog.find("endmodule", begin) < match.start():
+        raise ValueError(f"no DP16KD instance {instance} in the Verilog")
+    swapped = re.sub(r"\.DO([AB])(\d+)\(", lambda m: f".DO{'B' if m.group(1) == 'A' else 'A'}{m.group(2)}(",
+                     match.group(0))
+    return verilog[:match.start()] + swapped + verilog[match.end():]
+
+
+def export_board(build_dir, board: str, config, *, action: str = "drop", key: str = "l3l4",
+                 swap_dp16kd: str | None = None) -> list[Path]:
     """Write ``<build_dir>/board_top.v`` (``board``'s appliance top as the bitstream build elaborates it) and the
     wrapper ``apbbf_board_tb.v``; returns their paths. Skipped when ``<build_dir>/export.stamp`` says the arguments
-    and the sources of ``hdl/``, ``model/`` and this
-    module are those of the files there.
+    and the sources of ``hdl/``, ``model/`` and this module are those of the files there. With ``swap_dp16kd``, that
+    DP16KD instance is wired wrong on purpose (:func:`swap_read_halves`).
 
     Raises
     ------
@@ -117,13 +138,16 @@ def export_board(build_dir, board: str, config, *, action: str = "drop", key: st
     os.environ.setdefault("YOSYS", find_yosys())
     build_dir = Path(build_dir).resolve()
     sources = [build_dir / "board_top.v", build_dir / f"{TB}.v"]
-    stamp = _stamp(board=board, config=asdict(config), action=action, key=key, wrapper=Path(__file__).read_text())
+    stamp = _stamp(board=board, config=asdict(config), action=action, key=key, swap=swap_dp16kd,
+                   wrapper=Path(__file__).read_text())
     stamp_file = build_dir / "export.stamp"
     if all(path.exists() for path in sources) and stamp_file.exists() and stamp_file.read_text() == stamp:
         return sources
     top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action)
     plan = platform.build(top, name="top", do_build=False, debug_verilog=True)
     text = plan.files["top.debug.v"]
+    if swap_dp16kd is not None:
+        text = swap_read_halves(text, swap_dp16kd)
     _write_if_changed(sources[0], text)
     _write_if_changed(sources[1], _wrapper(text, board, config.time_width))
     stamp_file.write_text(stamp)
@@ -131,7 +155,7 @@ def export_board(build_dir, board: str, config, *, action: str = "drop", key: st
 
 
 def run_board(build_dir, board: str, config, *, testcase=None, seed: int = 1, action: str = "drop",
-              key: str = "l3l4", waves: bool = False, **sizes) -> Path:
+              key: str = "l3l4", waves: bool = False, swap_dp16kd: str | None = None, **sizes) -> Path:
     """Export and build ``board``'s appliance top in ``build_dir`` and run the benches of
     :data:`~apbbf.sim.cocotb.appliance_runner.TEST_MODULE` on it (Icarus).
 
@@ -142,9 +166,11 @@ def run_board(build_dir, board: str, config, *, testcase=None, seed: int = 1, ac
     config : Config
         The filter (its span in microseconds).
     testcase : str or list of str, optional
-        Tests to run (default: all).
+        Tests to run (default: :data:`BENCHES`).
     seed : int
         cocotb's ``RANDOM_SEED``.
+    swap_dp16kd : str or None
+        A DP16KD instance to wire wrong on purpose (:func:`export_board`).
     **sizes
         The benches' sizes (``frames``, ``line_rate_frames``, ``reverse_frames``, ``uart``), passed to them.
 
@@ -159,7 +185,7 @@ def run_board(build_dir, board: str, config, *, testcase=None, seed: int = 1, ac
     from ...hdl.eth.appliance import USER_HZ
     check_simulator("icarus")
     build_dir = Path(build_dir).resolve()
-    sources = export_board(build_dir, board, config, action=action, key=key)
+    sources = export_board(build_dir, board, config, action=action, key=key, swap_dp16kd=swap_dp16kd)
     sources = [*sources, ecp5_sim_library(build_dir, YOSYS_PRIMITIVES, "ecp5_yosys.v"), *MODELS]
     runner = get_runner("icarus")
     runner.build(sources=sources, hdl_toplevel=TB, build_dir=build_dir, timescale=("1ns", "1fs"),
@@ -167,9 +193,11 @@ def run_board(build_dir, board: str, config, *, testcase=None, seed: int = 1, ac
     divisor = round(USER_HZ) // ApplianceTop.baud
     env = {PARAMS_ENV: json.dumps({"config": asdict(config), "action": action, "key": key,
                                    "tick_cycles": round(USER_HZ / 1e6), "divisor": divisor, "dram": None,
-                                   "board": board, "xtal_period_fs": BOARDS[board][1], **sizes})}
+                                   "board": board, "xtal_nominal_fs": BOARDS[board][1],
+                                   "xtal_period_fs": BOARDS[board][2], **sizes})}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)
-    return runner.test(test_module=TEST_MODULE, hdl_toplevel=TB, build_dir=build_dir, testcase=testcase,
+    return runner.test(test_module=TEST_MODULE, hdl_toplevel=TB, build_dir=build_dir,
+                       testcase=list(BENCHES) if testcase is None else testcase,
                        seed=seed, extra_env=env, waves=waves, results_xml=str(results_xml),
                        timescale=("1ns", "1fs"))
