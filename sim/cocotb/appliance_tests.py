@@ -5,7 +5,9 @@ de-duplicator took, read from ``now_us`` when ``frame_start`` is high): the fram
 FCS and the counters must be exactly the model's.
 
 Both receive clocks run 100 ppm fast and the transmit clock 100 ppm slow (the PHYs' clocks are not locked);
-``sync`` runs at 50 MHz, as on the boards.
+``sync`` runs at 50 MHz, as on the boards. The same benches run on a board's top
+(:mod:`apbbf.sim.cocotb.board_runner`): there the board's oscillator, 100 ppm slow, is the only clock driven
+besides the receive clocks, and ``sync`` and ``eth_tx`` come from its PLL.
 """
 
 import json
