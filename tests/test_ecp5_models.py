@@ -264,8 +264,11 @@ module tb;
     parameter real CLKI_NS = 40.0;
     parameter CLKI_DIV = 1, CLKFB_DIV = 5, CLKOP_DIV = 4, CLKOP_CPHASE = 3, CLKOS_DIV = 10, CLKOS_CPHASE = 9,
               CLKOS2_DIV = 10, CLKOS2_CPHASE = 14, FEEDBACK = 1;
-    reg clki = 0;
-    always #(CLKI_NS / 2) clki = ~clki;
+    parameter real STOP_NS = 0.0;
+    reg clki = 0, running = 1;
+    always #(CLKI_NS / 2) if (running) clki = ~clki;
+    initial if (STOP_NS > 0.0) #(STOP_NS) running = 0;
+    always @(negedge lock) $display("UNLOCK %f", $realtime);
     wire op, os, os2, lock;
     wire fb = FEEDBACK ? op : 1'b0;
     EHXPLLL #(.CLKI_DIV(CLKI_DIV), .CLKFB_DIV(CLKFB_DIV), .CLKOP_DIV(CLKOP_DIV), .CLKOP_CPHASE(CLKOP_CPHASE),
@@ -327,6 +330,14 @@ def test_pll_wrong_divider_shows(tmp_path):
     """CLKFB_DIV one too low: CLKOP is 100 MHz, not 125 (what a board would run at with that bitstream)."""
     out = simulate(tmp_path, PLL_TB, params={"CLKFB_DIV": 4})
     assert _measure(_edges(out), "op")[0] == pytest.approx(10.0, rel=1e-6), out[:400]
+
+
+def test_pll_loses_lock_when_its_reference_stops(tmp_path):
+    """CLKI stopped at 1,500 ns: LOCK falls within 1.5 of its periods and CLKOP stops."""
+    out = simulate(tmp_path, PLL_TB, params={"STOP_NS": 1500.0})
+    unlock = float(re.search(r"^UNLOCK ([\d.]+)$", out, re.M).group(1))
+    assert 1500 < unlock <= 1500 + 1.5 * 40 + 20, out[-400:]
+    assert max(_edges(out)["op"]) < unlock + 8.0
 
 
 @pytest.mark.parametrize("params, message", [

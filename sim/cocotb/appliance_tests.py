@@ -140,7 +140,12 @@ class TB:
     async def _board_reset(self):
         """The board top (:mod:`apbbf.sim.cocotb.board_runner`): its reference clock on ``xtal`` and the PHYs'
         receive clocks; ``sync`` and ``eth_tx`` come from the PLL, each held in reset until it locks; then the
-        filter's clearing. The PHYs' reset pins (active low) must be high."""
+        filter's clearing. The PHYs' reset pins (active low) must be high. After a bench before this one (whose
+        clocks stopped with it) the PLL has lost its lock, and its lock's reset synchronizers reset the design as
+        the rst port does on the generic export."""
+        if int(self.dut.pll_lock.value):
+            await Timer(1, "us")
+            assert not int(self.dut.pll_lock.value), "the PLL kept its lock with its reference clock stopped"
         for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.xtal, self.params["xtal_period_fs"])):

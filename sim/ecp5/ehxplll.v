@@ -10,7 +10,8 @@
 //
 // Lock: after SIM_LOCK_CYCLES periods of CLKI in a row within 0.1 % of each other (the data sheet's lock time is
 // milliseconds; a simulation waits cycles), LOCK rises and the outputs start; a CLKI period that moves by more than
-// 0.1 % drops LOCK and stops them until it is stable again; RST (with PLLRST_ENA "ENABLED") does the same.
+// 0.1 % drops LOCK and stops them until it is stable again, and so do a reference that stops (no edge for 1.5 of
+// its periods) and RST (with PLLRST_ENA "ENABLED").
 // Once locked, CLKFB must follow CLKOP (the feedback wired to the output it names): a difference of more than one
 // rising edge in 64 of CLKOP stops the simulation.
 //
@@ -133,6 +134,16 @@ module EHXPLLL(
                 if (CLKOS3_ENABLE == "ENABLED") check_range("f_CLKOS3", 1e3 / (t_vco * CLKOS3_DIV), 3.125, 400.0);
                 locked = 1'b1;
                 -> start;
+            end
+        end
+    end
+
+    // A reference that stops: the lock is lost after one and a half of its periods without an edge.
+    always @(posedge locked) begin : watchdog
+        while (locked) begin
+            #(1.5 * locked_period);
+            if (locked && $realtime - last_edge > 1.5 * locked_period) begin
+                locked = 1'b0; stable = 0; last_edge = -1.0; period = 0.0;
             end
         end
     end
