@@ -40,8 +40,9 @@ def main(argv=None) -> int:
     if results.exists():
         for case in ElementTree.parse(results).getroot().iter("testcase"):
             failures = [f.get("message") or "" for f in [*case.iter("failure"), *case.iter("error")]]
+            properties = {p.get("name"): p.get("value") for p in case.iter("property")}
             benches[case.get("name")] = {"passed": not failures, "failures": failures,
-                                         "sim_time_ns": float(case.get("sim_time_ns", 0)),
+                                         "sim_time_ns": float(properties.get("sim_time_duration", 0)),
                                          "seconds": float(case.get("time", 0))}
     report = {"board": args.board, "seed": args.seed, "config": asdict(CONFIG),
               "frames": args.frames, "reverse_frames": args.reverse_frames, "line_rate_frames": args.line_rate_frames,
