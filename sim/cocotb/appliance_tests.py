@@ -143,9 +143,9 @@ class TB:
         filter's clearing. The PHYs' reset pins (active low) must be high. After a bench before this one (whose
         clocks stopped with it) the PLL has lost its lock, and its lock's reset synchronizers reset the design as
         the rst port does on the generic export."""
-        if int(self.dut.pll_lock.value):
+        if self.dut.pll_lock.value == 1:
             await Timer(1, "us")
-            assert not int(self.dut.pll_lock.value), "the PLL kept its lock with its reference clock stopped"
+            assert self.dut.pll_lock.value == 0, "the PLL kept its lock with its reference clock stopped"
         for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
                               (self.dut.xtal, self.params["xtal_period_fs"])):
