@@ -2,6 +2,8 @@
 """The appliance's build, without the tools: the filter sized per board, the block RAM check, the window's
 numbers, the report's pages; the board top (with its UART) elaborated; the options it refuses."""
 
+import subprocess
+
 import pytest
 from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
 
@@ -106,3 +108,52 @@ def test_mark_refused():
     from apbbf.hdl.eth.appliance import DedupAppliance
     with pytest.raises(ValueError, match="mark"):
         DedupAppliance("colorlight-5a75b", Config(2, 3, segment_blocks=16, span=1000), action="mark")
+
+
+#: A process that spins for about ``seconds`` of processor time, then ends (the stand-in for a nextpnr run).
+def _spin(seconds):
+    import sys
+    return [sys.executable, "-c", f"import time\nwhile time.process_time() < {seconds}: pass"]
+
+
+def test_cpu_budget_stops_a_run():
+    """A run past its processor-time budget is stopped when it may be, and runs on to its end when it may not
+    (the one on_overrun note said); the processor time is the kernel's, not the wall clock's."""
+    from apbbf.toolchain import cpu_seconds, run_with_cpu_budget
+    assert cpu_seconds(-1) is None
+    stopped = run_with_cpu_budget(_spin(30), cpu_budget_s=0.15, poll_s=0.05)
+    assert stopped["stopped"] and stopped["returncode"] is None and 0.15 <= stopped["cpu_seconds"] < 5
+    notes = []
+    finished = run_with_cpu_budget(_spin(0.4), cpu_budget_s=0.1, poll_s=0.05, may_stop=lambda: False,
+                                   on_overrun=notes.append)
+    assert not finished["stopped"] and finished["returncode"] == 0 and finished["cpu_seconds"] >= 0.4
+    assert len(notes) == 1 and notes[0] > 0.1
+    sleeper = run_with_cpu_budget([_spin(0)[0], "-c", "import time; time.sleep(0.6)"], cpu_budget_s=0.2,
+                                  poll_s=0.05)
+    assert not sleeper["stopped"] and sleeper["wall_seconds"] >= 0.6 and sleeper["cpu_seconds"] < 0.2
+    with pytest.raises(subprocess.CalledProcessError):
+        run_with_cpu_budget([_spin(0)[0], "-c", "raise SystemExit(3)"], cpu_budget_s=10, poll_s=0.05)
+
+
+def test_seed_budget_lets_the_last_run_finish():
+    """A seed past its budget may be stopped while another has finished or is still running or to come; the last
+    one left with none finished may not (a busy machine never leaves a build with no routed seed)."""
+    from apbbf.flows.appliance import SeedBudget
+    budget = SeedBudget([1, 2, 3])
+    assert budget.may_stop(1)
+    budget.done(1, finished=False)
+    assert budget.may_stop(2) and budget.may_stop(3)
+    budget.done(2, finished=False)
+    assert not budget.may_stop(3)
+    budget = SeedBudget([1, 2])
+    budget.done(1, finished=True)
+    assert budget.may_stop(2)
+    assert not SeedBudget([5]).may_stop(5)
+
+
+def test_build_options_refused(tmp_path):
+    from apbbf.flows.appliance import build_appliance
+    with pytest.raises(ValueError, match="steps"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, steps="place")
+    with pytest.raises(ValueError, match="pnr_cpu_minutes"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, pnr_cpu_minutes=0)
