@@ -258,19 +258,24 @@ def _synthesize(platform, top, build_dir: Path, memory: str) -> dict:
     plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
     plan.extract(str(build_dir))
     script = build_dir / "top.ys"
-    mapping = "abc9"
+
+    def classic():
+        script.write_text(script.read_text().replace(
+            "synth_ecp5  -top top", "synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
+            "synth_ecp5 -top top -run map_cells:"))
+        return "abc"
+
+    # Yosys 0.70's abc9 fails an assertion reintegrating the mapped netlist (ABC_OPS_REINTEGRATE) on the
+    # appliance with its filter in the SDRAM, after most of the synthesis's time: that build takes the classic
+    # abc LUT mapping in place of synth_ecp5's map_luts step from the start, the others when abc9 fails.
+    mapping = classic() if memory == "dram" else "abc9"
     cpu = 0.0
     try:
         cpu += _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
     except subprocess.CalledProcessError:
-        if "ABC_OPS_REINTEGRATE" not in (build_dir / "top.rpt").read_text()[-4000:]:
+        if mapping != "abc9" or "ABC_OPS_REINTEGRATE" not in (build_dir / "top.rpt").read_text()[-4000:]:
             raise
-        # Yosys 0.70's abc9 failed an assertion reintegrating the mapped netlist (seen on the appliance with
-        # its filter in the SDRAM): the classic abc LUT mapping in place of synth_ecp5's map_luts step.
-        mapping = "abc"
-        script.write_text(script.read_text().replace(
-            "synth_ecp5  -top top", "synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
-            "synth_ecp5 -top top -run map_cells:"))
+        mapping = classic()
         cpu += _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
     if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
         # Yosys's abc9 mapped a flip-flop twice onto one wire (toolchain.ABC9_XAIGER1): once more, without it.
