@@ -137,8 +137,8 @@ def choose_memory(board: str, window_us: int | None, fp: float | None, action: s
 def memory_numbers(board: str, config, clock_hz: float) -> dict:
     """Where the filter is and, in DRAM, what it asks of the memory: native words per frame (a TEST_AND_INSERT:
     a block read from each physical segment, k written; the retired segment's clearing spread over its shift
-    interval), per second at :data:`LINE_RATE_PPS`, against the native port's one word per cycle, and the
-    headroom (that over this)."""
+    interval), per second at :data:`LINE_RATE_PPS` and at :data:`IMIX_PPS`, against the native port's one word
+    per cycle, and the headroom (that over this) at each."""
     if not config.row_layout:
         return {"where": "block RAM", "bits": config.hardware_memory_bits}
     dram = DRAM[board]
@@ -146,10 +146,14 @@ def memory_numbers(board: str, config, clock_hz: float) -> dict:
     per_frame = (config.physical_segments + config.k) * words
     clearing = config.segment_blocks * words / config.shift_interval       # per tick, one tick per microsecond
     per_second = per_frame * LINE_RATE_PPS + clearing * 1e6
+    per_second_imix = per_frame * IMIX_PPS + clearing * 1e6
     return {"where": "DRAM", "bytes": config.memory_blocks * config.block_bits // 8, "capacity_bytes": dram["bytes"],
-            "row_bits": config.row_bits, "rows": config.rows, "native_words_per_frame": per_frame,
+            "row_bits": config.row_bits, "rows": config.rows, "row_blocks": config.row_blocks,
+            "native_words_per_frame": per_frame,
             "clearing_words_per_second": round(clearing * 1e6), "words_per_second_at_line_rate": round(per_second),
-            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3)}
+            "words_per_second_at_imix": round(per_second_imix),
+            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3),
+            "headroom_imix": round(clock_hz / per_second_imix, 3)}
 
 
 def window_numbers(config) -> dict:
@@ -555,6 +559,16 @@ def markdown(report: dict) -> str:
         v = w[name]
         lines.append(f"| {label} | {v['pps']} | {v['window_keys']} | {v['window_ms']:g} | {v['fp']:.3g} | "
                      f"{'yes' if v['overflow'] else 'no'} |")
+    m = report.get("memory")
+    if m and m["where"] == "DRAM":
+        lines += ["", "## The memory", "",
+                  f"The filter in the DRAM: {m['bytes']} of its {m['capacity_bytes']} bytes, {m['rows']} rows of "
+                  f"{m['row_bits']} bits (row_bits), {m['row_blocks']} blocks of each segment in a row. A frame "
+                  f"takes {m['native_words_per_frame']} native words (a block of every physical segment read, k "
+                  f"written), the clearing {m['clearing_words_per_second']} words/s: "
+                  f"{m['words_per_second_at_line_rate'] / 1e6:.2f} M words/s at 1.488 Mpps and "
+                  f"{m['words_per_second_at_imix'] / 1e6:.2f} M at the IMIX against the port's "
+                  f"{m['port_words_per_second'] / 1e6:g} M: headroom {m['headroom']:g} and {m['headroom_imix']:g}."]
     if report.get("seed_build_cpu_seconds"):
         b = report["seed_build_cpu_seconds"]
         lines += ["", f"Synthesis {report['synth_cpu_seconds']:g} processor seconds ({report['lut_mapping']} LUT "
@@ -573,6 +587,11 @@ def summary(report: dict) -> str:
     lines.append(f"  hash seed {report['config']['seed']:#018x}" + (" (drawn)" if report.get("seed_drawn") else "")
                  + f": SEED={report['config']['seed']:#x} repeats this build")
     w = report["window"]
-    lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps, "
-                 f"{w['imix']['window_keys']} at IMIX")
+    lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps "
+                 f"({w['line_rate_64B']['window_ms']:g} ms, fp {w['line_rate_64B']['fp']:.2g}), "
+                 f"{w['imix']['window_keys']} at IMIX ({w['imix']['window_ms']:g} ms)")
+    m = report.get("memory")
+    if m and m["where"] == "DRAM":
+        lines.append(f"  filter in DRAM: {m['rows']} rows of {m['row_bits']} bits, {m['native_words_per_frame']} "
+                     f"words a frame, headroom {m['headroom']:g} at 1.488 Mpps, {m['headroom_imix']:g} at IMIX")
     return "\n".join(lines)
