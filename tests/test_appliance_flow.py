@@ -2,7 +2,9 @@
 """The appliance's build, without the tools: the filter sized per board, the block RAM check, the window's
 numbers, the report's pages; the board top (with its UART) elaborated; the options it refuses."""
 
+import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
@@ -182,3 +184,40 @@ def test_build_options_refused(tmp_path):
         build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, steps="place")
     with pytest.raises(ValueError, match="pnr_cpu_minutes"):
         build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, pnr_cpu_minutes=0)
+
+
+def test_report_from_seeds_run_one_at_a_time(tmp_path, monkeypatch):
+    """steps="report" makes the report from the seed runs in the build folder (as STEPS=pnr leaves them, one seed
+    at a time): Fmax per domain over the seeds, each seed's processor time and one seed's whole build's; a seed
+    stopped at its budget (no .config) is left out; options of another build are refused."""
+    from dataclasses import fields
+
+    from apbbf.flows.appliance import build_appliance
+    monkeypatch.setenv("ECPPACK", "true")
+    config = replace(COLORLIGHT, seed=5)
+    options = {"board": "colorlight-5a75b", "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": "drop", "key": "l3l4", "placer": "static", "router": "router2"}
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    (tmp_path / "synth.json").write_text(json.dumps({"synth_seconds": 400.0, "synth_cpu_seconds": 80.0,
+                                                     "lut_mapping": "abc"}))
+    (tmp_path / "top.rpt").write_text("")
+    for seed, (tx, cpu) in {1: (119.5, 600.0), 2: (131.0, 700.0), 3: (140.0, None)}.items():
+        fmax = {"$glbnet$eth_tx_clk": {"achieved": tx, "constraint": 125.0},
+                "$glbnet$clk": {"achieved": 70.0 + seed, "constraint": 50.0}}
+        (tmp_path / f"seed{seed}.json").write_text(json.dumps({"fmax": fmax}))
+        (tmp_path / f"seed{seed}.tim").write_text("")
+        if cpu is not None:                                    # seed 3 was stopped: no .config
+            (tmp_path / f"seed{seed}.config").write_text("")
+            (tmp_path / f"seed{seed}.run.json").write_text(json.dumps({"stopped": False, "cpu_seconds": cpu,
+                                                                       "wall_seconds": 3 * cpu}))
+    report = build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seed=5, steps="report")
+    assert report["seeds_unfinished"] == [3] and report["bitstream_seed"] == 2 and report["timing_met"]
+    tx = report["domains"]["eth_tx (125 MHz, both transmit sides)"]
+    assert (tx["fmax_mhz"], tx["fmax_min_mhz"], tx["fmax_max_mhz"], tx["met_every_seed"]) == (125.25, 119.5, 131.0,
+                                                                                                False)
+    assert report["seeds"]["1"]["cpu_seconds"] == 600.0 and report["seeds"]["2"]["seconds"] == 2100.0
+    assert report["seed_build_cpu_seconds"] == {"median": 730.0, "min": 680.0, "max": 780.0}
+    assert report["synth_cpu_seconds"] == 80.0 and report["lut_mapping"] == "abc"
+    with pytest.raises(ValueError, match="no build of these options"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=replace(config, seed=6), seed=6,
+                        steps="report")
