@@ -368,6 +368,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         If no nextpnr run of ``seeds`` is in ``build_dir`` at the end.
     """
     from ..hdl.board.appliance import ApplianceTop
+    from ..hdl.eth.appliance import USER_HZ
     from ..model.packet import KeySpec
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
@@ -392,15 +393,12 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     platform = _platform(board)
     dram = None
     if config.row_layout:
-        from ..hdl.eth.appliance import USER_HZ
         from .litedram import generate
         dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ)
         platform.add_file("litedram_core.v", dram.verilog.read_text())
         block_rams = {"filter": 0, "other": _block_rams(board, config, action), "available": block_ram(board).count}
     else:
         block_rams = check_block_ram(board, config, action)
-    spec = getattr(KeySpec, key)()
-    top = ApplianceTop(board, config, spec, action=action, dram=dram)
     toolchain.use_yowasp()
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -411,6 +409,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     if steps in ("all", "synth"):
         for path in [*build_dir.glob("seed*.*"), options_file, synth_file]:
             path.unlink(missing_ok=True)
+        top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram)
         synth = _synthesize(platform, top, build_dir, memory)
         options_file.write_text(json.dumps(options, indent=2) + "\n")
         synth_file.write_text(json.dumps(synth, indent=2) + "\n")
@@ -483,7 +482,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
         "bitstream": str(build_dir / "top.bit"), "bitstream_seed": chosen, "timing_met": bool(met),
         "seed": config.seed, "seed_drawn": drawn,
-        "action": action, "key": key, "sync_mhz": top.sync_hz / 1e6, "baud": top.baud,
+        "action": action, "key": key, "sync_mhz": USER_HZ / 1e6, "baud": ApplianceTop.baud,
         "link": LINK,
         "domains": domains,
         "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"],
@@ -494,7 +493,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
         "block_rams_estimated": block_rams,
         "window": window_numbers(config),
-        "memory": memory_numbers(board, config, top.sync_hz),
+        "memory": memory_numbers(board, config, USER_HZ),
         "lut_mapping": synth.get("lut_mapping"),
         "synth_seconds": synth.get("synth_seconds"), "synth_cpu_seconds": synth.get("synth_cpu_seconds"),
         "pnr_seconds": round(time.monotonic() - start, 1) if steps in ("all", "pnr") else None,
