@@ -1,7 +1,7 @@
 """The RGMII Gigabit Ethernet MAC: the PHY interface, receive and transmit framing, and the clock domain crossings
 to the user's domain."""
 
-from amaranth import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, ResetSignal, Signal
+from amaranth import Cat, ClockDomain, DomainRenamer, Module, ResetSignal, Signal
 from amaranth.lib import cdc, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -84,8 +84,8 @@ class RGMIIMAC(wiring.Component):
     def __init__(self, pins, *, data_width: int = 64, tx_domain: str = "eth_tx", rx_depth: int = 512,
                  tx_depth: int = 64, rx_delay: float = 0.0, tx_delay: float = 0.0, ifg: int = MIN_IFG):
         check_data_width(data_width)
-        if not isinstance(tx_domain, str) or not tx_domain or tx_domain in ("sync", "rx", "tx"):
-            raise TypeError(f"tx_domain must be a domain name other than 'sync', 'rx' and 'tx', not {tx_domain!r}")
+        if not isinstance(tx_domain, str) or not tx_domain or tx_domain in ("sync", "rx"):
+            raise TypeError(f"tx_domain must be a domain name other than 'sync' and 'rx', not {tx_domain!r}")
         _check_depth("rx_depth", rx_depth, 4)
         _check_depth("tx_depth", tx_depth, 4)
         check_rgmii_parameters(pins, rx_domain="rx", tx_domain=tx_domain, rx_delay=rx_delay, tx_delay=tx_delay)
@@ -93,7 +93,7 @@ class RGMIIMAC(wiring.Component):
         self._data_width = data_width
         self._tx_domain = tx_domain
         self._rx_depth, self._tx_depth = rx_depth, tx_depth
-        self._phy = RGMII(pins, rx_domain="rx", tx_domain="tx", rx_delay=rx_delay, tx_delay=tx_delay)
+        self._phy = RGMII(pins, rx_domain="rx", tx_domain=tx_domain, rx_delay=rx_delay, tx_delay=tx_delay)
         self._tx_framer = TXFramer(ifg=ifg)
         super().__init__({
             "rx": Out(stream.Signature(beat_layout(data_width))),
@@ -115,6 +115,7 @@ class RGMIIMAC(wiring.Component):
         # Byte-wide logic in the PHY's clocks, wide beats in the user's: the FIFOs cross at the wide side, so
         # the user's domain may run as slowly as 125 MHz * 8 / data_width. The receive side cannot be held back
         # (the packer cuts frames that do not fit, never the FIFO); the transmit side is paced by the line.
+        tx_domain = self._tx_domain
         m.domains.rx = rx = ClockDomain("rx", local=True)
         m.submodules.phy = phy = self._phy
         m.d.comb += rx.clk.eq(phy.rx_clk)
@@ -156,13 +157,6 @@ class RGMIIMAC(wiring.Component):
             m.d.rx += room.eq(0)
         m.d.comb += packer.o_room.eq(room)
 
-        # The transmit side runs on tx_domain's clock with a reset of its own, synchronized here: tx_domain's
-        # reset reaches the MACs of every port, which sit by their pins at the device's edges, and as one net it
-        # spans the device (418 flip-flops on the 25F with two ports); each MAC's own reaches only its own logic.
-        m.domains.tx = tx = ClockDomain("tx", local=True)
-        m.d.comb += tx.clk.eq(ClockSignal(self._tx_domain))
-        m.submodules.tx_reset = cdc.ResetSynchronizer(ResetSignal(self._tx_domain), domain="tx")
-        tx_domain = "tx"
         m.submodules.tx_fifo = tx_fifo = RegisteredAsyncFIFO(
             width=beat_layout(self._data_width).size, depth=self._tx_depth, w_domain="sync", r_domain=tx_domain)
         m.submodules.unpacker = unpacker = DomainRenamer(tx_domain)(BeatUnpacker(self._data_width))
