@@ -256,7 +256,7 @@ def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None
             if stop is not None:
                 starts, pos = proposed, stop
     if starts is None:
-        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress, size)
+        starts, pos = walk_pcap(data, 24, end, snap, big, progress, size)
         starts = np.array(starts, dtype=np.int64)
         if log is not None and not log.replaying:
             log.add((str(path), origin), starts)

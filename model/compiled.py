@@ -1,0 +1,150 @@
+"""Compiled inner loops (numba), for the per-record and per-byte loops of ``apbbf dedup`` that numpy cannot do
+without a gather per byte: the walk from pcap record to record and CRC-64 over whole messages.
+
+Each kernel has a numpy (or pure Python) counterpart that gives the same answer: the caller keeps it and uses it
+when :func:`kernels` returns None. numba is optional (the ``fast`` extra; ``requirements.txt`` installs it). It is
+imported only once a process has handed these loops enough work to repay its import and the loading of the
+compiled kernels (about half a second, :data:`WORTH_BYTES`), so a small capture never pays for it. The compiled
+kernels are cached on disk (numba's ``cache=True``: beside this file, or in the user's cache directory when that is
+not writable): only the first run after an installation compiles them.
+
+``APBBF_KERNELS`` chooses: ``auto`` (default, as above), ``numba`` (from the first call: the tests of both paths),
+``numpy`` (never).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["kernels", "WORTH_BYTES", "mode"]
+
+#: Bytes of work (capture bytes walked, message bytes hashed) after which ``auto`` imports numba.
+WORTH_BYTES = 24 << 20
+
+_state = {"seen": 0, "module": None, "failed": False}
+
+
+def mode() -> str:
+    """``APBBF_KERNELS``: ``auto``, ``numba`` or ``numpy``.
+
+    Raises
+    ------
+    ValueError
+        If the variable holds anything else.
+    """
+    value = os.environ.get("APBBF_KERNELS", "auto").strip().lower() or "auto"
+    if value not in ("auto", "numba", "numpy"):
+        raise ValueError(f"APBBF_KERNELS must be auto, numba or numpy, not {value!r}")
+    return value
+
+
+def kernels(work: int = 0):
+    """The compiled kernels (an object with ``walk_pcap``, ``crc64_messages`` and ``message_keys``), or None: numba is missing, the
+    mode is ``numpy``, or (``auto``) the work handed over so far, ``work`` bytes included, is below
+    :data:`WORTH_BYTES`.
+
+    Raises
+    ------
+    ImportError
+        With ``APBBF_KERNELS=numba`` and numba missing.
+    """
+    chosen = mode()
+    if chosen == "numpy":
+        return None
+    if _state["module"] is not None:
+        return _state["module"]
+    _state["seen"] += work
+    if chosen == "auto" and (_state["failed"] or _state["seen"] < WORTH_BYTES):
+        return None
+    try:
+        _state["module"] = _build()
+    except ImportError:
+        _state["failed"] = True
+        if chosen == "numba":
+            raise
+        return None
+    return _state["module"]
+
+
+def _build():
+    import numba
+
+    jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+
+    @jit
+    def walk_pcap(data, pos, end, last, snap, big, size, out):
+        # the records from pos, one at a time (apbbf.records.walk_pcap), none starting after last: their starts
+        # into out, (count, where the walk stopped)
+        n = 0
+        while pos + size <= end and pos <= last:
+            at = pos + 8
+            if big:
+                caplen = (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | \
+                    (np.int64(data[at + 2]) << 8) | np.int64(data[at + 3])
+            else:
+                caplen = (np.int64(data[at + 3]) << 24) | (np.int64(data[at + 2]) << 16) | \
+                    (np.int64(data[at + 1]) << 8) | np.int64(data[at])
+            following = pos + size + caplen
+            if caplen > snap or following > end:
+                break
+            out[n] = pos
+            n += 1
+            pos = following
+        return n, pos
+
+    @jit
+    def crc64_messages(words, first, count, tables, init, xor_output, out):
+        # CRC-64 (reflected) of each message: rows first[i] .. first[i] + count[i] - 1 of 64 bytes (8 words, little
+        # endian) each; slicing by 8, one word a step
+        for i in range(len(first)):
+            crc = init
+            a = first[i] * 8
+            for j in range(a, a + count[i] * 8):
+                x = crc ^ words[j]
+                crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
+                    ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
+                    ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
+            out[i] = crc ^ xor_output
+
+    @jit
+    def message_keys(data, offsets, starts, counts, mask_ids, masks, first_row, rows, words, tables, init,
+                     xor_output, out):
+        # the messages as apbbf.model.packet.batch lays them out (each range's bytes from data[offsets[i] +
+        # starts[s, i]], counts[s, i] of them, zero-padded to rows of 64 bytes, the first row of each AND-ed with
+        # masks[mask_ids[s, i]]; then the trailer of the ranges' lengths, 32 bits each, little endian) into rows
+        # (zeros), and each message's CRC-64 into out
+        slots, nf = starts.shape
+        for i in range(nf):
+            r = first_row[i]
+            for s in range(slots):
+                c = counts[s, i]
+                p = offsets[i] + starts[s, i]
+                m = mask_ids[s, i]
+                for k in range(0, c, 64):
+                    v = min(64, c - k)
+                    rows[r, :v] = data[p + k:p + k + v]
+                    if k == 0 and m > 0:
+                        rows[r, :] &= masks[m, :]
+                    r += 1
+            for s in range(slots):
+                c = counts[s, i]
+                rows[r, 4 * s] = c & 0xFF
+                rows[r, 4 * s + 1] = (c >> 8) & 0xFF
+                rows[r, 4 * s + 2] = (c >> 16) & 0xFF
+                rows[r, 4 * s + 3] = (c >> 24) & 0xFF
+            crc = init
+            for j in range(first_row[i] * 8, (r + 1) * 8):
+                x = crc ^ words[j]
+                crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
+                    ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
+                    ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
+            out[i] = crc ^ xor_output
+
+    class Kernels:
+        pass
+
+    module = Kernels()
+    module.walk_pcap, module.crc64_messages, module.message_keys = walk_pcap, crc64_messages, message_keys
+    return module
