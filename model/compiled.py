@@ -41,7 +41,7 @@ def mode() -> str:
 
 
 def kernels(work: int = 0):
-    """The compiled kernels (an object with ``walk_pcap``, ``crc64_messages`` and ``message_keys``), or None: numba is missing, the
+    """The compiled kernels (an object with ``walk_pcap``, ``crc64_messages``, ``message_keys`` and ``timed_test_and_insert``), or None: numba is missing, the
     mode is ``numpy``, or (``auto``) the work handed over so far, ``work`` bytes included, is below
     :data:`WORTH_BYTES`.
 
@@ -142,9 +142,76 @@ def _build():
                     ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
             out[i] = crc ^ xor_output
 
+    @jit
+    def timed_test_and_insert(mixed, tables, zero, incs, query_cfg, insert_cfg, fresh, inc_pos, k, block_bits,
+                              state, holder, hits):
+        # the bulk filter's commands one at a time, in order (apbbf.model.dedup.bulk.TimedTestAndInsert with
+        # blocks of 8 to 64 bits): each command's query tests its key's word and mask in the fresh segments of the
+        # configuration before its event (Algorithm 1), then its inserts OR them into the k targets of the one
+        # after it. state holds each physical segment's blocks (one word each), holder the incarnation whose bits
+        # they are (another incarnation there starts empty)
+        b = tables.shape[3]
+        shift = 0
+        while (1 << shift) < block_bits:
+            shift += 1
+        low = block_bits - 1
+        for j in range(len(mixed)):
+            x = mixed[j]
+            f = fresh[j]
+            if f > 0:
+                qc = query_cfg[j]
+                i = f - k
+                run_before = 0
+                run = 0
+                while True:
+                    inc = incs[qc, i]
+                    pos = inc_pos[inc]
+                    matched = False
+                    if holder[pos] == inc:
+                        word = 0
+                        mask = np.uint64(0)
+                        for lane in range(b):
+                            where = np.int64(zero[pos, lane])
+                            for q in range(8):
+                                where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
+                            if lane == 0:
+                                word = where >> shift
+                            mask |= np.uint64(1) << np.uint64(where & low)
+                        matched = (state[pos, word] & mask) == mask
+                    if matched:
+                        run += 1
+                        i += 1
+                        if run_before + run == k:
+                            hits[j] = True
+                            break
+                    else:
+                        i -= k
+                        run_before = run
+                        run = 0
+                        if i < 0:
+                            break
+            ic = insert_cfg[j]
+            for t in range(k):
+                inc = incs[ic, t]
+                pos = inc_pos[inc]
+                if holder[pos] != inc:
+                    state[pos, :] = 0
+                    holder[pos] = inc
+                word = 0
+                mask = np.uint64(0)
+                for lane in range(b):
+                    where = np.int64(zero[pos, lane])
+                    for q in range(8):
+                        where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
+                    if lane == 0:
+                        word = where >> shift
+                    mask |= np.uint64(1) << np.uint64(where & low)
+                state[pos, word] |= mask
+
     class Kernels:
         pass
 
     module = Kernels()
     module.walk_pcap, module.crc64_messages, module.message_keys = walk_pcap, crc64_messages, message_keys
+    module.timed_test_and_insert = timed_test_and_insert
     return module
