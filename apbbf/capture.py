@@ -703,8 +703,11 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
 def _open_stream(path):
     """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic:
     ``(stream, source, underlying)``; closing ``underlying`` closes the file (never standard input)."""
-    raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb")
+    raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb", buffering=0)
     head = raw.read(4)
+    if str(path) != STDIO and head[:2] != _GZIP_MAGIC and head not in (_ZSTD_MAGIC, _LZ4_MAGIC):
+        raw.seek(0)                 # a plain file: read straight from it, one copy a chunk
+        return raw, "file", raw
     raw = io.BufferedReader(_Prefixed(head, raw, owned=str(path) != STDIO), buffer_size=1 << 20)
     if head[:2] == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=raw), "gzip", raw
