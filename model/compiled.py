@@ -113,8 +113,8 @@ def _build():
                      xor_output, out):
         # the messages as apbbf.model.packet.batch lays them out (each range's bytes from data[offsets[i] +
         # starts[s, i]], counts[s, i] of them, zero-padded to rows of 64 bytes, the first row of each AND-ed with
-        # masks[mask_ids[s, i]]; then the trailer of the ranges' lengths, 32 bits each, little endian) into rows
-        # (zeros), and each message's CRC-64 into out
+        # masks[mask_ids[s, i]]; then the trailer of the ranges' lengths, 32 bits each, little endian) into rows,
+        # and each message's CRC-64 into out
         slots, nf = starts.shape
         for i in range(nf):
             r = first_row[i]
@@ -124,10 +124,17 @@ def _build():
                 m = mask_ids[s, i]
                 for k in range(0, c, 64):
                     v = min(64, c - k)
-                    rows[r, :v] = data[p + k:p + k + v]
+                    at = p + k
+                    for jj in range(v):
+                        rows[r, jj] = data[at + jj]
+                    for jj in range(v, 64):
+                        rows[r, jj] = 0
                     if k == 0 and m > 0:
-                        rows[r, :] &= masks[m, :]
+                        for jj in range(64):
+                            rows[r, jj] &= masks[m, jj]
                     r += 1
+            for jj in range(4 * slots, 64):
+                rows[r, jj] = 0
             for s in range(slots):
                 c = counts[s, i]
                 rows[r, 4 * s] = c & 0xFF

@@ -451,15 +451,16 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     per_frame = blocks.sum(axis=0) + 1
     first_row = np.cumsum(per_frame) - per_frame
     trailer_row = first_row + per_frame - 1
-    rows = np.zeros((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
     fast = kernels(int(counts.sum()))
     if fast is not None:
-        # the rows and each message's CRC in one compiled loop over the frames
+        # the rows (every byte written) and each message's CRC in one compiled loop over the frames
+        rows = np.empty((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
         keys = np.empty(nf, dtype=np.uint64)
         fast.message_keys(data, off, starts, counts, mask_ids, np.stack(masks), first_row, rows,
                           rows.reshape(-1).view(np.uint64), tables.slices, np.uint64(tables.init),
                           np.uint64(tables.xor_output), keys)
     else:
+        rows = np.zeros((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
         before = np.zeros(nf, dtype=np.int64)
         for slot in range(slots):
             frame, k = _ragged(blocks[slot])
