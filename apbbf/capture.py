@@ -148,6 +148,8 @@ class Capture:
         ValueError
             If a pcapng capture's interfaces have different link types.
         """
+        if len(self.linktypes) and self.linktypes.min() == self.linktypes.max():
+            return int(self.linktypes[0])
         kinds = np.unique(self.linktypes).tolist()
         if len(kinds) > 1:
             raise ValueError(f"{self.path}: interfaces with different link types ("

@@ -150,8 +150,8 @@ def _build():
             out[i] = crc ^ xor_output
 
     @jit
-    def timed_test_and_insert(mixed, tables, zero, incs, query_cfg, insert_cfg, fresh, inc_pos, k, block_bits,
-                              state, holder, hits):
+    def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg, fresh, inc_pos, k,
+                              block_bits, state, holder, hits):
         # the bulk filter's commands one at a time, in order (apbbf.model.dedup.bulk.TimedTestAndInsert with
         # blocks of 8 to 64 bits): each command's query tests its key's word and mask in the fresh segments of the
         # configuration before its event (Algorithm 1), then its inserts OR them into the k targets of the one
@@ -162,8 +162,14 @@ def _build():
         while (1 << shift) < block_bits:
             shift += 1
         low = block_bits - 1
-        for j in range(len(mixed)):
-            x = mixed[j]
+        for j in range(len(keys)):
+            x = keys[j]
+            for r in range(mixer.shape[0]):
+                # the mixer's rounds (HashSpec.mix): each output the XOR of a table entry per input byte
+                y = np.uint64(0)
+                for q in range(8):
+                    y ^= mixer[r, q, (x >> np.uint64(8 * q)) & np.uint64(0xFF)]
+                x = y
             f = fresh[j]
             if f > 0:
                 qc = query_cfg[j]

@@ -182,7 +182,8 @@ class TimedTestAndInsert:
 
     def _record(self):
         k = self._k
-        return (tuple(self._live), tuple(self._stamp.get(inc, 0) for inc in self._live[k:]), self._started)
+        get = self._stamp.get
+        return tuple(self._live), [get(inc, 0) for inc in self._live[k:]], self._started
 
     # Bulk -----------------------------------------------------------------------------------------------------
 
@@ -399,9 +400,11 @@ class TimedTestAndInsert:
         for inc, row in carried.items():
             state[inc_pos[inc]] = np.packbits(row, bitorder="little").view(self._word)
             holder[inc_pos[inc]] = inc
-        mixed = np.ascontiguousarray(self._hash.mix_many(keys), dtype=np.uint64)
+        mixer = self._hash._np_tables if self._hash.rounds else np.zeros((0, 8, 256), dtype=np.uint64)
+        if mixer.shape[1:] != (8, 256):
+            keys, mixer = self._hash.mix_many(keys), np.zeros((0, 8, 256), dtype=np.uint64)
         hits = np.zeros(len(keys), dtype=bool)
-        fast.timed_test_and_insert(mixed, tables, zero, incs, query_cfg, insert_cfg, fresh.astype(np.int64),
+        fast.timed_test_and_insert(np.ascontiguousarray(keys, dtype=np.uint64), mixer, tables, zero, incs, query_cfg, insert_cfg, fresh.astype(np.int64),
                                    inc_pos, self._k, B, state, holder, hits)
         after = {}
         for inc in records[-1][0]:
