@@ -41,7 +41,7 @@ def mode() -> str:
 
 
 def kernels(work: int = 0):
-    """The compiled kernels (an object with ``walk_pcap``, ``crc64_messages``, ``message_keys`` and ``timed_test_and_insert``), or None: numba is missing, the
+    """The compiled kernels (an object with ``walk_pcap``, ``message_keys`` and ``timed_test_and_insert``), or None: numba is missing, the
     mode is ``numpy``, or (``auto``) the work handed over so far, ``work`` bytes included, is below
     :data:`WORTH_BYTES`.
 
@@ -95,18 +95,14 @@ def _build():
         return n, pos
 
     @jit
-    def crc64_messages(words, first, count, tables, init, xor_output, out):
-        # CRC-64 (reflected) of each message: rows first[i] .. first[i] + count[i] - 1 of 64 bytes (8 words, little
-        # endian) each; slicing by 8, one word a step
-        for i in range(len(first)):
-            crc = init
-            a = first[i] * 8
-            for j in range(a, a + count[i] * 8):
-                x = crc ^ words[j]
-                crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
-                    ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
-                    ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
-            out[i] = crc ^ xor_output
+    def crc64_words(words, a, b, tables, crc):
+        # CRC-64 (reflected) over words[a:b] (little endian) from the register crc: slicing by 8, a word a step
+        for j in range(a, b):
+            x = crc ^ words[j]
+            crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
+                ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
+                ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
+        return crc
 
     @jit
     def message_keys(data, offsets, starts, counts, mask_ids, masks, first_row, rows, words, tables, init,
@@ -141,13 +137,23 @@ def _build():
                 rows[r, 4 * s + 1] = (c >> 8) & 0xFF
                 rows[r, 4 * s + 2] = (c >> 16) & 0xFF
                 rows[r, 4 * s + 3] = (c >> 24) & 0xFF
-            crc = init
-            for j in range(first_row[i] * 8, (r + 1) * 8):
-                x = crc ^ words[j]
-                crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
-                    ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
-                    ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
+            crc = crc64_words(words, first_row[i] * 8, (r + 1) * 8, tables, init)
             out[i] = crc ^ xor_output
+
+    @jit
+    def word_mask(x, pos, tables, zero, shift, low):
+        # the block (word) and the bits (mask) of the mixed key x in physical segment pos: its b positions, each
+        # the zero key's XOR-ed with a table entry per byte of x
+        word = 0
+        mask = np.uint64(0)
+        for lane in range(tables.shape[3]):
+            where = np.int64(zero[pos, lane])
+            for q in range(8):
+                where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
+            if lane == 0:
+                word = where >> shift
+            mask |= np.uint64(1) << np.uint64(where & low)
+        return word, mask
 
     @jit
     def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg, fresh, inc_pos, k,
@@ -157,7 +163,6 @@ def _build():
         # configuration before its event (Algorithm 1), then its inserts OR them into the k targets of the one
         # after it. state holds each physical segment's blocks (one word each), holder the incarnation whose bits
         # they are (another incarnation there starts empty)
-        b = tables.shape[3]
         shift = 0
         while (1 << shift) < block_bits:
             shift += 1
@@ -181,15 +186,7 @@ def _build():
                     pos = inc_pos[inc]
                     matched = False
                     if holder[pos] == inc:
-                        word = 0
-                        mask = np.uint64(0)
-                        for lane in range(b):
-                            where = np.int64(zero[pos, lane])
-                            for q in range(8):
-                                where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
-                            if lane == 0:
-                                word = where >> shift
-                            mask |= np.uint64(1) << np.uint64(where & low)
+                        word, mask = word_mask(x, pos, tables, zero, shift, low)
                         matched = (state[pos, word] & mask) == mask
                     if matched:
                         run += 1
@@ -210,21 +207,12 @@ def _build():
                 if holder[pos] != inc:
                     state[pos, :] = 0
                     holder[pos] = inc
-                word = 0
-                mask = np.uint64(0)
-                for lane in range(b):
-                    where = np.int64(zero[pos, lane])
-                    for q in range(8):
-                        where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
-                    if lane == 0:
-                        word = where >> shift
-                    mask |= np.uint64(1) << np.uint64(where & low)
+                word, mask = word_mask(x, pos, tables, zero, shift, low)
                 state[pos, word] |= mask
 
     class Kernels:
         pass
 
     module = Kernels()
-    module.walk_pcap, module.crc64_messages, module.message_keys = walk_pcap, crc64_messages, message_keys
-    module.timed_test_and_insert = timed_test_and_insert
+    module.walk_pcap, module.message_keys, module.timed_test_and_insert = walk_pcap, message_keys, timed_test_and_insert
     return module

@@ -12,14 +12,12 @@ import numpy as np
 import pytest
 
 from apbbf.dedup import dedup_capture
-from apbbf.model import Op, compiled
-from apbbf.model.dedup import TimedTestAndInsert
+from apbbf.model import compiled
 from apbbf.model.packet import FrameBatch, KeySpec, frame_key, frame_keys, message, network_layer, record_key
-from apbbf.model.timewindow import TimedAPBBF
 from apbbf.records import walk_pcap
 
 from .dedup_traffic import traffic
-from .test_dedup import CONFIGS, _counters, stream
+from . import test_dedup as dedup_tests
 from .test_packet import LINKTYPES, _ip_packets, _link_record, _random_frame, _random_spec
 from .test_records import _buffer
 
@@ -117,38 +115,17 @@ def test_keys_of_every_link_type(numba_on):
 @pytest.mark.parametrize("name", ["k2l3", "apbf-k1", "k3l15", "k4l2-b8", "rows-k3l4", "rows-apbf"])
 @pytest.mark.parametrize("gaps, burst", [(0.02, 0.0), (0.01, 0.9)], ids=["gaps", "bursts"])
 def test_filter_equals_timed_apbbf(name, gaps, burst, numba_on):
-    config = CONFIGS[name]
-    seed = 500 + 10 * list(CONFIGS).index(name) + int(burst * 10)
-    print(f"seed {seed}")
-    keys, times = stream(config, 2500, seed, gaps=gaps, burst=burst)
-    model = TimedAPBBF(config)
-    expected = model.run(np.full(len(keys), Op.TEST_AND_INSERT), keys, times & ((1 << config.time_width) - 1))[0]
-    bulk = TimedTestAndInsert(config)
-    cuts = sorted(random.Random(seed).sample(range(1, len(keys)), 4))
-    got = np.concatenate([bulk.run(keys[a:b], times[a:b]) for a, b in zip([0] + cuts, cuts + [len(keys)])])
-    assert np.array_equal(got, expected), f"seed {seed}: answers differ at {np.flatnonzero(got != expected)[:5]}"
-    assert _counters(bulk) == _counters(model), f"seed {seed}: counters differ"
+    """test_dedup's bulk filter against TimedAPBBF (calls cut anywhere, gaps that restart, bursts that overflow)
+    on the compiled loop, for the Configs whose blocks are machine words."""
+    dedup_tests.test_bulk_filter_equals_timed_apbbf(name, gaps, burst)
 
 
 @pytest.mark.parametrize("name", ["k2l3", "k4l2-b8", "apbf-k1"])
-def test_filter_at_generation_boundaries(name, numba_on):
+@pytest.mark.parametrize("run", [1, 2])
+def test_filter_at_generation_boundaries(name, run, numba_on):
     """Runs of one key at one time, so that the filter shifts by count inside them (a query that sees other
     segments than its inserts)."""
-    config = CONFIGS[name]
-    rng = random.Random(7)
-    keys, times, now = [], [], 0
-    for index in range(6 * config.generation):
-        key = rng.getrandbits(64)
-        for _ in range(2 if index % 2 else 3):
-            keys.append(key)
-            times.append(now)
-        if rng.random() < 0.1:
-            now += rng.randrange(1, config.shift_interval + 2)
-    keys, times = np.array(keys, dtype=np.uint64), np.array(times, dtype=np.int64)
-    model = TimedAPBBF(config)
-    expected = model.run(np.full(len(keys), Op.TEST_AND_INSERT), keys, times & ((1 << config.time_width) - 1))[0]
-    assert np.array_equal(TimedTestAndInsert(config).run(keys, times), expected)
-    assert model.shifts > 5
+    dedup_tests.test_bulk_filter_at_generation_boundaries(name, run)
 
 
 def _capture(path, linktype, count=4000, seed=41):
