@@ -621,6 +621,23 @@ def _with_comment(block: bytes, little: bool, comment: bytes) -> bytes:
     return struct.pack(e + "II", kind, total) + body + struct.pack(e + "I", total)
 
 
+def _write_runs(out, runs: list) -> None:
+    """The byte runs written in order: to a plain file straight from the buffer (``os.writev``, no copy joining
+    them), else joined into one write."""
+    if len(runs) == 1 or type(out) is not io.BufferedWriter or not hasattr(os, "writev"):
+        out.write(runs[0] if len(runs) == 1 else b"".join(runs))
+        return
+    out.flush()
+    fd, at = out.fileno(), 0
+    while at < len(runs):
+        written = os.writev(fd, runs[at:at + 1024])         # IOV_MAX runs at most; a short write resumes
+        while at < len(runs) and written >= len(runs[at]):
+            written -= len(runs[at])
+            at += 1
+        if written:
+            runs[at] = runs[at][written:]
+
+
 def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None, skip: int = 0) -> None:
     """The kept records of ``capture``, and its other blocks but those that start before byte ``skip``."""
     blocks = capture.blocks
@@ -637,7 +654,7 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
             lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
             view = buffer.data
             runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
-            out.write(runs[0] if len(runs) == 1 else b"".join(runs))
+            _write_runs(out, runs)
         return
     marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
     for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
