@@ -4,7 +4,7 @@
 import numba
 import numpy as np
 
-__all__ = ["walk_pcap", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
+__all__ = ["walk_pcap", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
@@ -29,6 +29,49 @@ def walk_pcap(data, pos, end, last, snap, big, size, out):
         n += 1
         pos = following
     return n, pos
+
+@jit
+def _head16(data, at, limit, pos):
+    # bytes pos, pos + 1 of a frame's first 64 (zeros beyond its end), big endian; pos at most 62
+    pos = min(pos, 62)
+    high = np.int64(data[at + pos]) if pos < limit else 0
+    low = np.int64(data[at + pos + 1]) if pos + 1 < limit else 0
+    return (high << 8) | low
+
+
+@jit
+def classify(data, offsets, lengths, ethertypes, kind, l3, ip_length):
+    # apbbf.model.packet.batch._classify frame by frame (parse's classification from a frame's first 64 bytes):
+    # the class (0 other, 1 IPv4, 2 IPv6), the L3 offset (-1 for other) and the IP length
+    for i in range(len(offsets)):
+        at, n = offsets[i], lengths[i]
+        limit = min(n, 64)
+        ethernet = ethertypes[i] < 0
+        valid = (not ethernet) or n >= 14
+        ethertype = _head16(data, at, limit, 12) if ethernet else ethertypes[i]
+        p = 14 if ethernet else 0
+        for _ in range(2):
+            tagged = valid and (ethertype == 0x8100 or ethertype == 0x88A8)
+            valid = valid and ((not tagged) or n >= p + 4)
+            if tagged and valid:
+                ethertype = _head16(data, at, limit, p + 2)
+                p += 4
+        q = min(p, 63)
+        first = np.int64(data[at + q]) if q < limit else 0
+        ihl = first & 15
+        c = 0
+        if valid and ethertype == 0x0800 and n >= p + 20 and first >> 4 == 4 and ihl >= 5 \
+                and _head16(data, at, limit, p + 2) >= 4 * ihl:
+            c = 1
+            ip_length[i] = min(_head16(data, at, limit, p + 2), n - p)
+        elif valid and ethertype == 0x86DD and n >= p + 40 and first >> 4 == 6:
+            c = 2
+            ip_length[i] = min(40 + _head16(data, at, limit, p + 4), n - p)
+        else:
+            ip_length[i] = 0
+        kind[i] = c
+        l3[i] = p if c > 0 else -1
+
 
 @jit
 def crc64_words(words, a, b, tables, crc):

@@ -10,6 +10,8 @@ import sys
 
 import numpy as np
 import pytest
+from scapy.layers.inet import UDP
+from scapy.packet import Raw
 
 from apbbf.dedup import dedup_capture
 from apbbf.model import compiled
@@ -18,7 +20,7 @@ from apbbf.records import walk_pcap
 
 from .dedup_traffic import traffic
 from . import test_dedup as dedup_tests
-from .test_packet import LINKTYPES, _ip_packets, _link_record, _random_frame, _random_spec
+from .test_packet import LINKTYPES, _ip_packets, _link_record, _random_frame, _random_spec, eth, v4, v6
 from .test_records import _buffer
 
 pytest.importorskip("numba")
@@ -75,11 +77,28 @@ def test_walk_across_its_progress_steps(monkeypatch):
     assert list(found) == starts and stop == pos and len(calls) >= 2
 
 
+def _edge_frames():
+    """Frames at the classification's edges: every cut of tagged and untagged IPv4 and IPv6 frames up to 80
+    bytes, IHLs and version nibbles around the valid ones, IPv4 total lengths and IPv6 payload lengths around the header's."""
+    frames = []
+    for tags in ((), (("q", 5),), (("ad", 1), ("q", 2)), (("q", 1), ("q", 2), ("q", 3))):
+        p = 14 + 4 * len(tags)
+        for layer in (v4() / UDP(sport=1, dport=2) / Raw(b"x" * 40), v6() / UDP() / Raw(b"y" * 30)):
+            frame = eth(layer, tags=tags)
+            frames += [frame[:n] for n in range(min(len(frame), 80) + 1)]
+            for nibble in (version << 4 | ihl for version in (0, 4, 5, 6) for ihl in (0, 4, 5, 6, 15)):
+                frames.append(frame[:p] + bytes([nibble]) + frame[p + 1:])
+            for value in (0, 1, 19, 20, 21, 39, 40, 41, 60, 4000):
+                field = p + (2 if frame[p] >> 4 == 4 else 4)
+                frames.append(frame[:field] + value.to_bytes(2, "big") + frame[field + 2:])
+    return frames
+
+
 def test_keys_equal_the_reference_and_the_numpy_rows(monkeypatch):
     seed = 11
     print(f"seed {seed}")
     rng = random.Random(seed)
-    frames = [_random_frame(rng) for _ in range(400)]
+    frames = [_random_frame(rng) for _ in range(400)] + _edge_frames()
     batch = FrameBatch.from_frames(frames)
     for spec in SPECS + [_random_spec(rng) for _ in range(2)]:
         keys, texts, rows = _in_mode(monkeypatch, "numba", frame_keys, batch, spec, messages=True,

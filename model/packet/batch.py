@@ -416,9 +416,15 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
         data[:total] = np.concatenate([batch.data[a:a + b] for a, b in zip(batch.offsets.tolist(), n.tolist())])
         off = np.cumsum(n) - n
     windows = np.lib.stride_tricks.sliding_window_view(data, BLOCK_BYTES)
-    head = windows[off].copy()
-    head &= _TAIL[np.minimum(n, BLOCK_BYTES)]
-    kind, l3, ip_length, _ = _classify(head, n, ethertypes)
+    fast = kernels(int(n.sum()))
+    if fast is not None:
+        kind, l3, ip_length = (np.empty(nf, dtype=np.int64) for _ in range(3))
+        fast.classify(data, off, n, np.full(nf, -1, dtype=np.int64) if ethertypes is None else ethertypes,
+                      kind, l3, ip_length)
+    else:
+        head = windows[off].copy()
+        head &= _TAIL[np.minimum(n, BLOCK_BYTES)]
+        kind, l3, ip_length, _ = _classify(head, n, ethertypes)
 
     recipes = [spec.other, spec.ipv4, spec.ipv6]
     slots = max(len(r) for r in recipes)
@@ -451,7 +457,6 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     per_frame = blocks.sum(axis=0) + 1
     first_row = np.cumsum(per_frame) - per_frame
     trailer_row = first_row + per_frame - 1
-    fast = kernels(int(counts.sum()))
     if fast is not None:
         # the rows (every byte written) and each message's CRC in one compiled loop over the frames
         rows = np.empty((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
