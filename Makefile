@@ -55,7 +55,8 @@ empirical: setup
 measure: setup
 	$(PY) scripts/measure_core.py
 
-# Bounded model checking of both scans (SymbiYosys + Boolector from PyPI): build/reports/formal.json (~10 min).
+# Bounded model checking of the scans (SymbiYosys + Boolector from PyPI): build/reports/formal.json (~10 min,
+# and about as long again for the memory core's must-hit check).
 formal: setup
 	$(PY) scripts/formal.py
 

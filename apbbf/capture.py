@@ -148,6 +148,8 @@ class Capture:
         ValueError
             If a pcapng capture's interfaces have different link types.
         """
+        if len(self.linktypes) and self.linktypes.min() == self.linktypes.max():
+            return int(self.linktypes[0])
         kinds = np.unique(self.linktypes).tolist()
         if len(kinds) > 1:
             raise ValueError(f"{self.path}: interfaces with different link types ("
@@ -256,7 +258,7 @@ def _read_pcap(path: Path, data: np.ndarray, progress, origin: int = 0, log=None
             if stop is not None:
                 starts, pos = proposed, stop
     if starts is None:
-        starts, pos = walk_pcap(buffer, 24, end, snap, big, progress, size)
+        starts, pos = walk_pcap(data, 24, end, snap, big, progress, size)
         starts = np.array(starts, dtype=np.int64)
         if log is not None and not log.replaying:
             log.add((str(path), origin), starts)
@@ -619,6 +621,23 @@ def _with_comment(block: bytes, little: bool, comment: bytes) -> bytes:
     return struct.pack(e + "II", kind, total) + body + struct.pack(e + "I", total)
 
 
+def _write_runs(out, runs: list) -> None:
+    """The byte runs written in order: to a plain file straight from the buffer (``os.writev``, no copy joining
+    them), else joined into one write."""
+    if len(runs) == 1 or type(out) is not io.BufferedWriter or not hasattr(os, "writev"):
+        out.write(runs[0] if len(runs) == 1 else b"".join(runs))
+        return
+    out.flush()
+    fd, at = out.fileno(), 0
+    while at < len(runs):
+        written = os.writev(fd, runs[at:at + 1024])         # IOV_MAX runs at most; a short write resumes
+        while at < len(runs) and written >= len(runs[at]):
+            written -= len(runs[at])
+            at += 1
+        if written:
+            runs[at] = runs[at][written:]
+
+
 def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | None, skip: int = 0) -> None:
     """The kept records of ``capture``, and its other blocks but those that start before byte ``skip``."""
     blocks = capture.blocks
@@ -635,7 +654,7 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
             lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
             view = buffer.data
             runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
-            out.write(runs[0] if len(runs) == 1 else b"".join(runs))
+            _write_runs(out, runs)
         return
     marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
     for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
@@ -703,8 +722,11 @@ def write_capture(capture: Capture, path, keep: np.ndarray, mark: np.ndarray | N
 def _open_stream(path):
     """Standard input (or a file) as a binary stream, decompressed if its first bytes are a compression magic:
     ``(stream, source, underlying)``; closing ``underlying`` closes the file (never standard input)."""
-    raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb")
+    raw = sys.stdin.buffer if str(path) == STDIO else open(path, "rb", buffering=0)
     head = raw.read(4)
+    if str(path) != STDIO and head[:2] != _GZIP_MAGIC and head not in (_ZSTD_MAGIC, _LZ4_MAGIC):
+        raw.seek(0)                 # a plain file: read straight from it, one copy a chunk
+        return raw, "file", raw
     raw = io.BufferedReader(_Prefixed(head, raw, owned=str(path) != STDIO), buffer_size=1 << 20)
     if head[:2] == _GZIP_MAGIC:
         return gzip.GzipFile(fileobj=raw), "gzip", raw

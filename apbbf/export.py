@@ -353,8 +353,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="with --dedup: cycles from a frame's key queued to the frame passing unchecked if its "
                              "answer is not back, 1..65535 (default 1024)")
     memory.add_argument("--max-outstanding", type=int, default=None, metavar="N",
-                        help="AXI reads and writes in flight at most, each (default and least: depth x physical "
-                             "segments)")
+                        help="AXI reads and writes in flight at most, each (default depth x physical segments; "
+                             "least min(depth, 2) x physical segments, the reads the scan leaves unanswered)")
     parser.add_argument("-o", "--output", required=True, metavar="FILE.v")
     parser.set_defaults(func=_export)
     return parser

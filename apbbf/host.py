@@ -349,6 +349,7 @@ def run(args, device: Device | None = None, out=None) -> int:
               f"block_hashes={info.block_hashes} segment_blocks={info.segment_blocks} "
               f"key_width={info.key_width} seed={info.seed:#x}", file=out)
         print(f"max batch        {info.max_batch} keys per frame", file=out)
+        _print_row_layout(config, out)
         if config.timed:
             tick = info.tick_ns * 1e-9
             print(f"time window      {config.span} ticks of {info.tick_ns} ns = {_seconds(config.span * tick)} "
@@ -381,6 +382,12 @@ def run(args, device: Device | None = None, out=None) -> int:
     return 0
 
 
+def _print_row_layout(config, out):
+    if config.row_layout:
+        print(f"row layout       {config.rows} rows of {config.row_bits} bits, {config.row_blocks} blocks of each "
+              f"segment in a row (the filter in DRAM)", file=out)
+
+
 def _run_appliance(args, device: Device, info: Info, out) -> int:
     """``info`` and ``counters`` on the de-duplication appliance (docs/appliance.md)."""
     status = device.appliance()
@@ -395,6 +402,7 @@ def _run_appliance(args, device: Device, info: Info, out) -> int:
               f"key_width={info.key_width} seed={info.seed:#x} extra_segments={info.extra_segments}", file=out)
         print(f"time window      {config.span} ticks of {info.tick_ns} ns = "
               f"{_seconds(config.span * info.tick_ns * 1e-9)}", file=out)
+        _print_row_layout(config, out)
     for name, value in status.counters.items():
         print(f"{name:<24} {value}", file=out)
     return 0

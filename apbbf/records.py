@@ -15,6 +15,8 @@ import tempfile
 
 import numpy as np
 
+from .model.compiled import kernels
+
 __all__ = ["PCAP_RECORD_HEADER", "walk_pcap", "check_walk", "WalkLog"]
 
 #: Bytes of a pcap record header (seconds, fraction, captured length, original length); the modified format's
@@ -30,7 +32,8 @@ def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None, s
 
     Parameters
     ----------
-    buffer : bytes-like
+    buffer : numpy.ndarray of uint8, or bytes-like
+        An array is walked by the compiled loop when there is one (:mod:`apbbf.model.compiled`).
     pos, end : int
         The first record's start; the end of the buffer's bytes.
     snap : int
@@ -42,6 +45,21 @@ def walk_pcap(buffer, pos: int, end: int, snap: int, big: bool, progress=None, s
     size : int
         Bytes of a record header (the captured length is at byte 8).
     """
+    fast = kernels(end - pos) if isinstance(buffer, np.ndarray) else None
+    if fast is not None:
+        # the same walk, compiled; a chunk at a time, for the progress calls
+        found = []
+        step = 1 << 24
+        while True:
+            stop = min(end - size, pos + step)
+            out = np.empty(max(0, stop - pos) // size + 1, dtype=np.int64)
+            count, pos = fast.walk_pcap(buffer, pos, end, stop, snap, big, size, out)
+            found.append(out[:count])
+            if progress:
+                progress(pos)
+            if pos <= stop or pos + size > end:
+                break
+        return (found[0] if len(found) == 1 else np.concatenate(found)), pos
     caplen_at = struct.Struct(">I" if big else "<I").unpack_from
     starts = []
     append = starts.append

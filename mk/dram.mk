@@ -6,10 +6,13 @@
 LITEDRAM_TARGETS ?= colorlight-5a75b versa-ecp5
 DRAM_BENCH_ARGS ?=
 
-.PHONY: litedram dram-bench
+.PHONY: litedram dram-bench ddr3-bench
 
 litedram: setup
 	$(PY) scripts/litedram.py --force $(LITEDRAM_TARGETS)
 
 dram-bench: setup iverilog
 	$(PY) scripts/dram_bench.py $(DRAM_BENCH_ARGS)
+
+ddr3-bench: setup
+	$(PY) scripts/ddr3_bench.py

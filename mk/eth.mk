@@ -15,17 +15,20 @@ mac-pnr: setup
 # or the board's DRAM (default: block RAM if it fits, else DRAM), SEED its hash seed (default: drawn afresh from
 # secrets and recorded in the report: SEED=<it> repeats a build); SEEDS (default
 # 1,2,3) places and routes once per nextpnr seed (JOBS at a time) for the median Fmax and a bitstream from a seed
-# that meets timing (no one seed meets it every time: docs/appliance.md); a run not finished after
-# PNR_MINUTES is stopped and its seed left out. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's.
+# that meets timing (no one seed meets it every time: docs/appliance.md); a run that has used PNR_CPU_MINUTES of
+# processor time (not wall clock) is stopped and its seed left out, unless it is the last one left and none has
+# finished. STEPS=synth|pnr|report runs only the synthesis, only nextpnr for SEEDS (on the netlist there), or
+# only the report. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's.
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4
 SEEDS ?= 1,2,3
 JOBS ?= 2
-PNR_MINUTES ?= 30
+PNR_CPU_MINUTES ?= 30
+STEPS ?= all
 PLACER ?= static
 ROUTER ?= router2
-APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-minutes $(PNR_MINUTES) \
-	--placer $(PLACER) --router $(ROUTER) \
+APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-cpu-minutes $(PNR_CPU_MINUTES) \
+	--steps $(STEPS) --placer $(PLACER) --router $(ROUTER) \
 	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED)) \
 	$(if $(MEMORY),--memory $(MEMORY))

@@ -55,11 +55,13 @@ Payloads
 ~~~~~~~~
 - QUERY / INSERT / TEST_AND_INSERT: ``ceil(COUNT / 8)`` bytes of hit bits; key i's answer is bit ``i % 8`` of
   byte ``i // 8`` (unused bits are 0). INSERT always answers 0.
-- INFO (49 bytes): version u8, k u32, l u32, block_bits u32, block_hashes u32, segment_blocks u32,
-  key_width u32, seed u64, max_batch u16, span u64, time_width u8, extra_segments u8, tick_ns u32
-  (:data:`INFO_FORMAT`, :class:`Info`). span is 0 for a window bounded by count; otherwise the device stamps
-  every command with its own clock, in ticks of tick_ns nanoseconds (the board tops count microseconds). A
-  host compares these with the :class:`~apbbf.model.config.Config` it expects before trusting the answers.
+- INFO (57 bytes): version u8, k u32, l u32, block_bits u32, block_hashes u32, segment_blocks u32,
+  key_width u32, seed u64, max_batch u16, span u64, time_width u8, extra_segments u8, tick_ns u32, row_bits u32,
+  burst_bits u32 (:data:`INFO_FORMAT`, :class:`Info`). span is 0 for a window bounded by count; otherwise the
+  device stamps every command with its own clock, in ticks of tick_ns nanoseconds (the board tops count
+  microseconds). row_bits and burst_bits are 0 for the on-chip layout, else the row layout of a filter in DRAM
+  (they change which blocks a key sets). A host compares these with the :class:`~apbbf.model.config.Config` it
+  expects before trusting the answers.
 - COUNTERS (28 bytes): keys u32 (commands the core executed), inserts u32 (INSERT and TEST_AND_INSERT keys),
   generations u32 (shifts of the filter), frames u32 (requests executed), errors u32 (requests rejected),
   overflows u32 (segments retired early because the pool was full), expired u32 (segments retired expired; both
@@ -119,7 +121,7 @@ __all__ = [
     "APPLIANCE_FORMAT", "APPLIANCE_SIZE", "ApplianceStatus", "REGISTER_COMMANDS", "REGISTER_FORMAT", "REGISTER_SIZE",
 ]
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 REQUEST_SYNC = 0xA5
 REPLY_SYNC = 0x5A
 MAX_BATCH_LIMIT = 255  #: COUNT is one byte
@@ -188,7 +190,7 @@ def key_bytes(key_width: int) -> int:
     return (check_key_width(key_width) + 7) // 8
 
 
-INFO_FORMAT = "<BIIIIIIQHQBBI"
+INFO_FORMAT = "<BIIIIIIQHQBBIII"
 INFO_SIZE = struct.calcsize(INFO_FORMAT)
 COUNTERS_FORMAT = "<IIIIIII"
 COUNTERS_SIZE = struct.calcsize(COUNTERS_FORMAT)
@@ -238,6 +240,8 @@ class Info:
     time_width: int
     extra_segments: int
     tick_ns: int
+    row_bits: int = 0
+    burst_bits: int = 0
 
     @classmethod
     def unpack(cls, payload: bytes) -> "Info":
@@ -254,13 +258,15 @@ class Info:
         """What a device with ``config`` and ``max_batch`` reports (``tick_ns``: its clock's tick, with a span)."""
         return cls(PROTOCOL_VERSION, config.k, config.l, config.block_bits, config.block_hashes,
                    config.segment_blocks, config.key_width, config.seed, max_batch, config.span,
-                   config.time_width, config.extra_segments, tick_ns if config.timed else 0)
+                   config.time_width, config.extra_segments, tick_ns if config.timed else 0, config.row_bits,
+                   config.burst_bits)
 
     def config(self) -> Config:
         """The :class:`~apbbf.model.config.Config` the device reports."""
         return Config(k=self.k, l=self.l, block_bits=self.block_bits, block_hashes=self.block_hashes,
                       segment_blocks=self.segment_blocks, key_width=self.key_width, seed=self.seed,
-                      span=self.span, time_width=self.time_width, extra_segments=self.extra_segments)
+                      span=self.span, time_width=self.time_width, extra_segments=self.extra_segments,
+                      row_bits=self.row_bits, burst_bits=self.burst_bits)
 
 
 @dataclass(frozen=True)

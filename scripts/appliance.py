@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from apbbf.flows.appliance import ACTIONS, BOARD_DEFAULTS, KEYS, build_appliance, markdown, summary
+from apbbf.flows.appliance import ACTIONS, BOARD_DEFAULTS, KEYS, STEPS, build_appliance, markdown, summary
 from apbbf.flows.args import BUILD, REPORTS, add_seeds
 
 
@@ -25,22 +25,31 @@ def main(argv=None) -> int:
                         help="the filter's hash seed, 0..2**64-1 (default: a fresh one from secrets, in the report)")
     add_seeds(parser)
     parser.add_argument("--jobs", type=int, default=1, help="nextpnr runs at a time (default 1)")
-    parser.add_argument("--pnr-minutes", type=float, default=30,
-                        help="stop a nextpnr run after this long and leave its seed out (default 30)")
+    parser.add_argument("--pnr-cpu-minutes", type=float, default=30,
+                        help="stop a nextpnr run once it has used this much processor time and leave its seed out, "
+                             "unless it is the last one left and none has finished (default 30)")
     parser.add_argument("--placer", default="static", choices=("heap", "static", "sa"),
                         help="nextpnr's placer (default static)")
     parser.add_argument("--router", default="router2", choices=("router1", "router2"),
                         help="nextpnr's router (default router2)")
-    parser.add_argument("--no-build", action="store_true",
-                        help="run no tool: the report (and the bitstream) from the runs already in the build folder")
+    parser.add_argument("--steps", default="all", choices=STEPS,
+                        help="all (default); synth: the netlist only; pnr: nextpnr for --seeds on the netlist already "
+                             "in the build folder, keeping the other seeds' runs; report: no tool, the report (and "
+                             "the bitstream) from the runs already in the build folder")
+    parser.add_argument("--no-build", dest="steps", action="store_const", const="report",
+                        help="the same as --steps report")
     args = parser.parse_args(argv)
     try:
         report = build_appliance(args.board, build_dir=BUILD / f"appliance-{args.board}", window_us=args.window_us,
                                  fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
-                                 jobs=args.jobs, pnr_minutes=args.pnr_minutes, placer=args.placer,
-                                 router=args.router, build=not args.no_build, memory=args.memory)
+                                 jobs=args.jobs, pnr_cpu_minutes=args.pnr_cpu_minutes, placer=args.placer,
+                                 router=args.router, steps=args.steps, memory=args.memory,
+                                 log=lambda note: print(note, file=sys.stderr, flush=True))
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")
+    if args.steps == "synth":
+        print(json.dumps(report, indent=2))
+        return 0
     REPORTS.mkdir(parents=True, exist_ok=True)
     (REPORTS / f"appliance-{args.board}.json").write_text(json.dumps(report, indent=2) + "\n")
     (REPORTS / f"appliance-{args.board}.md").write_text(markdown(report))

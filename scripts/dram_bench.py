@@ -19,6 +19,11 @@ def main(argv=None) -> int:
         print(f"{name:20} {r['reads_per_second'] / 1e6:7.2f} M reads/s at {mhz:g} MHz ({r['reads_per_cycle']:.3f} per "
               f"cycle); latency min/median/max {lat['min']}/{lat['median']}/{lat['max']} cycles; "
               f"{r['refreshes']} refreshes, {r['reads_spanning_a_refresh']} reads across one")
+    f = report.get("filter")
+    if f:
+        print(f"filter (TEST_AND_INSERT) {f['commands_per_second'] / 1e6:7.3f} M/s at {f['sys_clk_hz'] / 1e6:g} MHz, "
+              f"{f['headroom_at_line_rate']} of {f['line_rate_pps'] / 1e6:.3f} Mpps; "
+              f"{f['chip_cycles_per_command']['cycles']} SDRAM cycles per command (chip_cycles in the report)")
     return 0
 
 

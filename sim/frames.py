@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import random
 
-from scapy.all import ARP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, IPv6, Raw
+# the layers by module: scapy.all loads every layer, a second of start-up in each cocotb process
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Dot1AD, Dot1Q, Ether
+from scapy.packet import Raw
 
 __all__ = ["COPY_KINDS", "pad", "packet", "copy_of", "traffic"]
 

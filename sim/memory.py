@@ -5,7 +5,10 @@ with one ID, or a DRAM controller, may: it takes requests when it likes (``req.r
 the whole of each refresh), answers reads in order after a latency drawn per read, and lands writes in order
 after a delay drawn per write, raising ``written`` as each lands. A read returns the word as it is when its
 answer is first offered, so a read taken before a write has landed may return the word without that write: the
-case the scan's forwarding exists for. The words start as random garbage, as a DRAM's do at power-up.
+case the scan's forwarding exists for. The words start as random garbage, as a DRAM's do at power-up. With
+``lazy_writes`` it holds every write back to the last moment it can: a write lands only in a cycle with no request
+offered and no read unanswered, that is once the scan waits for nothing but ``written``. So each command's reads
+miss the writes of every command still in flight ahead of it, and only the forwarding can supply their bits.
 
 It checks the port's rules as it goes and raises :class:`PortError` on a violation: a request's payload or valid
 changed while it waited, an address past the memory, an answer's ``ready`` taken back (the port allows that,
@@ -50,11 +53,16 @@ class MemoryModel:
     max_reads : int or None
         Reads taken and not yet answered at most: with that many, ``req.ready`` stays low (a memory whose read
         buffer is full, as any real one's gets while its answers wait). None: no bound.
+    lazy_writes : bool
+        Land a write (once its delay is over) only in a cycle with no request offered and no read taken and
+        unanswered: as late as the port allows without stalling the requester for ever.
     """
 
     def __init__(self, config: Config, *, seed: int, latency=(1, 12), write_delay=(0, 12), req_stall: float = 0.1,
-                 refresh=(300, 20), max_reads: int | None = None):
+                 refresh=(300, 20), max_reads: int | None = None, lazy_writes: bool = False):
         self.config = config
+        self.lazy_writes = lazy_writes
+        self.writes_held = 0                      # cycles a due write was held back (lazy_writes)
         self.rng = random.Random(seed)
         self.latency, self.write_delay, self.req_stall, self.refresh = latency, write_delay, req_stall, refresh
         self.max_reads = max_reads
@@ -63,6 +71,7 @@ class MemoryModel:
         self.writes = collections.deque()         # (cycle it lands, address, data)
         self.taken = {"reads": 0, "writes": 0}
         self.read_addresses = []                  # every read's address, in order
+        self.requests = []                        # every request taken, in order: (write, address, data)
         self.max_latency_seen = 0
 
     def _refreshing(self, now: int) -> bool:
@@ -83,6 +92,9 @@ class MemoryModel:
                 full = self.max_reads is not None and len(self.reads) >= self.max_reads
                 ctx.set(port.req.ready, not busy and not full and self.rng.random() >= self.req_stall)
                 landed = bool(not busy and self.writes and self.writes[0][0] <= now)
+                if landed and self.lazy_writes and (ctx.get(port.req.valid) or self.reads):
+                    landed = False
+                    self.writes_held += 1
                 if landed:
                     _, address, value = self.writes.popleft()
                     self.words[address] = value
@@ -108,6 +120,7 @@ class MemoryModel:
                     write, address, value = raw & 1, raw >> 1 & ((1 << width) - 1), raw >> (1 + width)
                     if address >= c.memory_blocks:
                         raise PortError(f"cycle {now}: address {address} past the memory's {c.memory_blocks} words")
+                    self.requests.append((write, address, value))
                     if write:
                         last = self.writes[-1][0] if self.writes else 0
                         self.writes.append((max(last, now + self.rng.randint(*self.write_delay)), address, value))
@@ -131,10 +144,11 @@ async def _sample(ctx, port):
     return rst, valid, raw, req_ready, rsp_ready
 
 
-def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, cmd_gap: float = 0.0,
-             rsp_stall: float = 0.0, name: str = "memory", max_cycles: int | None = None, **memory):
-    """Run ``commands`` through :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF` with a :class:`MemoryModel`
-    (its options in ``memory``), and check every response, in order, and the counters at the end, against the
+def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, one_row: bool = False,
+             cmd_gap: float = 0.0, rsp_stall: float = 0.0, name: str = "memory", max_cycles: int | None = None,
+             **memory):
+    """Run ``commands`` through :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF` (``depth``, ``one_row``) with a
+    :class:`MemoryModel` (its options in ``memory``), and check every response, in order, and the counters at the end, against the
     model (:func:`apbbf.sim.harness.simulate`). Returns the run, with the model memory as ``run.memory``.
 
     Raises
@@ -157,8 +171,8 @@ def simulate(config: Config, commands, *, seed: int = 0, depth: int = 8, cmd_gap
         if config.timed:
             max_cycles += config.memory_blocks * 3 * len(commands) // 8
     run = simulate_core(config, commands, seed=seed, cmd_gap=cmd_gap, rsp_stall=rsp_stall, name=name,
-                        max_cycles=max_cycles, design=(("memory", config, depth, tuple(sorted(memory.items()))),
-                                                       lambda: MemoryAPBBF(config, depth=depth)),
+                        max_cycles=max_cycles, design=(("memory", config, depth, one_row, tuple(sorted(memory.items()))),
+                                                       lambda: MemoryAPBBF(config, depth=depth, one_row=one_row)),
                         server=server)
     run.memory = models[-1]
     return run

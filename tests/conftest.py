@@ -1,6 +1,11 @@
 """Settings of the whole suite."""
 
+import json
 import os
+import resource
+import time
+
+import pytest
 
 # The Verilator models the tests build run for seconds: compile them unoptimized (apbbf.sim.verilator).
 os.environ.setdefault("APBBF_VERILATOR_OPT", "-O0")
@@ -17,3 +22,27 @@ LONGEST_FILES = ("test_cocotb.py", "test_packet_dedup.py", "test_core_timed.py",
 def pytest_collection_modifyitems(items):
     rank = {name: index for index, name in enumerate(LONGEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FILES)))   # stable: each file stays whole
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-durations", metavar="PATH", default=None,
+                     help="append each test's processor seconds (this process and the simulators it waited for) "
+                          "and wall seconds to PATH as JSON lines: durations that a loaded machine does not stretch")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = item.config.getoption("--cpu-durations")
+    if path is None:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    record = {"test": item.nodeid, "cpu": round(_cpu_seconds() - cpu, 3), "wall": round(time.monotonic() - wall, 3)}
+    with open(path, "a") as out:                         # one short line a write: the xdist workers may share it
+        out.write(json.dumps(record) + "\n")
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime

@@ -17,7 +17,7 @@ from .cocotb_results import results as read_results
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-appliance"
 SEED = 20261125
 EXPECTED_TESTS = frozenset(["dedup_port0_to_port1", "reverse_port1_to_port0", "line_rate_both_ways",
-                            "run_time_changes"])
+                            "run_time_changes", "uart_read_action"])
 #: A window of 12 us (a pause of 18 us puts a copy outside it and past its expiry bound), small segments: short
 #: simulations.
 CONFIG = Config(k=2, l=3, segment_blocks=16, span=12, extra_segments=2, seed=0x5EED1E55)

@@ -33,8 +33,6 @@ def test_window_past_the_dram_is_refused():
         appliance_config(BOARD, window_us=2_000_000, memory="dram")
     with pytest.raises(ValueError, match="memory must be one of"):
         appliance_config(BOARD, memory="flash")
-    with pytest.raises(ValueError, match="built for colorlight-5a75b"):
-        appliance_config("versa-ecp5", window_us=1_000_000, memory="dram")
 
 
 def test_memory_chosen_by_the_window():

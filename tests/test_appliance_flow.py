@@ -2,6 +2,10 @@
 """The appliance's build, without the tools: the filter sized per board, the block RAM check, the window's
 numbers, the report's pages; the board top (with its UART) elaborated; the options it refuses."""
 
+import json
+import subprocess
+from dataclasses import replace
+
 import pytest
 from amaranth_boards.colorlight_5a75b_r7_0 import Colorlight_5A75B_R70Platform
 
@@ -78,6 +82,31 @@ def test_report_pages():
     report.update(config={"k": 2, "seed": 0xABC}, seed_drawn=True)
     assert "hash seed 0x0000000000000abc (drawn for this build; `SEED=0xabc` repeats it" in markdown(report)
     assert "hash seed 0x0000000000000abc (drawn): SEED=0xabc repeats this build" in summary(report)
+    assert "## The memory" not in markdown(report)
+
+
+def test_report_of_the_filter_in_dram():
+    """The DRAM build's report: the row layout, the words a frame takes, and the headroom at both rates."""
+    from apbbf.flows.appliance import memory_numbers
+    rows = Config(k=3, l=4, block_bits=32, segment_blocks=65536, span=250000, extra_segments=3, row_bits=8192)
+    m = memory_numbers("colorlight-5a75b", rows, 50e6)
+    assert (m["row_bits"], m["rows"], m["row_blocks"], m["native_words_per_frame"]) == (8192, 4096, 16, 14)
+    assert m["bytes"] == m["capacity_bytes"] == 4 << 20
+    assert abs(m["words_per_second_at_line_rate"] - (14 * LINE_RATE_PPS + m["clearing_words_per_second"])) < 1
+    assert m["headroom"] == round(50e6 / m["words_per_second_at_line_rate"], 3)
+    assert 2 < m["headroom"] < m["headroom_imix"]
+    assert memory_numbers("colorlight-5a75b", COLORLIGHT, 50e6)["where"] == "block RAM"
+    report = {"board": "colorlight-5a75b", "device": "LFE5U-25F", "bitstream": "top.bit", "bitstream_seed": 1,
+              "timing_met": False, "action": "drop", "key": "l3l4", "sync_mhz": 50.0, "baud": 1_000_000,
+              "domains": {}, "seeds": {"1": {}}, "cells": {}, "utilization": {}, "config": {"seed": 0},
+              "physical_segments": 11, "memory_bits": 1, "window": window_numbers(rows), "memory": m,
+              "synth_cpu_seconds": 90.0, "lut_mapping": "abc",
+              "seed_build_cpu_seconds": {"median": 900.0, "min": 800.0, "max": 1000.0}}
+    page = markdown(report)
+    assert "4096 rows of 8192 bits (row_bits), 16 blocks of each segment in a row. A frame takes 14 native words" in page
+    assert f"headroom {m['headroom']:g} and {m['headroom_imix']:g}" in page
+    assert "one seed's whole build (synthesis and nextpnr) 900 processor seconds (median; 800–1000)" in page
+    assert f"filter in DRAM: 4096 rows of 8192 bits, 14 words a frame, headroom {m['headroom']:g}" in summary(report)
 
 
 def test_each_build_draws_a_fresh_seed(monkeypatch):
@@ -106,3 +135,89 @@ def test_mark_refused():
     from apbbf.hdl.eth.appliance import DedupAppliance
     with pytest.raises(ValueError, match="mark"):
         DedupAppliance("colorlight-5a75b", Config(2, 3, segment_blocks=16, span=1000), action="mark")
+
+
+#: A process that spins for about ``seconds`` of processor time, then ends (the stand-in for a nextpnr run).
+def _spin(seconds):
+    import sys
+    return [sys.executable, "-c", f"import time\nwhile time.process_time() < {seconds}: pass"]
+
+
+def test_cpu_budget_stops_a_run():
+    """A run past its processor-time budget is stopped when it may be, and runs on to its end when it may not
+    (the one on_overrun note said); the processor time is the kernel's, not the wall clock's."""
+    from apbbf.toolchain import cpu_seconds, run_with_cpu_budget
+    assert cpu_seconds(-1) is None
+    stopped = run_with_cpu_budget(_spin(30), cpu_budget_s=0.15, poll_s=0.05)
+    assert stopped["stopped"] and stopped["returncode"] is None and 0.15 <= stopped["cpu_seconds"] < 5
+    notes = []
+    finished = run_with_cpu_budget(_spin(0.4), cpu_budget_s=0.1, poll_s=0.05, may_stop=lambda: False,
+                                   on_overrun=notes.append)
+    assert not finished["stopped"] and finished["returncode"] == 0 and finished["cpu_seconds"] >= 0.4
+    assert len(notes) == 1 and notes[0] > 0.1
+    sleeper = run_with_cpu_budget([_spin(0)[0], "-c", "import time; time.sleep(0.6)"], cpu_budget_s=0.2,
+                                  poll_s=0.05)
+    assert not sleeper["stopped"] and sleeper["wall_seconds"] >= 0.6 and sleeper["cpu_seconds"] < 0.2
+    with pytest.raises(subprocess.CalledProcessError):
+        run_with_cpu_budget([_spin(0)[0], "-c", "raise SystemExit(3)"], cpu_budget_s=10, poll_s=0.05)
+
+
+def test_seed_budget_lets_the_last_run_finish():
+    """A seed past its budget may be stopped while another has finished or is still running or to come; the last
+    one left with none finished may not (a busy machine never leaves a build with no routed seed)."""
+    from apbbf.flows.appliance import SeedBudget
+    budget = SeedBudget([1, 2, 3])
+    assert budget.may_stop(1)
+    budget.done(1, finished=False)
+    assert budget.may_stop(2) and budget.may_stop(3)
+    budget.done(2, finished=False)
+    assert not budget.may_stop(3)
+    budget = SeedBudget([1, 2])
+    budget.done(1, finished=True)
+    assert budget.may_stop(2)
+    assert not SeedBudget([5]).may_stop(5)
+
+
+def test_build_options_refused(tmp_path):
+    from apbbf.flows.appliance import build_appliance
+    with pytest.raises(ValueError, match="steps"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, steps="place")
+    with pytest.raises(ValueError, match="pnr_cpu_minutes"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seed=1, pnr_cpu_minutes=0)
+
+
+def test_report_from_seeds_run_one_at_a_time(tmp_path, monkeypatch):
+    """steps="report" makes the report from the seed runs in the build folder (as STEPS=pnr leaves them, one seed
+    at a time): Fmax per domain over the seeds, each seed's processor time and one seed's whole build's; a seed
+    stopped at its budget (no .config) is left out; options of another build are refused."""
+    from dataclasses import fields
+
+    from apbbf.flows.appliance import build_appliance
+    monkeypatch.setenv("ECPPACK", "true")
+    config = replace(COLORLIGHT, seed=5)
+    options = {"board": "colorlight-5a75b", "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": "drop", "key": "l3l4", "placer": "static", "router": "router2"}
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    (tmp_path / "synth.json").write_text(json.dumps({"synth_seconds": 400.0, "synth_cpu_seconds": 80.0,
+                                                     "lut_mapping": "abc"}))
+    (tmp_path / "top.rpt").write_text("")
+    for seed, (tx, cpu) in {1: (119.5, 600.0), 2: (131.0, 700.0), 3: (140.0, None)}.items():
+        fmax = {"$glbnet$eth_tx_clk": {"achieved": tx, "constraint": 125.0},
+                "$glbnet$clk": {"achieved": 70.0 + seed, "constraint": 50.0}}
+        (tmp_path / f"seed{seed}.json").write_text(json.dumps({"fmax": fmax}))
+        (tmp_path / f"seed{seed}.tim").write_text("")
+        if cpu is not None:                                    # seed 3 was stopped: no .config
+            (tmp_path / f"seed{seed}.config").write_text("")
+            (tmp_path / f"seed{seed}.run.json").write_text(json.dumps({"stopped": False, "cpu_seconds": cpu,
+                                                                       "wall_seconds": 3 * cpu}))
+    report = build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seed=5, steps="report")
+    assert report["seeds_unfinished"] == [3] and report["bitstream_seed"] == 2 and report["timing_met"]
+    tx = report["domains"]["eth_tx (125 MHz, both transmit sides)"]
+    assert (tx["fmax_mhz"], tx["fmax_min_mhz"], tx["fmax_max_mhz"], tx["met_every_seed"]) == (125.25, 119.5, 131.0,
+                                                                                                False)
+    assert report["seeds"]["1"]["cpu_seconds"] == 600.0 and report["seeds"]["2"]["seconds"] == 2100.0
+    assert report["seed_build_cpu_seconds"] == {"median": 730.0, "min": 680.0, "max": 780.0}
+    assert report["synth_cpu_seconds"] == 80.0 and report["lut_mapping"] == "abc"
+    with pytest.raises(ValueError, match="no build of these options"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=replace(config, seed=6), seed=6,
+                        steps="report")

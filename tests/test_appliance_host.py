@@ -29,8 +29,8 @@ class _Traffic(wiring.Component):
     rx: wiring.In(1, init=1)
     tx: wiring.Out(1, init=1)
 
-    def __init__(self, action="drop", key="l3l4"):
-        self.host = ApplianceHost(CONFIG, action=action, key=key, max_frame=1522, divisor=DIVISOR,
+    def __init__(self, action="drop", key="l3l4", config=CONFIG):
+        self.host = ApplianceHost(config, action=action, key=key, max_frame=1522, divisor=DIVISOR,
                                   timeout_cycles=TIMEOUT)
         super().__init__()
 
@@ -114,6 +114,22 @@ def test_cli(capsys):
     assert run_cli(parser.parse_args(["host", "--port", "sim", "counters"]), device, out) == 0
     lines = out.getvalue().splitlines()
     assert [line.split()[0] for line in lines] == list(APPLIANCE_COUNTERS)
+    assert "row layout" not in text
+
+
+def test_info_of_the_filter_in_dram():
+    """The appliance with its filter in DRAM reports the row layout in INFO: the Config a host rebuilds from it
+    is the built one (the row layout changes which blocks a key sets), and `apbbf host info` prints it."""
+    rows = Config(k=3, l=4, block_bits=32, segment_blocks=65536, span=250000, extra_segments=3, row_bits=8192,
+                  seed=0x5EED)
+    _, device = make(config=rows)
+    info = device.info()
+    assert (info.row_bits, info.burst_bits) == (8192, 0) and info.config() == rows
+    parser = argparse.ArgumentParser(prog="apbbf")
+    add_parser(parser.add_subparsers(dest="command"))
+    out = io.StringIO()
+    assert run_cli(parser.parse_args(["host", "--port", "sim", "info"]), device, out) == 0
+    assert "row layout       4096 rows of 8192 bits, 16 blocks of each segment in a row" in out.getvalue()
 
 
 def test_payload_round_trip():

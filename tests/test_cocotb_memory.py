@@ -40,6 +40,9 @@ CASES = {
     # a block of four beats: INCR bursts
     "B256-W64": (Config(2, 3, block_bits=256, block_hashes=4, segment_blocks=4, row_bits=2048),
                  dict(axi_data_width=64, axi_base=0x1000, depth=4), [], EVERY_TEST),
+    # eight commands in flight behind the least AXI bound, the 2P reads the scan leaves unanswered
+    "B64-W64-least": (COUNT, dict(axi_data_width=64, depth=8, max_outstanding=2 * COUNT.physical_segments), [],
+                      ["random_stream/pauses=every", "slow_b"]),
 }
 
 
@@ -140,8 +143,10 @@ def test_adapter_refuses_configs():
         check_axi_options(big, 32, 0, None)
     with pytest.raises(ValueError, match="at most 4096 bytes"):
         check_axi_options(big, 1024, 0, None)
-    with pytest.raises(ValueError, match="max_outstanding must be at least depth"):
-        AXIStreamMemoryAPBBF(COUNT, depth=4, max_outstanding=4 * COUNT.physical_segments - 1)
+    with pytest.raises(ValueError, match="max_outstanding must be at least the reads the memory scan leaves"):
+        AXIStreamMemoryAPBBF(COUNT, depth=4, max_outstanding=2 * COUNT.physical_segments - 1)
+    # the scan's true bound, not depth * P: depth 8 behind 2P
+    AXIStreamMemoryAPBBF(COUNT, depth=8, max_outstanding=2 * COUNT.physical_segments)
 
 
 @pytest.mark.parametrize("options,message", [

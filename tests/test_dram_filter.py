@@ -12,15 +12,13 @@ import random
 from pathlib import Path
 
 import pytest
-from amaranth import Module
-from amaranth.lib import wiring
-from amaranth.lib.wiring import Out
 
 from apbbf.hdl.core.memory_apbbf import MemoryAPBBF
 from apbbf.hdl.dram import LiteDRAMInitializer, NativePortAdapter
 from apbbf.hdl.dram.initializer import init_writes
 from apbbf.model import Config
 from apbbf.sim.harness import random_commands
+from apbbf.sim.native_port import CoreOnNativePort as _Composed
 
 from .cocotb_results import results as read_results
 
@@ -123,28 +121,6 @@ def test_native_adapter_against_model(block_bits):
     assert models[-1].commands > 100
 
 
-class _Composed(wiring.Component):
-    """The memory core with its port on the adapter: the core's ``cmd``, ``rsp`` and counters, and the native
-    port (served by :class:`NativePortModel`)."""
-
-    def __init__(self, core, adapter):
-        self._core, self.adapter = core, adapter
-        members = {name: member for name, member in core.signature.members.items() if name != "memory"}
-        super().__init__({**members, "native": Out(adapter.native.signature)})
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.core, m.submodules.adapter = self._core, self.adapter
-        wiring.connect(m, self._core.memory, self.adapter.memory)
-        wiring.connect(m, self.adapter.native, wiring.flipped(self.native))
-        for name in self.signature.members:
-            if name in ("cmd", "rsp"):
-                wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(self._core, name))
-            elif name != "native":
-                m.d.comb += getattr(self, name).eq(getattr(self._core, name))
-        return m
-
-
 def test_initializer_writes(core):
     """The writes are LiteX's BIOS sequence: the DFI injector's registers, in order, the port handed back last."""
     csrs = core.csrs()
@@ -162,7 +138,8 @@ def test_initializer_writes(core):
     (dict(base=3), ValueError, "base must be a multiple"),
     (dict(addr_width=4), ValueError, "ends past addr_width"),
     (dict(read_words=1), ValueError, "read_words"),
-], ids=["width", "base", "addr", "read-words"])
+    (dict(write_words=1), ValueError, "write_words"),
+], ids=["width", "base", "addr", "read-words", "write-words"])
 def test_adapter_refuses(kwargs, error, match):
     options = {"addr_width": 20, "data_width": 32, **kwargs}
     with pytest.raises(error, match=match):

@@ -64,3 +64,26 @@ def test_shallow_memory_proof_passes():
     (the reset's clearing, the first commands, their reads and writes; the full depth is make formal's)."""
     result = formal.check(MEMORY_CONFIG, "memory", 20, f"{BUILD}/memory", memory_depth=2)
     assert result["status"]["bmc"].startswith("PASS"), result["log"]
+
+
+@pytest.mark.slow
+def test_broken_memory_forwarding_is_found(monkeypatch):
+    """make formal's must-hit check of the memory core (scripts/formal.py: MEMORY_HIT, two commands in flight, the
+    memory's latency free) on a scan that drops the bits of the writes in flight from the blocks it reads (the
+    module's source with that one OR removed, executed as a mutant): BMC finds a query that misses the key the
+    command before it inserted, its read answered before that insert's write landed."""
+    import inspect
+    import runpy
+    from pathlib import Path
+
+    from apbbf.hdl.core import memory_apbbf, scan_memory
+    script = runpy.run_path(str(Path(__file__).parent.parent / "scripts" / "formal.py"))
+    text = inspect.getsource(scan_memory)
+    original = "gathered.view.eq(answers.r_data | info_head.extra)"
+    assert text.count(original) == 1
+    mutant = dict(vars(scan_memory))
+    exec(compile(text.replace(original, "gathered.view.eq(answers.r_data)"), scan_memory.__file__, "exec"), mutant)
+    monkeypatch.setattr(memory_apbbf, "MemoryScan", mutant["MemoryScan"])
+    result = formal.check(script["MEMORY_HIT"], "memory", script["MEMORY_HIT_DEPTH"], f"{BUILD}/memory-broken",
+                          memory_depth=2, tasks=("bmc",))
+    assert result["status"]["bmc"].startswith("FAIL"), result["log"]

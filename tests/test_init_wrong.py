@@ -81,6 +81,8 @@ CASES = [
     _case("KeyExtractor-fcs", lambda: KeyExtractor(L3L4, 64, fcs=1), TypeError, "fcs"),
     _case("PacketDedup-span", lambda: PacketDedup(CONFIG, L3L4), ValueError, "span"),
     _case("PacketDedup-spec", lambda: PacketDedup(TIMED, "l3l4"), TypeError, "spec"),
+    _case("PacketDedup-memory_one_row", lambda: PacketDedup(TIMED, L3L4, memory_one_row=1), TypeError,
+          "memory_one_row"),
     *[_case(f"PacketDedup-{name}-{value!r}", lambda name=name, value=value: PacketDedup(TIMED, L3L4, **{name: value}),
             error, name)
       for name, value, error in [("data_width", 32, ValueError), ("action", "forward", ValueError),
@@ -119,7 +121,13 @@ CASES = [
     _case("AXIStreamMemoryAPBBF-depth", lambda: AXIStreamMemoryAPBBF(ROWS, depth=65), ValueError,
           "depth must be from 1 to 64, not 65"),
     _case("AXIStreamMemoryAPBBF-max_outstanding", lambda: AXIStreamMemoryAPBBF(ROWS, depth=2, max_outstanding=11),
-          ValueError, "max_outstanding must be at least depth \\* physical segments = 2 \\* 6 = 12"),
+          ValueError, r"max_outstanding must be at least the reads the memory scan leaves unanswered, "
+          r"min\(depth, 2\) \* physical segments = 2 \* 6 = 12 .*, not 11"),
+    _case("AXIStreamMemoryAPBBF-max_outstanding-deep", lambda: AXIStreamMemoryAPBBF(ROWS, depth=8, max_outstanding=11),
+          ValueError, r"min\(depth, 2\) \* physical segments = 2 \* 6 = 12 .*, not 11"),
+    _case("AXIStreamMemoryAPBBF-max_outstanding-depth-1",
+          lambda: AXIStreamMemoryAPBBF(ROWS, depth=1, max_outstanding=5),
+          ValueError, r"min\(depth, 2\) \* physical segments = 1 \* 6 = 6 .*, not 5"),
     *[_case(f"{cls.__name__}-divisor-type", lambda cls=cls: cls(4.0), TypeError, "divisor must be an integer")
       for cls in (UARTReceiver, UARTTransmitter)],
 ]

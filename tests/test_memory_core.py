@@ -5,6 +5,7 @@ writes that land late, refresh stalls and backpressure on both sides; a key repe
 in-flight depth; reset mid-stream; restarts and overflows of a time-bounded window; and the port's rules
 (sim/memory.py checks them)."""
 
+import collections
 import random
 
 import pytest
@@ -26,6 +27,9 @@ WIDE = Config(3, 4, block_bits=128, block_hashes=8, segment_blocks=32, row_bits=
 
 # Writes land late (so a read often misses the writes ahead of it), reads answer after 1-6 cycles.
 LATE_WRITES = dict(write_delay=(10, 40), latency=(1, 6), req_stall=0.1)
+# Writes held back to the last moment the port allows (sim/memory.py): every read misses the writes of all the
+# commands in flight ahead of it.
+LAZY_WRITES = dict(write_delay=(0, 0), latency=(1, 6), req_stall=0.1, lazy_writes=True)
 
 
 def distance_commands(config, depth, seed):
@@ -43,12 +47,13 @@ def distance_commands(config, depth, seed):
 
 @pytest.mark.parametrize("depth", [1, 2, 5, 8])
 def test_key_at_every_distance(depth):
-    """A key repeated at every distance from 1 to the in-flight depth (and one more) is found, with writes that
-    land long after the reads behind them were taken."""
+    """A key repeated at every distance from 1 to the in-flight depth (and one more) is found, with writes held
+    back until the scan waits for nothing else: so the insert ``depth - 1`` commands ahead is in flight still, and
+    only the table's oldest entry holds its bits (a table one entry short is caught at every depth)."""
     seed = 10 + depth
     print(f"seed {seed}")
-    run = simulate(SMALL, distance_commands(SMALL, depth, seed), seed=seed, depth=depth, **LATE_WRITES)
-    assert run.memory.taken["writes"] > 0
+    run = simulate(SMALL, distance_commands(SMALL, depth, seed), seed=seed, depth=depth, **LAZY_WRITES)
+    assert run.memory.taken["writes"] > 0 and run.memory.writes_held > 0
 
 
 @pytest.mark.parametrize("config, depth, seed", [(SMALL, 4, 1), (SMALL, 8, 2), (WIDE, 6, 3)],
@@ -98,6 +103,62 @@ def test_every_command_kind_in_flight():
     simulate(SMALL, commands, seed=seed, depth=8, **LATE_WRITES)
 
 
+# Requests ordered for one open row (one_row) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [pytest.param(1, marks=pytest.mark.slow), 4, pytest.param(8, marks=pytest.mark.slow)])
+def test_one_row_key_at_every_distance(depth):
+    """With the requests ordered for one open row, a key at every distance is found, writes landing late."""
+    seed = 30 + depth
+    print(f"seed {seed}")
+    simulate(SMALL, distance_commands(SMALL, depth, seed), seed=seed, depth=depth, one_row=True, **LATE_WRITES)
+
+
+def test_one_row_time_window_against_model():
+    """one_row with shifts by time, retired segments cleared in row runs, overflows and restarts."""
+    seed = 6
+    print(f"seed {seed}")
+    commands = timed_commands(TIMED, 300, seed=seed, rate=3.0, gaps=0.01)
+    run = simulate(TIMED, commands, seed=seed, depth=6, one_row=True, **LATE_WRITES)
+    assert run.counters["shifts"] > 2 and run.counters["expired"] > 0, run.counters
+
+
+def _turns(config, requests):
+    """The request stream's turns between reads and writes, and its changes of row."""
+    turns = sum(a[0] != b[0] for a, b in zip(requests, requests[1:]))
+    rows = [address // config.row_stride_blocks for _, address, _ in requests]
+    return turns, sum(a != b for a, b in zip(rows, rows[1:]))
+
+
+def test_one_row_orders_requests_by_row():
+    """With one_row each test-and-insert turns from reads to writes and back once, in the row it opened, and the
+    clearing writes a row's words together: at most 2 turns and 1 change of row per command and per row of
+    clearing, against many more as the answers come (the same commands without one_row); and every pass of the
+    clearing writes each word of its segment once."""
+    c = TIMED
+    seed = 8
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    commands = [(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width), n) for n in range(120)]
+    measured = {}
+    for one_row in (True, False):
+        run = simulate(c, commands, seed=seed, depth=8, one_row=one_row, latency=(4, 8), write_delay=(0, 4),
+                       req_stall=0.0, refresh=None)
+        requests = run.memory.requests
+        cleared_rows = -(-sum(1 for write, _, data in requests if write and data == 0) // c.row_blocks)
+        zeros = collections.Counter(address for write, address, data in requests if write and data == 0)
+        for segment in range(c.physical_segments):     # every pass of the clearing writes every word once
+            counts = {zeros[c.memory_block(segment, index)] for index in range(c.segment_blocks)}
+            assert len(counts) == 1, (one_row, segment, sorted(counts))
+        assert max(zeros.values()) > 1, "no segment retired and cleared"
+        measured[one_row] = _turns(c, requests), len(commands) + cleared_rows
+        print(f"one_row={one_row}: {len(requests)} requests, (turns, row changes) {measured[one_row][0]}, "
+              f"bound {measured[one_row][1]}")
+    (turns, row_changes), bound = measured[True]
+    assert turns <= 2 * bound and row_changes <= bound, measured
+    (turns, row_changes), bound = measured[False]
+    assert turns > bound and row_changes > 1.5 * bound, measured
+
+
 # Shapes and bad input --------------------------------------------------------------------------------------------
 
 def test_port_shapes():
@@ -113,6 +174,13 @@ def test_port_shapes():
 def test_init_wrong_layout(make):
     with pytest.raises(ValueError, match="row layout"):
         make(Config(2, 3))
+
+
+def test_init_wrong_one_row():
+    with pytest.raises(TypeError, match="one_row must be a bool"):
+        MemoryAPBBF(SMALL, one_row=1)
+    with pytest.raises(TypeError, match="one_row must be a bool"):
+        MemoryScan(SMALL, one_row="yes")
 
 
 @pytest.mark.parametrize("depth, error", [(0, ValueError), (65, ValueError), (2.0, TypeError), (True, TypeError)])

@@ -28,14 +28,14 @@ def test_host_module_reexports_the_specification():
 
 def test_wire_values():
     """The bytes on the wire (docs/protocol.md): changing one breaks every deployed host or board."""
-    assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 2, 255)
+    assert (REQUEST_SYNC, REPLY_SYNC, spec.PROTOCOL_VERSION, spec.MAX_BATCH_LIMIT) == (0xA5, 0x5A, 3, 255)
     assert {command.name: command.value for command in Command} == {
         "INFO": 0x01, "COUNTERS": 0x02, "APPLIANCE": 0x03, "REG_READ": 0x04, "REG_WRITE": 0x05, "QUERY": 0x10,
         "INSERT": 0x11, "TEST_AND_INSERT": 0x12}
     assert {status.name: status.value for status in Status} == {
         "OK": 0, "BAD_SYNC": 1, "BAD_LENGTH": 2, "BAD_CRC": 3, "BAD_COMMAND": 4, "TIMEOUT": 5, "UART": 6,
         "BAD_REGISTER": 7}
-    assert (INFO_SIZE, COUNTERS_SIZE, spec.APPLIANCE_SIZE) == (49, 28, 82)
+    assert (INFO_SIZE, COUNTERS_SIZE, spec.APPLIANCE_SIZE) == (57, 28, 82)
     assert (spec.REQUEST_HEADER, spec.REPLY_HEADER, spec.CRC_SIZE) == (
         ("command", "count"), ("command", "status", "length"), 2)
 
@@ -88,14 +88,19 @@ def test_info_round_trip():
     payload = info.pack()
     assert len(payload) == INFO_SIZE
     assert payload[0] == spec.PROTOCOL_VERSION and payload[33:35] == (200).to_bytes(2, "little")
-    assert payload[35:] == bytes(8) + bytes([32, 0]) + bytes(4)       # no span, 32-bit times unused, no tick
+    assert payload[35:] == bytes(8) + bytes([32, 0]) + bytes(12)      # no span, 32-bit times unused, no tick, no rows
     assert Info.unpack(payload) == info
     assert info.config() == CONFIG
     timed = Config(2, 3, span=1234, time_width=24, extra_segments=5)
     info = Info.from_config(timed, 64, tick_ns=1000)
     payload = info.pack()
-    assert payload[35:] == (1234).to_bytes(8, "little") + bytes([24, 5]) + (1000).to_bytes(4, "little")
+    assert payload[35:] == (1234).to_bytes(8, "little") + bytes([24, 5]) + (1000).to_bytes(4, "little") + bytes(8)
     assert Info.unpack(payload).config() == timed
+    rows = Config(3, 4, block_bits=32, segment_blocks=65536, span=250000, extra_segments=3, row_bits=8192,
+                  burst_bits=256)
+    payload = Info.from_config(rows, 0, tick_ns=1000).pack()
+    assert payload[49:] == (8192).to_bytes(4, "little") + (256).to_bytes(4, "little")
+    assert Info.unpack(payload).config() == rows
 
 
 def test_counters_round_trip():

@@ -314,3 +314,14 @@ def test_refresh_counts_and_gap():
         c.command(start + 3000 * n, "AUTO REFRESH")
     c.finish(start + 9500)
     assert c.refreshes == 3 and c.max_refresh_gap == 3000
+
+
+def test_cycle_breakdown():
+    """Each cycle counted once: the commands, and the gaps named by the commands around them."""
+    from apbbf.sim.cocotb.sdram_chip import cycle_breakdown
+    commands = [(10, "ACTIVE", 0, 5), (12, "READ", 0, 0), (13, "READ", 0, 1), (16, "WRITE", 0, 2),
+                (19, "READ", 0, 3), (20, "PRECHARGE", 0, 0), (22, "AUTO REFRESH", 0, 0), (26, "ACTIVE", 1, 7)]
+    counts = cycle_breakdown(commands, 11, 26)
+    assert counts == {"cycles": 15, "READ": 3, "turnaround read to write": 2, "turnaround write to read": 2,
+                      "refresh": 4, "wait tRCD": 1, "WRITE": 1, "PRECHARGE": 1, "AUTO REFRESH": 1}, counts
+    assert sum(n for name, n in counts.items() if name != "cycles") == counts["cycles"]

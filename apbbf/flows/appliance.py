@@ -17,7 +17,9 @@ import json
 import os
 import secrets
 import statistics
+import resource
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
@@ -49,6 +51,12 @@ BOARD_DEFAULTS = {
 #: used when the one asked for does not fit on chip.
 DRAM = {
     "colorlight-5a75b": dict(target="colorlight-5a75b", bytes=4 << 20, row_bits=8192, block_bits=32, max_segments=12),
+    # The Versa's DDR3: a row of the filter is one bank row of the x16 chip (1,024 columns: 128 native words of
+    # one BL8 burst, 128 bits, each); a block is one native word; the port takes a burst per tCCD (2 cycles).
+    # tRFC is the 1 Gbit DDR3's 110 ns (JEDEC JESD79-3, the MT41K64M16's data sheet): LiteDRAM's module gives
+    # DDR3-1600's 128 clocks, which it counts at this clock, 64 sys cycles (1.28 us) where 6 do.
+    "versa-ecp5": dict(target="versa-ecp5", bytes=128 << 20, row_bits=16384, block_bits=128, max_segments=12,
+                       native_bits=128, cycles_per_word=2, timing={"tRFC": (None, 110)}),
 }
 #: The memories the appliance's filter can live in.
 MEMORIES = ("bram", "dram")
@@ -135,19 +143,24 @@ def choose_memory(board: str, window_us: int | None, fp: float | None, action: s
 def memory_numbers(board: str, config, clock_hz: float) -> dict:
     """Where the filter is and, in DRAM, what it asks of the memory: native words per frame (a TEST_AND_INSERT:
     a block read from each physical segment, k written; the retired segment's clearing spread over its shift
-    interval), per second at :data:`LINE_RATE_PPS`, against the native port's one word per cycle, and the
-    headroom (that over this)."""
+    interval), per second at :data:`LINE_RATE_PPS` and at :data:`IMIX_PPS`, against the native port's one word
+    per cycle, and the headroom (that over this) at each."""
     if not config.row_layout:
         return {"where": "block RAM", "bits": config.hardware_memory_bits}
     dram = DRAM[board]
-    words = config.block_bits // 32
+    words = config.block_bits // dram.get("native_bits", 32)
     per_frame = (config.physical_segments + config.k) * words
     clearing = config.segment_blocks * words / config.shift_interval       # per tick, one tick per microsecond
     per_second = per_frame * LINE_RATE_PPS + clearing * 1e6
+    per_second_imix = per_frame * IMIX_PPS + clearing * 1e6
+    port = clock_hz / dram.get("cycles_per_word", 1)
     return {"where": "DRAM", "bytes": config.memory_blocks * config.block_bits // 8, "capacity_bytes": dram["bytes"],
-            "row_bits": config.row_bits, "rows": config.rows, "native_words_per_frame": per_frame,
+            "row_bits": config.row_bits, "rows": config.rows, "row_blocks": config.row_blocks,
+            "native_words_per_frame": per_frame,
             "clearing_words_per_second": round(clearing * 1e6), "words_per_second_at_line_rate": round(per_second),
-            "port_words_per_second": clock_hz, "headroom": round(clock_hz / per_second, 3)}
+            "words_per_second_at_imix": round(per_second_imix),
+            "port_words_per_second": port, "headroom": round(port / per_second, 3),
+            "headroom_imix": round(port / per_second_imix, 3)}
 
 
 def window_numbers(config) -> dict:
@@ -224,6 +237,13 @@ def critical_paths(pnr_log: str) -> dict:
     return out
 
 
+#: The Versa DDR3 core's own clocks, by a piece of their nextpnr net names (its user clock is ``sync``).
+DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
+               "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
+               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
+
+
 def domain_name(net: str) -> str:
     """A readable clock domain for a nextpnr clock net of the appliance."""
     for port in ("port0", "port1"):
@@ -233,18 +253,87 @@ def domain_name(net: str) -> str:
         return "eth_tx (125 MHz, both transmit sides)"
     if "sdram_ps" in net:
         return "sdram_ps (50 MHz shifted by 180 degrees: the SDRAM's clock pin)"
+    for name, meaning in DDR3_CLOCKS.items():
+        if name in net:
+            return meaning
     return "sync (50 MHz, the filter's)"
 
 
-def _run(command, cwd, log=None, timeout=None):
+def _run(command, cwd, log=None):
+    """Run ``command`` to its end; returns the processor seconds it used (its children's, waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w") if log else open(os.devnull, "w") as out:
-        subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
+        subprocess.run(command, cwd=cwd, check=True, stdout=out, stderr=subprocess.STDOUT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+#: What :func:`build_appliance` runs: everything, only the synthesis, only nextpnr (on the netlist already in the
+#: build folder), or only the report (from the runs already there).
+STEPS = ("all", "synth", "pnr", "report")
+
+
+def _synthesize(platform, top, build_dir: Path, memory: str) -> dict:
+    """Yosys on the appliance, once; its wall-clock and processor seconds and the LUT mapping it took."""
+    begin = time.monotonic()
+    plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
+    plan.extract(str(build_dir))
+    script = build_dir / "top.ys"
+
+    def classic():
+        script.write_text(script.read_text().replace(
+            "synth_ecp5  -top top", "synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
+            "synth_ecp5 -top top -run map_cells:"))
+        return "abc"
+
+    # Yosys 0.70's abc9 fails an assertion reintegrating the mapped netlist (ABC_OPS_REINTEGRATE) on the
+    # appliance with its filter in the SDRAM, after most of the synthesis's time: that build takes the classic
+    # abc LUT mapping in place of synth_ecp5's map_luts step from the start, the others when abc9 fails.
+    mapping = classic() if memory == "dram" else "abc9"
+    cpu = 0.0
+    try:
+        cpu += _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+    except subprocess.CalledProcessError:
+        if mapping != "abc9" or "ABC_OPS_REINTEGRATE" not in (build_dir / "top.rpt").read_text()[-4000:]:
+            raise
+        mapping = classic()
+        cpu += _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+    if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
+        # Yosys's abc9 mapped a flip-flop twice onto one wire (toolchain.ABC9_XAIGER1): once more, without it.
+        mapping += " (xaiger 1)"
+        script.write_text(toolchain.with_abc9_xaiger1(script.read_text()))
+        cpu += _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
+        if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
+            raise RuntimeError(f"Yosys left wires with more than one driver: {build_dir / 'top.rpt'}")
+    return {"synth_seconds": round(time.monotonic() - begin, 1), "synth_cpu_seconds": round(cpu, 1),
+            "lut_mapping": mapping}
+
+
+class SeedBudget:
+    """Which nextpnr runs of a build may be stopped at their processor-time budget: a run past it is stopped while
+    another run has finished or is still running or to come; the last one left, with none finished, runs on to its
+    end, so that a build on a busy machine ends with a placed and routed seed rather than none."""
+
+    def __init__(self, seeds):
+        self._lock = threading.Lock()
+        self.waiting = set(seeds)         # not yet finished or stopped
+        self.finished = set()
+
+    def may_stop(self, seed) -> bool:
+        with self._lock:
+            return bool(self.finished) or len(self.waiting - {seed}) > 0
+
+    def done(self, seed, finished: bool):
+        with self._lock:
+            self.waiting.discard(seed)
+            if finished:
+                self.finished.add(seed)
 
 
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int | None = None,
-                    action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1, pnr_minutes: float = 30,
-                    placer: str = "static", router: str = "router2", build: bool = True,
-                    memory: str | None = None) -> dict:
+                    action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
+                    pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
+                    steps: str = "all", memory: str | None = None, log=print) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -270,24 +359,33 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         nextpnr seeds (default :data:`apbbf.flows.pnr.SEEDS`).
     jobs : int
         nextpnr runs at a time.
-    pnr_minutes : float
-        A nextpnr run not finished after this long is stopped; its seed is reported unfinished and left out of
-        the medians (router1 can thrash on a congested placement).
+    pnr_cpu_minutes : float
+        A nextpnr run that has used this much processor time is stopped and its seed reported unfinished and left
+        out of the medians (router1 can thrash on a congested placement), unless it is the last run left and
+        none has finished (:class:`SeedBudget`): that one runs on to its end. Processor time, not the wall
+        clock, so that a busy machine makes the build slower but never fails it.
     placer, router : str
         nextpnr's ``--placer`` (heap, static, sa) and ``--router`` (router1, router2). The default, the
         electrostatic placer and router2, routes every seed on both boards in about 12 minutes; the analytic
         placer with router1 gives faster seeds when it finishes, but stalled on two of three seeds of the 25F
         and on the Versa.
-    build : bool
-        False: no tool runs but ecppack; the report is made from the runs already in ``build_dir`` (those of the
-        same options), e.g. after a build was stopped.
+    steps : str
+        One of :data:`STEPS`: ``"all"``; ``"synth"``, the netlist only (returns its cells and times);
+        ``"pnr"``, nextpnr on the netlist already in ``build_dir`` (of the same options) for ``seeds``, keeping
+        the other seeds' runs; ``"report"``, no tool but ecppack, the report from the runs already in
+        ``build_dir`` (e.g. after a build was stopped, or its seeds were run one at a time).
+    log : callable
+        Where the build's notes go (a run past its budget that is let finish).
 
     Raises
     ------
     ValueError
         If a parameter is out of range or the filter does not fit the board's block RAM.
+    RuntimeError
+        If no nextpnr run of ``seeds`` is in ``build_dir`` at the end.
     """
     from ..hdl.board.appliance import ApplianceTop
+    from ..hdl.eth.appliance import USER_HZ
     from ..model.packet import KeySpec
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
@@ -297,6 +395,10 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"placer must be 'heap', 'static' or 'sa', not {placer!r}")
     if router not in ("router1", "router2"):
         raise ValueError(f"router must be 'router1' or 'router2', not {router!r}")
+    if steps not in STEPS:
+        raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {steps!r}")
+    if isinstance(pnr_cpu_minutes, bool) or not isinstance(pnr_cpu_minutes, (int, float)) or not pnr_cpu_minutes > 0:
+        raise ValueError(f"pnr_cpu_minutes must be a positive number of minutes, not {pnr_cpu_minutes!r}")
     seeds = [int(s) for s in seeds]
     if not seeds or any(s < 0 for s in seeds):
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
@@ -308,78 +410,75 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     platform = _platform(board)
     dram = None
     if config.row_layout:
-        from ..hdl.eth.appliance import USER_HZ
         from .litedram import generate
-        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ)
+        dram = generate(DRAM[board]["target"], sys_clk_freq=USER_HZ, timing=DRAM[board].get("timing"))
         platform.add_file("litedram_core.v", dram.verilog.read_text())
         block_rams = {"filter": 0, "other": _block_rams(board, config, action), "available": block_ram(board).count}
     else:
         block_rams = check_block_ram(board, config, action)
-    spec = getattr(KeySpec, key)()
-    top = ApplianceTop(board, config, spec, action=action, dram=dram)
     toolchain.use_yowasp()
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
                "action": action, "key": key, "placer": placer, "router": router}
     options_file = build_dir / "options.json"
-    start = time.monotonic()
-    if build:
-        for path in build_dir.glob("seed*.*"):
-            path.unlink()
-        plan = platform.build(top, name="top", build_dir=str(build_dir), do_build=False)
-        plan.extract(str(build_dir))
-        try:
-            _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
-        except subprocess.CalledProcessError:
-            if "ABC_OPS_REINTEGRATE" not in (build_dir / "top.rpt").read_text()[-4000:]:
-                raise
-            # Yosys 0.70's abc9 failed an assertion reintegrating the mapped netlist (seen on the appliance with
-            # its filter in the SDRAM): the classic abc LUT mapping in place of synth_ecp5's map_luts step.
-            script = build_dir / "top.ys"
-            script.write_text(script.read_text().replace(
-                "synth_ecp5  -top top", "synth_ecp5 -top top -run :map_luts; abc -dress -lut 4:7; "
-                "synth_ecp5 -top top -run map_cells:"))
-            _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
-        if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
-            # Yosys's abc9 mapped a flip-flop twice onto one wire (toolchain.ABC9_XAIGER1): once more, without it.
-            script = build_dir / "top.ys"
-            script.write_text(toolchain.with_abc9_xaiger1(script.read_text()))
-            _run([os.environ["YOSYS"], "-q", "-l", "top.rpt", "top.ys"], build_dir)
-            if toolchain.conflicting_drivers((build_dir / "top.rpt").read_text()):
-                raise RuntimeError(f"Yosys left wires with more than one driver: {build_dir / 'top.rpt'}")
+    synth_file = build_dir / "synth.json"
+    if steps in ("all", "synth"):
+        for path in [*build_dir.glob("seed*.*"), options_file, synth_file]:
+            path.unlink(missing_ok=True)
+        top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram)
+        synth = _synthesize(platform, top, build_dir, memory)
         options_file.write_text(json.dumps(options, indent=2) + "\n")
-    elif options_file.exists() and json.loads(options_file.read_text()) != options:
-        raise ValueError(f"{build_dir} holds a build with other options ({options_file}): build it again")
-    synth_seconds = time.monotonic() - start
+        synth_file.write_text(json.dumps(synth, indent=2) + "\n")
+    elif not options_file.exists() or json.loads(options_file.read_text()) != options:
+        raise ValueError(f"{build_dir} holds no build of these options ({options_file}): build it first "
+                         "(steps 'all' or 'synth'), with the same seed")
+    synth = json.loads(synth_file.read_text()) if synth_file.exists() else {}
+    cells = toolchain.group_cells(toolchain.yosys_cells((build_dir / "top.rpt").read_text()), "ecp5")
+    if steps == "synth":
+        return {"board": board, "build_dir": str(build_dir), "cells": cells, **synth}
     device_args = toolchain.nextpnr_device_args(platform)
+    budget = SeedBudget(seeds)
 
     def place_and_route(pnr_seed):
-        begin = time.monotonic()
-        if build:
+        run_file = build_dir / f"seed{pnr_seed}.run.json"
+        if steps in ("all", "pnr"):
+            for path in build_dir.glob(f"seed{pnr_seed}.*"):
+                path.unlink()
+            command = [os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
+                       "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
+                       "--placer", placer, "--router", router,
+                       "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"]
             try:
-                _run([os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
-                      "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
-                      "--placer", placer, "--router", router,
-                      "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"], build_dir,
-                     timeout=pnr_minutes * 60)
-            except subprocess.TimeoutExpired:
-                return None
-        if not (build_dir / f"seed{pnr_seed}.json").exists():
+                run = toolchain.run_with_cpu_budget(
+                    command, cwd=build_dir, cpu_budget_s=pnr_cpu_minutes * 60,
+                    may_stop=lambda: budget.may_stop(pnr_seed),
+                    on_overrun=lambda used: log(f"nextpnr seed {pnr_seed} is past its budget of {pnr_cpu_minutes:g} "
+                                                f"processor minutes ({used / 60:.1f}) with no other seed routed or "
+                                                "to come: it runs on to its end"))
+            finally:
+                budget.done(pnr_seed, (build_dir / f"seed{pnr_seed}.config").exists())
+            run.pop("returncode")
+            run_file.write_text(json.dumps(run) + "\n")
+        if not (build_dir / f"seed{pnr_seed}.config").exists():
             return None
         report = json.loads((build_dir / f"seed{pnr_seed}.json").read_text())
-        log = (build_dir / f"seed{pnr_seed}.tim").read_text()
+        tim = (build_dir / f"seed{pnr_seed}.tim").read_text()
+        run = json.loads(run_file.read_text()) if run_file.exists() else {}
         return {"fmax": toolchain.fmax_from_report(report),
-                "seconds": round(time.monotonic() - begin, 1) if build else None,
-                "critical_paths": critical_paths(log),
+                "seconds": run.get("wall_seconds"), "cpu_seconds": run.get("cpu_seconds"),
+                "critical_paths": critical_paths(tim),
                 "utilization": {name: {"used": v["used"], "available": v["available"]}
                                 for name, v in report.get("utilization", {}).items() if v.get("used")}}
 
+    start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         runs = {s: r for s, r in zip(seeds, pool.map(place_and_route, seeds)) if r is not None}
     unfinished = [s for s in seeds if s not in runs]
     if not runs:
-        raise RuntimeError(f"no nextpnr run finished (seeds {seeds}, {pnr_minutes} minutes each)")
+        raise RuntimeError(f"no nextpnr run of seeds {seeds} is in {build_dir}" + (
+            "" if steps == "report" else f" (each stopped after {pnr_cpu_minutes:g} processor minutes, or failed: "
+                                         f"seed*.tim there)"))
     seeds = [s for s in seeds if s in runs]
 
     domains = {}
@@ -394,30 +493,42 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     met = [s for s in seeds if all(v["met"] for v in runs[s]["fmax"].values() if v["met"] is not None)]
     chosen = met[0] if met else seeds[0]
     _run([os.environ["ECPPACK"], "--compress", "--input", f"seed{chosen}.config", "--bit", "top.bit"], build_dir)
-    cells = toolchain.group_cells(toolchain.yosys_cells((build_dir / "top.rpt").read_text()), "ecp5")
     speed = getattr(platform, "speed", None)
     report = {
         "board": board,
         "device": f"{platform.device}-{platform.package}" + (f" speed {speed}" if speed else ""),
         "bitstream": str(build_dir / "top.bit"), "bitstream_seed": chosen, "timing_met": bool(met),
         "seed": config.seed, "seed_drawn": drawn,
-        "action": action, "key": key, "sync_mhz": top.sync_hz / 1e6, "baud": top.baud,
+        "action": action, "key": key, "sync_mhz": USER_HZ / 1e6, "baud": ApplianceTop.baud,
         "link": LINK,
         "domains": domains,
-        "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "critical_paths": r["critical_paths"]}
-                  for s, r in runs.items()},
-        "seeds_unfinished": unfinished, "pnr_minutes": pnr_minutes,
+        "seeds": {str(s): {"fmax": r["fmax"], "seconds": r["seconds"], "cpu_seconds": r["cpu_seconds"],
+                           "critical_paths": r["critical_paths"]} for s, r in runs.items()},
+        "seeds_unfinished": unfinished, "pnr_cpu_minutes": pnr_cpu_minutes,
         "cells": cells, "utilization": runs[chosen]["utilization"],
         "config": {f.name: getattr(config, f.name) for f in fields(config)},
         "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
         "block_rams_estimated": block_rams,
         "window": window_numbers(config),
-        "memory": memory_numbers(board, config, top.sync_hz),
-        "synth_seconds": round(synth_seconds, 1) if build else None,
-        "build_seconds": round(time.monotonic() - start, 1) if build else None,
+        "memory": memory_numbers(board, config, USER_HZ),
+        "lut_mapping": synth.get("lut_mapping"),
+        "synth_seconds": synth.get("synth_seconds"), "synth_cpu_seconds": synth.get("synth_cpu_seconds"),
+        "pnr_seconds": round(time.monotonic() - start, 1) if steps in ("all", "pnr") else None,
+        "seed_build_cpu_seconds": _seed_build_cpu(synth, runs),
     }
     (build_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _seed_build_cpu(synth: dict, runs: dict) -> dict | None:
+    """One seed's whole build in processor seconds: the synthesis and that seed's nextpnr run (median and range
+    over the seeds whose times are known)."""
+    cpu = [r["cpu_seconds"] for r in runs.values() if r.get("cpu_seconds") is not None]
+    if not cpu or synth.get("synth_cpu_seconds") is None:
+        return None
+    base = synth["synth_cpu_seconds"]
+    return {"median": round(base + statistics.median(cpu), 1), "min": round(base + min(cpu), 1),
+            "max": round(base + max(cpu), 1)}
 
 
 #: What the ports support, for the report: the MAC is Gigabit RGMII only, and the PHYs are not managed.
@@ -445,8 +556,8 @@ def markdown(report: dict) -> str:
                      f"{d['fmax_max_mhz']} MHz | {'yes' if d['met_every_seed'] else 'NO'} |")
     c, u = report["cells"], report["utilization"]
     if report.get("seeds_unfinished"):
-        lines += ["", f"nextpnr seeds {', '.join(map(str, report['seeds_unfinished']))} did not finish within "
-                      f"{report['pnr_minutes']:g} minutes and are left out."]
+        lines += ["", f"nextpnr seeds {', '.join(map(str, report['seeds_unfinished']))} were stopped at their "
+                      f"budget of {report['pnr_cpu_minutes']:g} processor minutes and are left out."]
     lines += ["", "## Resources", "",
               f"yosys: {c.get('luts', 0)} LUT4, {c.get('carry', 0)} CCU2C, {c.get('ffs', 0)} FF, "
               f"{c.get('brams', 0)} block RAM, {c.get('lutram', 0)} LUT RAM.", "",
@@ -464,8 +575,21 @@ def markdown(report: dict) -> str:
         v = w[name]
         lines.append(f"| {label} | {v['pps']} | {v['window_keys']} | {v['window_ms']:g} | {v['fp']:.3g} | "
                      f"{'yes' if v['overflow'] else 'no'} |")
-    if report.get("build_seconds") is not None:
-        lines += ["", f"Synthesis {report['synth_seconds']} s, whole build {report['build_seconds']} s."]
+    m = report.get("memory")
+    if m and m["where"] == "DRAM":
+        lines += ["", "## The memory", "",
+                  f"The filter in the DRAM: {m['bytes']} of its {m['capacity_bytes']} bytes, {m['rows']} rows of "
+                  f"{m['row_bits']} bits (row_bits), {m['row_blocks']} blocks of each segment in a row. A frame "
+                  f"takes {m['native_words_per_frame']} native words (a block of every physical segment read, k "
+                  f"written), the clearing {m['clearing_words_per_second']} words/s: "
+                  f"{m['words_per_second_at_line_rate'] / 1e6:.2f} M words/s at 1.488 Mpps and "
+                  f"{m['words_per_second_at_imix'] / 1e6:.2f} M at the IMIX against the port's "
+                  f"{m['port_words_per_second'] / 1e6:g} M: headroom {m['headroom']:g} and {m['headroom_imix']:g}."]
+    if report.get("seed_build_cpu_seconds"):
+        b = report["seed_build_cpu_seconds"]
+        lines += ["", f"Synthesis {report['synth_cpu_seconds']:g} processor seconds ({report['lut_mapping']} LUT "
+                      f"mapping); one seed's whole build (synthesis and nextpnr) {b['median']:g} processor seconds "
+                      f"(median; {b['min']:g}–{b['max']:g})."]
     return "\n".join(lines) + "\n"
 
 
@@ -479,6 +603,11 @@ def summary(report: dict) -> str:
     lines.append(f"  hash seed {report['config']['seed']:#018x}" + (" (drawn)" if report.get("seed_drawn") else "")
                  + f": SEED={report['config']['seed']:#x} repeats this build")
     w = report["window"]
-    lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps, "
-                 f"{w['imix']['window_keys']} at IMIX")
+    lines.append(f"  window {w['span_ms']:g} ms: {w['line_rate_64B']['window_keys']} keys at 1.488 Mpps "
+                 f"({w['line_rate_64B']['window_ms']:g} ms, fp {w['line_rate_64B']['fp']:.2g}), "
+                 f"{w['imix']['window_keys']} at IMIX ({w['imix']['window_ms']:g} ms)")
+    m = report.get("memory")
+    if m and m["where"] == "DRAM":
+        lines.append(f"  filter in DRAM: {m['rows']} rows of {m['row_bits']} bits, {m['native_words_per_frame']} "
+                     f"words a frame, headroom {m['headroom']:g} at 1.488 Mpps, {m['headroom_imix']:g} at IMIX")
     return "\n".join(lines)

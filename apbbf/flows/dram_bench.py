@@ -89,11 +89,17 @@ def _filter_config():
 FILTER_CONFIG = _filter_config()
 
 
-def filter_rate(*, commands: int = 400, seed: int = 1) -> dict:
+def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | None = None,
+                one_row: bool = True) -> dict:
     """The memory core on the 5A-75B's SDRAM at the appliance's 50 MHz (:mod:`apbbf.sim.cocotb.dram_filter`,
-    test ``measure``): TEST_AND_INSERT of new keys back to back, every answer checked against the model and every
-    SDRAM command against the data sheet; commands per cycle and per second, and that against 1 GbE's
-    1.488 Mpps of minimum-size frames.
+    test ``measure``; its requests in ``one_row`` order, as the appliance's): TEST_AND_INSERT of new keys back to
+    back, their rows following one another as in the appliance's memory, every answer checked against the model
+    and every SDRAM command against the data sheet; commands per cycle and per second, and that against 1 GbE's
+    1.488 Mpps of minimum-size frames; the SDRAM's cycles by what they did (``chip_cycles``: each command, and
+    the cycles between commands named by the commands around them).
+
+    ``sys_clk_freq`` runs the core and the filter at another clock (Hz) than the appliance's; ``one_row=False``
+    in the scan's other order (for comparison).
 
     Raises
     ------
@@ -103,13 +109,13 @@ def filter_rate(*, commands: int = 400, seed: int = 1) -> dict:
     from ..hdl.eth.appliance import USER_HZ
     from ..sim.cocotb import dram_filter
     from .appliance import LINE_RATE_PPS
-    core = litedram.generate("colorlight-5a75b", sys_clk_freq=USER_HZ)
-    build_dir = ROOT / "build" / "dram_bench" / f"filter-{core.name}"
+    core = litedram.generate("colorlight-5a75b", sys_clk_freq=sys_clk_freq or USER_HZ)
+    build_dir = ROOT / "build" / "dram_bench" / f"filter-{core.name}{'' if one_row else '-any-order'}"
     path = build_dir / "filter.json"
     build_dir.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     try:
-        dram_filter.run(FILTER_CONFIG, core, build_dir, testcase="measure", seed=seed,
+        dram_filter.run(FILTER_CONFIG, core, build_dir, testcase="measure", seed=seed, one_row=one_row,
                         params={"commands": commands, "report": str(path)})
     except SystemExit as exit_:
         raise RuntimeError(f"the filter's DRAM bench failed (exit {exit_.code}): see {build_dir}/results.xml") \
@@ -117,4 +123,4 @@ def filter_rate(*, commands: int = 400, seed: int = 1) -> dict:
     report = json.loads(path.read_text())
     report["line_rate_pps"] = round(LINE_RATE_PPS)
     report["headroom_at_line_rate"] = round(report["commands_per_second"] / LINE_RATE_PPS, 3)
-    return {"config": repr(FILTER_CONFIG), **report}
+    return {"config": repr(FILTER_CONFIG), "one_row": one_row, **report}

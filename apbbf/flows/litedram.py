@@ -12,8 +12,11 @@ through ``OFS1P3BX``/``IFS1P3BX`` I/O registers and ``TRELLIS_IO`` buffers, the 
 Simulation uses yosys's models of those primitives (:func:`apbbf.sim.cocotb.dram_runner.ecp5_sim_library`).
 
 The ECP5 Versa target: its MT41K64M16 DDR3 (x16, 8 banks) through ``ECP5DDRPHY`` at 1:2, 50 MHz sys from a 100 MHz
-input (LiteDRAM's ``examples/versa_ecp5.yml``), one native port of 128 bits. It is generated only: its PLL and DDR
-I/O primitives have no simulation models here.
+input (LiteDRAM's ``examples/versa_ecp5.yml``), one native port of 128 bits (one BL8 burst of the x16 chip per
+word). The core has its own clock generator (an ``EHXPLLL`` making sys2x at 100 MHz and a 25 MHz init clock,
+``ECLKSYNCB``, ``CLKDIVF`` dividing sys2x down to sys, ``DDRDLLA``): ``user_clk`` and ``user_rst`` are its sys
+domain, in which its user must run. Its PLL and DDR I/O primitives have no simulation models here: the benches
+meet it at its native port (:mod:`apbbf.sim.native_port`).
 
 Without a CPU (``cpu: None``) the core does not initialise the SDRAM itself: its ``wb_ctrl`` Wishbone port reaches
 the DFI injector's CSRs (``csr.csv``), through which the host (LiteX's BIOS, or a bench) issues the data sheet's
@@ -27,6 +30,8 @@ Two fixes are applied to the generated Verilog (both recorded in ``build/litedra
   reads the ``TRELLIS_IO`` and does not care).
 - The header's generation date is dropped, so that a core generated again from the same configuration is the
   same file (and the simulators' up-to-date checks hold).
+- (DDR3) The ``assign`` statements LiteX writes twice are written once: Yosys takes a repeated one whose right
+  side is an expression for a second driver of its wire and leaves the wire with two drivers.
 
 ``timing`` overrides (:func:`generate`) derive a module with other timings, e.g. a stretched ``tREFI``: how the
 benches check that the chip model catches a controller that breaks the data sheet.
@@ -129,8 +134,13 @@ class Core:
         return registers
 
 
+#: Raised when this flow writes the DDR3 cores' settings differently (only they are regenerated).
+DDR3_FLOW_VERSION = 2
+
+
 def _key(config: dict, timing: dict) -> str:
-    text = json.dumps({"config": config, "timing": timing, "versions": versions(), "flow": FLOW_VERSION}, sort_keys=True)
+    flow = {"flow": FLOW_VERSION} | ({"ddr3_flow": DDR3_FLOW_VERSION} if config["memtype"] == "DDR3" else {})
+    text = json.dumps({"config": config, "timing": timing, "versions": versions(), **flow}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -196,6 +206,8 @@ def generate(target: str = "colorlight-5a75b", *, name: str | None = None, timin
         subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True, cwd=directory, env=env)
     verilog = directory / "gateware" / "litedram_core.v"
     fixes = _fix_verilog(verilog)
+    if config["memtype"] == "DDR3":
+        fixes += _drop_repeated_assigns(verilog)
     info = {"key": key, "target": target, "config": config, "timing": timing, "versions": versions(),
             "verilog": "gateware/litedram_core.v", "csr_csv": "csr.csv", "fixes": fixes,
             "settings": json.loads(settings_path.read_text())}
@@ -226,6 +238,24 @@ def _fix_verilog(path: Path) -> list[str]:
     if new != text:
         path.write_text(new)
     return fixes
+
+
+def _drop_repeated_assigns(path: Path) -> list[str]:
+    """LiteX writes some ``assign`` statements twice (a concatenation on the left); where the right side is an
+    expression, Yosys makes a cell for each and reports the wire driven twice. The repeats are dropped."""
+    lines, seen, kept = path.read_text().splitlines(keepends=True), set(), []
+    dropped = 0
+    for line in lines:
+        if line.startswith("assign "):
+            if line in seen:
+                dropped += 1
+                continue
+            seen.add(line)
+        kept.append(line)
+    if not dropped:
+        return []
+    path.write_text("".join(kept))
+    return [f"{dropped} repeated assign statements dropped (Yosys reads each as another driver of the same wire)"]
 
 
 def init_sequence(settings: dict) -> list[dict]:
@@ -291,6 +321,35 @@ def _derive_module(base, timing: dict):
     return type(name, (base,), {"technology_timings": technology, "speedgrade_timings": speedgrades})
 
 
+def _ddr3_settings(config: dict, module_class, sys_clk_freq: float) -> dict:
+    """What ECP5DDRPHY chooses at 1:2 (its CAS and CAS-write latencies for a DRAM clock of twice
+    ``sys_clk_freq``) and the DDR3 initialisation LiteX's BIOS issues for them (its read leveling excepted)."""
+    from litedram.common import get_default_cl_cwl, get_sys_latency
+    from litedram.init import get_sdram_phy_init_sequence
+    nphases = 2
+    cl, cwl = get_default_cl_cwl("DDR3", 2 / (2 * nphases * sys_clk_freq))
+
+    class _Phy:                                         # only what get_sdram_phy_init_sequence reads
+        pass
+    phy_settings = _Phy()
+    phy_settings.memtype, phy_settings.cl, phy_settings.cwl, phy_settings.nphases = "DDR3", cl, cwl, nphases
+    sequence, _ = get_sdram_phy_init_sequence(phy_settings, module_class(sys_clk_freq, "1:2").timing_settings)
+    return {"cl": cl, "cwl": cwl, "nphases": nphases, "read_latency": get_sys_latency(nphases, cl) + 10,
+            "write_latency": get_sys_latency(nphases, cwl), "databits": 8 * config["sdram_module_nb"],
+            "burst_length": 8, "init_sequence": [dict(name=n, address=a, bank=b, command=_bits(c), delay=d)
+                                                 for n, a, b, c, d in sequence]}
+
+
+def _native_port_widths(verilog: Path) -> dict:
+    """The native user port's data and address widths, as the generated core declares them."""
+    text = verilog.read_text()
+
+    def width(port):
+        found = re.search(rf"\[(\d+):0\]\s+user_port_native_0_{port},", text)
+        return int(found.group(1)) + 1
+    return {"native_bits": width("rdata_data"), "native_addr_bits": width("cmd_addr")}
+
+
 def main(argv=None) -> int:
     """Run litedram_gen on a YAML file, with a derived module if timings are overridden (the process
     :func:`generate` starts), and write what LiteDRAM chose to ``--settings``."""
@@ -331,11 +390,11 @@ def main(argv=None) -> int:
         settings["init_sequence"] = [dict(name=n, address=a, bank=b, command=_bits(c), delay=d)
                                      for n, a, b, c, d in sequence]
     else:
-        # the DDR3 sequence (and the read leveling the BIOS runs) is in the core's software/include/generated/
-        # sdram_phy.h; no bench drives this core yet
-        settings.update(databits=8 * config["sdram_module_nb"], init_sequence=None)
+        settings.update(_ddr3_settings(config, module_class, sys_clk_freq))
     sys.argv = ["litedram_gen", args.yaml, "--output-dir", args.output_dir, "--name", "litedram_core"]
     gen.main()
+    if config["sdram_phy"] == "ECP5DDRPHY":
+        settings.update(_native_port_widths(Path(args.output_dir) / "gateware" / "litedram_core.v"))
     Path(args.settings).write_text(json.dumps(settings, indent=2) + "\n")
     return 0
 

@@ -110,6 +110,9 @@ class ApplianceVerilogTop(wiring.Component):
                                    divisor=divisor, timeout_cycles=1000 * tick_cycles)
         if config.row_layout != (dram is not None):
             raise ValueError("a Config with a row layout goes with the DRAM (dram=...), and only it")
+        if dram is not None and dram.settings.get("memtype", "SDR") != "SDR":
+            raise ValueError(f"the Verilog top takes the SDR SDRAM's core only, not {dram.settings['memtype']}: the "
+                             "DDR3 core's PHY has no simulation models")
         self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),

@@ -33,6 +33,9 @@ class MemoryAPBBF(wiring.Component):
         With a row layout (``row_bits > 0``).
     depth : int
         Commands in flight at most, 1..64.
+    one_row : bool
+        Requests ordered for a memory that serves one open row at a time, in order (LiteDRAM's native port):
+        :class:`~apbbf.hdl.core.scan_memory.MemoryScan`'s ``one_row``.
 
     Attributes
     ----------
@@ -49,17 +52,19 @@ class MemoryAPBBF(wiring.Component):
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``depth`` not an integer.
+        If ``config`` is not a Config, ``depth`` not an integer or ``one_row`` not a bool.
     ValueError
         If the Config has no row layout, or ``depth`` is not 1..64.
     """
 
-    def __init__(self, config: Config, *, depth: int = 8):
+    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False):
         check_config(config)
         check_depth(depth)
+        if not isinstance(one_row, bool):
+            raise TypeError(f"one_row must be a bool, not {one_row!r}")
         if not config.row_layout:
             raise ValueError("a memory core needs a Config with a row layout (row_bits > 0), not row_bits=0")
-        self._config, self._depth = config, depth
+        self._config, self._depth, self._one_row = config, depth, one_row
         members = {
             "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
@@ -85,7 +90,7 @@ class MemoryAPBBF(wiring.Component):
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
         m.submodules.buffer = buffer = CircularBuffer(self._config)
-        m.submodules.scan = scan = MemoryScan(self._config, depth=self._depth)
+        m.submodules.scan = scan = MemoryScan(self._config, depth=self._depth, one_row=self._one_row)
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
         wiring.connect(m, scan.hash, hash_unit)
         wiring.connect(m, scan.buffer, buffer)

@@ -12,7 +12,7 @@ from .memory_port import MemoryPortSignature, check_depth
 from .scan_fsm import enter_one_at_a_time
 from .types import Op, asks, command_layout, response_layout
 
-__all__ = ["MemoryScan", "descriptor_layout", "TAG_DEPTH"]
+__all__ = ["MemoryScan", "descriptor_layout", "reads_unanswered", "TAG_DEPTH"]
 
 #: Writes and markers the scan keeps in order while it waits for the memory's ``written`` (its tag queue).
 TAG_DEPTH = 32
@@ -33,6 +33,13 @@ def descriptor_layout(config: Config) -> data.StructLayout:
         "row": max(1, config.row_index_bits),
         "hashes": data.ArrayLayout(segment_hash_layout(config), P),
     })
+
+
+def reads_unanswered(config: Config, depth: int) -> int:
+    """Reads a :class:`MemoryScan` of ``depth`` commands in flight leaves unanswered at most: its ``answer_depth``
+    (two commands' reads, ``2 · physical_segments``), or one command's with ``depth`` 1 (a command starts its reads
+    only once the one before it is done)."""
+    return min(depth, 2) * config.physical_segments
 
 
 def _lowest(bits):
@@ -77,6 +84,12 @@ class MemoryScan(wiring.Component):
     time-bounded window's restart (once nothing is in flight), every word of the memory is cleared;
     ``cmd.ready`` is low meanwhile.
 
+    With ``one_row`` the requests are ordered for a memory that serves one open row at a time, in the order of
+    its requests (LiteDRAM's native port on an SDR SDRAM): a row opened for a command's reads also takes its
+    writes, and the memory turns from reads to writes and back once per command. A command reads its insert's
+    targets first, its writes wait until all its reads are requested, and the next command starts reading only
+    once they are requested; the clearing writes a row's ``row_blocks`` words at a time, between commands.
+
     Parameters
     ----------
     config : Config
@@ -84,6 +97,10 @@ class MemoryScan(wiring.Component):
     depth : int
         Commands in flight at most (:data:`~apbbf.hdl.core.memory_port.DEPTHS`): what the memory's latency needs
         to keep it busy (``apbbf.flows.memory_bench`` measures it).
+    one_row : bool
+        Order the requests for a memory that serves one open row at a time (see above); without it (the
+        default) a command's reads start as soon as ``depth`` allows and its writes go out as its answers come,
+        which suits a memory with a long latency and no row to keep open (an AXI4 slave).
 
     Attributes
     ----------
@@ -99,16 +116,19 @@ class MemoryScan(wiring.Component):
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``depth`` not an integer.
+        If ``config`` is not a Config, ``depth`` not an integer or ``one_row`` not a bool.
     ValueError
         If the Config has no row layout, or ``depth`` is not 1..64.
     """
 
-    def __init__(self, config: Config, *, depth: int = 8):
+    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False):
         check_config(config)
         check_depth(depth)
+        if not isinstance(one_row, bool):
+            raise TypeError(f"one_row must be a bool, not {one_row!r}")
         self._config = config
         self._depth = depth
+        self._one_row = one_row
         super().__init__({
             "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
@@ -126,6 +146,11 @@ class MemoryScan(wiring.Component):
     def depth(self) -> int:
         """Commands in flight at most."""
         return self._depth
+
+    @property
+    def one_row(self) -> bool:
+        """Requests ordered for a memory that serves one open row at a time."""
+        return self._one_row
 
     @property
     def answer_depth(self) -> int:
@@ -252,6 +277,17 @@ class MemoryScan(wiring.Component):
         left_after = Signal(P)
         m.d.comb += left_after.eq(issue_left & ~read_pick)
         issue_idle = Signal(init=1)                         # no read left: ``read_pick`` is 0, as a flip-flop
+        # (one_row) writes of the commands started that are not requested yet: the next command waits for them
+        writes_due = Signal(range(D * k + 1))
+        write_issued = Signal()
+        clear_run = Signal()                                # (one_row) a row's clearing words go out now
+        if self._one_row:
+            # the targets first, so that the writes wait the least for their answers
+            def first_pick(left, targets):
+                return Mux((left & targets).any(), _lowest(left & targets), _lowest(left))
+        else:
+            def first_pick(left, targets):
+                return _lowest(left)
         read_hash = Signal(segment_hash_layout(c))
         read_segment = Signal(range(P))
         m.d.comb += [read_hash.eq(_select(read_pick, [issuing.hashes[j] for j in range(P)])),
@@ -269,16 +305,21 @@ class MemoryScan(wiring.Component):
         issued_row = Signal(max(1, c.row_index_bits))
         compared_valid, compared = Signal(), Signal(info_layout)   # stage 2: its comparisons registered
         m.d.sync += issued_valid.eq(0)
-        with m.If(issue_idle & dispatch.r_rdy & (in_flight < D) & flight.w_rdy):
+        may_start = issue_idle & dispatch.r_rdy & (in_flight < D) & flight.w_rdy
+        if self._one_row:
+            may_start &= (writes_due == 0) & ~clear_run
+        head_writes = sum(head.targets[j] for j in range(P))
+        m.d.sync += writes_due.eq(writes_due + Mux(started, head_writes, 0) - write_issued)
+        with m.If(may_start):
             m.d.comb += [started.eq(1), dispatch.r_en.eq(1), flight.w_en.eq(1)]
-            m.d.sync += [issuing.eq(head), issue_left.eq(head_reads), read_pick.eq(_lowest(head_reads)),
-                         issue_idle.eq(head_reads == 0)]
+            m.d.sync += [issuing.eq(head), issue_left.eq(head_reads),
+                         read_pick.eq(first_pick(head_reads, head.targets)), issue_idle.eq(head_reads == 0)]
             with m.If(head_reads == 0):
                 # Nothing to read (the reserved op, a query with no live segment): a marker takes its place.
                 m.d.sync += [issued_valid.eq(1), issued.read.eq(0), issued.last.eq(1), issued.fresh.eq(0),
                              issued.target.eq(0)]
         with m.If(read_issued):
-            m.d.sync += [issue_left.eq(left_after), read_pick.eq(_lowest(left_after)),
+            m.d.sync += [issue_left.eq(left_after), read_pick.eq(first_pick(left_after, issuing.targets)),
                          issue_idle.eq(left_after == 0),
                          issued_valid.eq(1), issued.read.eq(1), issued.last.eq(left_after == 0),
                          issued.fresh.eq((read_pick & issuing.fresh).any()),
@@ -428,7 +469,8 @@ class MemoryScan(wiring.Component):
 
         # The arbiter, one action per cycle when the slot is free: the answered commands' writes and DONE markers
         # first (they free everything behind), then reads, then the clearing (which only waits: a shift that
-        # needs it stops the reads until it is done).
+        # needs it stops the reads until it is done). With ``one_row`` a command's reads come before its writes,
+        # and a row's clearing, once started between two commands, before everything.
         act = Signal(action_layout)
         act_wrote = Signal()                                # the head action's write is out, its marker next
         m.d.comb += act.eq(actions.r_data)
@@ -437,31 +479,48 @@ class MemoryScan(wiring.Component):
         want_read = ~issue_idle & (reads_out < self.answer_depth)
         want_clear = clear_busy & ~clear_marking & ~clear_all
         want_cleared = clear_marking
+        run_ends = last_word | (sweep[:c.segment_index_bits] == c.row_blocks - 1)
+        if self._one_row:
+            want_write &= issue_idle
+            want_clear &= clear_run | (issue_idle & (writes_due == 0))
+
+        def write():
+            m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE), write_issued.eq(1)]
+            m.d.sync += [out_valid.eq(1), out.write.eq(1), out.addr.eq(act.addr), out.data.eq(act.data)]
+            with m.If(act.done):
+                m.d.sync += act_wrote.eq(1)
+            with m.Else():
+                m.d.comb += actions.r_en.eq(1)
+
+        def mark():
+            m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(Cat(Const(_DONE, 2), act.retire)), actions.r_en.eq(1)]
+            m.d.sync += act_wrote.eq(0)
+
+        def read():
+            m.d.sync += [out_valid.eq(1), out.write.eq(0), out.addr.eq(read_addr), out.data.eq(0)]
+            m.d.comb += read_issued.eq(1)
+
+        def cleared():
+            m.d.comb += [tags.w_en.eq(1),
+                         tags.w_data.eq(Cat(Const(_CLEARED, 2), Mux(clearing_all, (1 << P) - 1, clearing)))]
+            m.d.sync += [clear_marking.eq(0), clearing_all.eq(0), clearing.eq(0)]
+
+        def clear():
+            m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE)]
+            m.d.sync += [out_valid.eq(1), out.write.eq(1), out.data.eq(0),
+                         out.addr.eq(Mux(clearing_all, sweep, segment_addr)), sweep.eq(sweep + 1),
+                         clear_run.eq(~run_ends)]
+            with m.If(last_word):
+                m.d.sync += clear_marking.eq(1)
+
+        choices = [(want_write & tags.w_rdy, write), (want_mark & tags.w_rdy, mark), (want_read, read),
+                   (want_cleared & tags.w_rdy, cleared), (want_clear & tags.w_rdy, clear)]
+        if self._one_row:
+            choices.insert(0, (clear_run & want_clear & tags.w_rdy, clear))
         with m.If(free):
-            with m.If(want_write & tags.w_rdy):
-                m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE)]
-                m.d.sync += [out_valid.eq(1), out.write.eq(1), out.addr.eq(act.addr), out.data.eq(act.data)]
-                with m.If(act.done):
-                    m.d.sync += act_wrote.eq(1)
-                with m.Else():
-                    m.d.comb += actions.r_en.eq(1)
-            with m.Elif(want_mark & tags.w_rdy):
-                m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(Cat(Const(_DONE, 2), act.retire)),
-                             actions.r_en.eq(1)]
-                m.d.sync += act_wrote.eq(0)
-            with m.Elif(want_read):
-                m.d.sync += [out_valid.eq(1), out.write.eq(0), out.addr.eq(read_addr), out.data.eq(0)]
-                m.d.comb += read_issued.eq(1)
-            with m.Elif(want_cleared & tags.w_rdy):
-                m.d.comb += [tags.w_en.eq(1),
-                             tags.w_data.eq(Cat(Const(_CLEARED, 2), Mux(clearing_all, (1 << P) - 1, clearing)))]
-                m.d.sync += [clear_marking.eq(0), clearing_all.eq(0), clearing.eq(0)]
-            with m.Elif(want_clear & tags.w_rdy):
-                m.d.comb += [tags.w_en.eq(1), tags.w_data.eq(_WRITE)]
-                m.d.sync += [out_valid.eq(1), out.write.eq(1), out.data.eq(0),
-                             out.addr.eq(Mux(clearing_all, sweep, segment_addr)), sweep.eq(sweep + 1)]
-                with m.If(last_word):
-                    m.d.sync += clear_marking.eq(1)
+            for n, (wanted, action) in enumerate(choices):
+                with (m.If if n == 0 else m.Elif)(wanted):
+                    action()
 
         # Registered: once drained, nothing starts until the restart's clearing, so a cycle late is the same.
         m.d.sync += drained.eq((in_flight == 0) & ~dispatch.r_rdy & issue_idle & ~issued_valid &

@@ -2,7 +2,7 @@
 start-up without a CPU (:mod:`.initializer`)."""
 
 from .initializer import LiteDRAMInitializer
-from .litedram import LiteDRAMMemory
+from .litedram import LiteDRAMDDR3Memory, LiteDRAMMemory
 from .native import NativePortAdapter, NativePortSignature
 
-__all__ = ["LiteDRAMInitializer", "LiteDRAMMemory", "NativePortAdapter", "NativePortSignature"]
+__all__ = ["LiteDRAMInitializer", "LiteDRAMMemory", "LiteDRAMDDR3Memory", "NativePortAdapter", "NativePortSignature"]

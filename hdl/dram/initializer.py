@@ -15,6 +15,9 @@ __all__ = ["WishboneSignature", "LiteDRAMInitializer", "init_writes"]
 
 #: DFII ``control`` after the initialisation: hardware control (SEL), CKE, ODT, RESET_N.
 HARDWARE_CONTROL = 0x0F
+#: The steps of LiteDRAM's sequences that write DFII ``control`` (their ``command`` is its bits), not a command:
+#: SDR's and DDR3's CKE, DDR3's RESET# released (the wait after it is the data sheet's 500 us before CKE).
+CONTROL_STEPS = ("Bring CKE high", "Release reset")
 
 
 class WishboneSignature(wiring.Signature):
@@ -37,9 +40,12 @@ def init_writes(sequence, csrs: dict) -> list[tuple[int, int, int]]:
         If ``csrs`` lacks one of the DFI injector's registers.
     """
     writes = []
+    resets = any(step["name"].startswith("Release reset") for step in sequence)
     for step in sequence:
-        if step["name"].startswith("Bring CKE high"):                  # software control, CKE high
-            writes.append((csrs["sdram_dfii_control"], step["command"], 0))
+        if step["name"].startswith(CONTROL_STEPS):                     # software control: CKE, RESET_N, ODT
+            # DDR3's waits follow its control writes (500 us before CKE, tXPR after it); SDR's CKE needs none
+            # after the power-up wait
+            writes.append((csrs["sdram_dfii_control"], step["command"], step["delay"] if resets else 0))
             continue
         writes += [(csrs["sdram_dfii_pi0_address"], step["address"], 0),
                    (csrs["sdram_dfii_pi0_baddress"], step["bank"], 0),

@@ -14,13 +14,37 @@ from ..core.memory_port import MemoryPortSignature
 from .initializer import LiteDRAMInitializer
 from .native import NativePortAdapter
 
-__all__ = ["SDR_PINS", "LiteDRAMMemory"]
+__all__ = ["SDR_PINS", "DDR3_PINS", "LiteDRAMMemory", "LiteDRAMDDR3Memory"]
 
 #: The SDR core's pins: name, width and direction of ``sdram_<name>`` (LiteX's GENSDRPHY).
 SDR_PINS = {"a": None, "ba": None, "cas_n": 1, "cke": 1, "cs_n": 1, "dm": None, "dq": None, "ras_n": 1, "we_n": 1}
+#: The DDR3 core's pins (LiteX's ECP5DDRPHY, ``ddram_<name>``): the clock and the strobes by their true side only
+#: (the I/O type makes the pair), ``dq`` and ``dqs_p`` bidirectional.
+DDR3_PINS = ("a", "ba", "cas_n", "cke", "clk_p", "cs_n", "dm", "dq", "dqs_p", "odt", "ras_n", "reset_n", "we_n")
+DDR3_BIDIRECTIONAL = ("dq", "dqs_p")
 
 
-class LiteDRAMMemory(wiring.Component):
+class _LiteDRAMBase(wiring.Component):
+    """What both cores' memories share: the adapter and the initializer, the memory port, ``ready``."""
+
+    @property
+    def adapter(self) -> NativePortAdapter:
+        return self._adapter
+
+    @property
+    def initializer(self) -> LiteDRAMInitializer:
+        return self._initializer
+
+    def _serve(self, m):
+        # the memory port on the adapter, opened once the initializer is done
+        m.submodules.adapter = adapter = self._adapter
+        m.submodules.initializer = init = self._initializer
+        wiring.connect(m, wiring.flipped(self.memory), adapter.memory)
+        m.d.comb += [adapter.enable.eq(init.done), self.ready.eq(init.done)]
+        return adapter, init
+
+
+class LiteDRAMMemory(_LiteDRAMBase):
     """The filter's memory port served by a LiteDRAM SDR core in the same clock domain (``sync``: the core's
     sys clock), its block words from native word ``base`` on.
 
@@ -75,35 +99,98 @@ class LiteDRAMMemory(wiring.Component):
         self.pins = pins
         super().__init__({"memory": In(MemoryPortSignature(config)), "ready": Out(1), "init_error": Out(1)})
 
-    @property
-    def adapter(self) -> NativePortAdapter:
-        return self._adapter
-
-    @property
-    def initializer(self) -> LiteDRAMInitializer:
-        return self._initializer
-
     def elaborate(self, platform):
         # initializer -> wb_ctrl; adapter -> native port; the core's reset is the domain's or the power-up wait's.
         m = Module()
-        m.submodules.adapter = adapter = self._adapter
-        m.submodules.initializer = init = self._initializer
-        wiring.connect(m, wiring.flipped(self.memory), adapter.memory)
-        m.d.comb += [adapter.enable.eq(init.done), self.ready.eq(init.done)]
-        native, wb = adapter.native, init.wb
-        port = "user_port_native_0_"
+        adapter, init = self._serve(m)
         m.submodules.core = Instance(
             "litedram_core",
             i_clk=ClockSignal(), i_rst=ResetSignal() | init.core_rst, o_init_error=self.init_error,
-            **{f"i_{port}cmd_valid": native.cmd.valid, f"o_{port}cmd_ready": native.cmd.ready,
-               f"i_{port}cmd_we": native.cmd.payload.we, f"i_{port}cmd_addr": native.cmd.payload.addr,
-               f"i_{port}wdata_valid": native.wdata.valid, f"o_{port}wdata_ready": native.wdata.ready,
-               f"i_{port}wdata_data": native.wdata.payload.data, f"i_{port}wdata_we": native.wdata.payload.we,
-               f"o_{port}rdata_valid": native.rdata.valid, f"i_{port}rdata_ready": native.rdata.ready,
-               f"o_{port}rdata_data": native.rdata.payload.data,
-               "i_wb_ctrl_adr": wb.adr, "i_wb_ctrl_dat_w": wb.dat_w, "o_wb_ctrl_dat_r": wb.dat_r,
-               "i_wb_ctrl_sel": wb.sel, "i_wb_ctrl_cyc": wb.cyc, "i_wb_ctrl_stb": wb.stb, "i_wb_ctrl_we": wb.we,
-               "o_wb_ctrl_ack": wb.ack, "i_wb_ctrl_cti": Const(0, 3), "i_wb_ctrl_bte": Const(0, 2)},
+            **_user_ports(adapter.native, init.wb),
             **{("io_" if name == "dq" else "o_") + f"sdram_{name}": pin for name, pin in self.pins.items()},
+        )
+        return m
+
+
+def _user_ports(native, wb) -> dict:
+    """The core's native user port and ``wb_ctrl``, as :class:`~amaranth.hdl.Instance` arguments."""
+    port = "user_port_native_0_"
+    return {f"i_{port}cmd_valid": native.cmd.valid, f"o_{port}cmd_ready": native.cmd.ready,
+            f"i_{port}cmd_we": native.cmd.payload.we, f"i_{port}cmd_addr": native.cmd.payload.addr,
+            f"i_{port}wdata_valid": native.wdata.valid, f"o_{port}wdata_ready": native.wdata.ready,
+            f"i_{port}wdata_data": native.wdata.payload.data, f"i_{port}wdata_we": native.wdata.payload.we,
+            f"o_{port}rdata_valid": native.rdata.valid, f"i_{port}rdata_ready": native.rdata.ready,
+            f"o_{port}rdata_data": native.rdata.payload.data,
+            "i_wb_ctrl_adr": wb.adr, "i_wb_ctrl_dat_w": wb.dat_w, "o_wb_ctrl_dat_r": wb.dat_r,
+            "i_wb_ctrl_sel": wb.sel, "i_wb_ctrl_cyc": wb.cyc, "i_wb_ctrl_stb": wb.stb, "i_wb_ctrl_we": wb.we,
+            "o_wb_ctrl_ack": wb.ack, "i_wb_ctrl_cti": Const(0, 3), "i_wb_ctrl_bte": Const(0, 2)}
+
+
+class LiteDRAMDDR3Memory(_LiteDRAMBase):
+    """The filter's memory port served by a LiteDRAM DDR3 core on ECP5DDRPHY, which makes its own clocks from
+    ``clk_in``: the parent runs ``sync`` on ``user_clk`` and ``user_rst`` (the core's sys domain, in which the
+    adapter, the initializer and the core's user port live), block words from native word ``base`` on.
+
+    The initializer's power-up wait runs with the core out of reset (its reset stops its own clocks), the DRAM's
+    RESET# held low meanwhile by the DFI injector's reset state; then LiteX's BIOS's DDR3 sequence. The BIOS's
+    read leveling (a scan of the PHY's read delay and bitslip) is not done: the PHY keeps its reset values.
+
+    Parameters
+    ----------
+    config : Config
+        With a row layout, B a multiple of the native port's 128 bits.
+    settings : dict
+        The core's settings (:attr:`apbbf.flows.litedram.Core.settings` of a DDR3 target): ``sys_clk_freq``,
+        ``native_bits``, ``native_addr_bits``, ``init_sequence``.
+    csrs : dict
+        The core's CSR byte addresses.
+    base : int
+        Native word of block word 0.
+    pins : dict or None
+        The DDR3 pins by name (:data:`DDR3_PINS`, LiteX's ``ddram_<name>``); None: new ``IOPort`` objects.
+    power_up_us : float
+        RESET# held low before the sequence (the data sheet's 200 us).
+
+    Attributes
+    ----------
+    clk_in : In(1)
+        The core's reference clock (``input_clk_freq``).
+    user_clk, user_rst : Out(1)
+        The core's sys clock and reset.
+    memory : In(MemoryPortSignature(config))
+    ready, init_error : Out(1)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :class:`~apbbf.hdl.dram.native.NativePortAdapter` and
+        :class:`~apbbf.hdl.dram.initializer.LiteDRAMInitializer`.
+    """
+
+    def __init__(self, config: Config, settings: dict, csrs: dict, *, base: int = 0, pins: dict | None = None,
+                 power_up_us: float = 200.0):
+        s = settings
+        self.addr_width, self.data_width = s["native_addr_bits"], s["native_bits"]
+        self._adapter = NativePortAdapter(config, addr_width=self.addr_width, data_width=self.data_width, base=base)
+        self._initializer = LiteDRAMInitializer(s["init_sequence"], csrs, clk_freq=s["sys_clk_freq"],
+                                                power_up_us=power_up_us)
+        if pins is None:
+            widths = {"a": (s["nrows"] - 1).bit_length(), "ba": (s["nbanks"] - 1).bit_length(),
+                      "dm": s["databits"] // 8, "dq": s["databits"], "dqs_p": s["databits"] // 8}
+            pins = {name: IOPort(widths.get(name, 1), name=f"ddram_{name}") for name in DDR3_PINS}
+        self.pins = pins
+        super().__init__({"clk_in": In(1), "user_clk": Out(1), "user_rst": Out(1),
+                          "memory": In(MemoryPortSignature(config)), "ready": Out(1), "init_error": Out(1)})
+
+    def elaborate(self, platform):
+        # The core clocks itself from clk_in; everything else here is in the parent's sync, its user_clk.
+        m = Module()
+        adapter, init = self._serve(m)
+        m.submodules.core = Instance(
+            "litedram_core",
+            i_clk=self.clk_in, i_rst=Const(0), o_user_clk=self.user_clk, o_user_rst=self.user_rst,
+            o_init_error=self.init_error, **_user_ports(adapter.native, init.wb),
+            **{("io_" if name in DDR3_BIDIRECTIONAL else "o_") + f"ddram_{name}": pin
+               for name, pin in self.pins.items()},
         )
         return m

@@ -72,6 +72,11 @@ class NativePortAdapter(wiring.Component):
         Native word of block word 0, a multiple of B / ``data_width``; the region ends within ``addr_width``.
     read_words : int
         Native read words outstanding at most (the answer queue's depth), B / ``data_width`` .. 1024.
+    write_words : int
+        Native write words whose data the port has not asked for yet, at most (the write data queue's depth),
+        B / ``data_width`` .. 1024. LiteDRAM asks for a write's data when it issues the write to the SDRAM, many
+        cycles after it took the command: the default (16, more than LiteDRAM's command buffer of 8) lets a
+        command's writes into the controller back to back.
 
     Attributes
     ----------
@@ -88,7 +93,8 @@ class NativePortAdapter(wiring.Component):
         If a parameter is of the wrong type or out of range (the message names it).
     """
 
-    def __init__(self, config: Config, *, addr_width: int, data_width: int, base: int = 0, read_words: int = 32):
+    def __init__(self, config: Config, *, addr_width: int, data_width: int, base: int = 0, read_words: int = 32,
+                 write_words: int = 16):
         check_config(config)
         signature = NativePortSignature(addr_width, data_width)
         if not config.row_layout:
@@ -104,7 +110,9 @@ class NativePortAdapter(wiring.Component):
             raise ValueError(f"the region of {config.memory_blocks * words} words from base {base} ends past "
                              f"addr_width={addr_width} ({1 << addr_width} words)")
         check_integer("read_words", read_words, range(words, 1025))
+        check_integer("write_words", write_words, range(words, 1025))
         self._config, self._words, self._base, self._read_words = config, words, base, read_words
+        self._write_words = write_words
         super().__init__({"memory": In(MemoryPortSignature(config)), "native": Out(signature),
                           "enable": In(1, init=1)})
 
@@ -122,7 +130,7 @@ class NativePortAdapter(wiring.Component):
         c, words, dw = self._config, self._words, self.native.signature.data_width
         req, rsp, native = self.memory.req, self.memory.rsp, self.native
 
-        m.submodules.wdata = wqueue = fifo.SyncFIFOBuffered(width=dw, depth=max(2, 2 * words))
+        m.submodules.wdata = wqueue = fifo.SyncFIFOBuffered(width=dw, depth=self._write_words)
         m.submodules.rdata = rqueue = fifo.SyncFIFOBuffered(width=dw, depth=self._read_words)
         word = Signal(range(words))
         last_word = word == words - 1

@@ -3,8 +3,8 @@
 """The de-duplication appliance on a two-port board: port 0's frames through
 :class:`~apbbf.hdl.packet.dedup.PacketDedup` and out of port 1, port 1's frames out of port 0 unchanged."""
 
-from amaranth import Cat, ClockDomain, Module, Signal
-from amaranth.build import Resource
+from amaranth import Cat, ClockDomain, ClockSignal, Module, ResetSignal, Signal
+from amaranth.build import Attrs, Resource, Subsignal
 from amaranth.lib import data, fifo, io, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -12,7 +12,7 @@ from ...model.config import Config
 from ...model.packet import KeySpec
 from ...model.protocol import APPLIANCE_COUNTERS as PROTOCOL_COUNTERS
 from ..core.memory_port import MemoryPortSignature
-from ..dram.litedram import LiteDRAMMemory
+from ..dram.litedram import LiteDRAMDDR3Memory, LiteDRAMMemory
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
 from .ecp5_pll import ECP5PLL
 from ..lib.frame_fifo import FrameFIFO
@@ -20,7 +20,7 @@ from .layouts import beat_layout
 from .loopback import BOARD_PHYS
 from .mac import COUNTERS, RGMIIMAC
 
-__all__ = ["ApplianceCore", "DedupAppliance", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
+__all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
 
 #: Longest frame the de-duplicator checks, bytes without the FCS: 1514 and two VLAN tags. Longer frames (jumbo)
 #: pass unchecked.
@@ -31,6 +31,9 @@ MAX_FRAME = 1522
 APPLIANCE_COUNTERS = tuple(f"port{port}_{name}" for port in (0, 1) for name in COUNTERS) + (
     "dedup_frames", "dedup_duplicates", "dedup_dropped", "dedup_unchecked", "dedup_errored")
 assert APPLIANCE_COUNTERS == PROTOCOL_COUNTERS
+
+#: The DRAM each board's appliance can keep its filter in (LiteDRAM's ``memtype``).
+DRAM_TYPES = {"colorlight-5a75b": "SDR", "versa-ecp5": "DDR3"}
 
 #: The de-duplicator's clock (``sync``), Hz: 64-bit beats need 15.6 MHz at line rate; a whole number of cycles
 #: per microsecond for the time counter.
@@ -52,6 +55,22 @@ def _port_pins(platform, number):
     subsignals = [io for io in resource.ios if io.name not in ("rst", "mdc", "mdio")]
     platform.add_resources([Resource(name, 0, *subsignals, resource.attrs)])
     return platform.request(name, 0, dir="-")
+
+
+#: litex-boards' I/O attributes of the Versa's DDR3 (``lattice_versa_ecp5.py``), by amaranth-boards' subsignal
+#: names; every pin SSTL135_I with a fast slew rate besides.
+DDR3_ATTRS = {"dq": dict(TERMINATION="75"), "clk": dict(IO_TYPE="SSTL135D_I"),
+              "dqs": dict(IO_TYPE="SSTL135D_I", TERMINATION="OFF", DIFFRESISTOR="100")}
+
+
+def _ddr3_resource(platform) -> str:
+    """amaranth-boards' ``ddr3`` pins with litex-boards' attributes (:data:`DDR3_ATTRS`), added as
+    ``ddr3_litex``: amaranth-boards puts ``TERMINATION=75`` on the whole resource (outputs included), LiteX on the
+    data pins only."""
+    resource = platform.lookup("ddr3", 0)
+    subsignals = [Subsignal(sub.name, *sub.ios, Attrs(**DDR3_ATTRS.get(sub.name, {}))) for sub in resource.ios]
+    platform.add_resources([Resource("ddr3_litex", 0, *subsignals, Attrs(IO_TYPE="SSTL135_I", SLEWRATE="FAST"))])
+    return "ddr3_litex"
 
 
 def _control_members(action):
@@ -126,8 +145,10 @@ class ApplianceCore(wiring.Component):
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
         _check_action(action)
+        # a Config with a row layout is served by LiteDRAM (one open row per bank, in order): one_row's order
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
-                                  timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True)
+                                  timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
+                                  memory_one_row=config.row_layout)
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -236,10 +257,12 @@ class DedupAppliance(wiring.Component):
     config, spec, action, data_width, max_frame
         As :class:`ApplianceCore`.
     dram : apbbf.flows.litedram.Core or None
-        The board's SDRAM as the filter's memory (a Config with a row layout; the Colorlight 5A-75B's SDR): a
-        LiteDRAM core generated for ``sync`` (:data:`USER_HZ`), which :class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`
-        instantiates (its ``verilog`` must be added to the build) and starts; the SDRAM's clock pin is ``sync``
-        shifted by 180 degrees, from the same PLL.
+        The board's DRAM as the filter's memory (a Config with a row layout; :data:`DRAM_TYPES`): a LiteDRAM core
+        generated for ``sync`` (:data:`USER_HZ`; its ``verilog`` must be added to the build), started by the
+        gateware. The Colorlight's SDR (:class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`): the SDRAM's clock pin
+        is ``sync`` shifted by 180 degrees, from the same PLL. The Versa's DDR3
+        (:class:`~apbbf.hdl.dram.litedram.LiteDRAMDDR3Memory`): the core's clock generator runs from the 100 MHz
+        oscillator and ``sync`` is its sys clock; the PLL makes only the transmit clock.
 
     Attributes
     ----------
@@ -255,8 +278,10 @@ class DedupAppliance(wiring.Component):
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
         _check_action(action)
         if dram is not None:
-            if board != "colorlight-5a75b":
-                raise ValueError(f"the filter in DRAM is built for the colorlight-5a75b's SDR SDRAM, not {board!r}")
+            memtype = dram.settings.get("memtype", "SDR")
+            if DRAM_TYPES.get(board) != memtype:
+                raise ValueError(f"the filter in DRAM is built for the colorlight-5a75b's SDR SDRAM and the "
+                                 f"versa-ecp5's DDR3, not {board!r} with {memtype}")
             if dram.settings["sys_clk_freq"] != USER_HZ:
                 raise ValueError(f"the LiteDRAM core must run at the de-duplicator's {USER_HZ / 1e6:g} MHz, not "
                                  f"{dram.settings['sys_clk_freq'] / 1e6:g}")
@@ -289,12 +314,15 @@ class DedupAppliance(wiring.Component):
         _, clock, clock_hz, rx_delay, tx_delay = BOARD_PHYS[self._board]
         m.domains.eth_tx = ClockDomain("eth_tx")
         m.domains.sync = ClockDomain("sync")
-        shifted = None
-        if self._dram is not None:
+        shifted, second = None, "sync"
+        ddr3 = self._dram is not None and DRAM_TYPES[self._board] == "DDR3"
+        if self._dram is not None and not ddr3:
             m.domains.sdram_ps = ClockDomain("sdram_ps", reset_less=True)
             shifted = "sdram_ps"
+        if ddr3:
+            second = None                     # sync is the DDR3 core's own sys clock (_ddr3 below)
         m.submodules.pll = pll = ECP5PLL(input_hz=clock_hz, output_hz=125e6, second_hz=USER_HZ,
-                                         shifted_domain=shifted)
+                                         second_domain=second, shifted_domain=shifted)
         m.submodules.clk_buffer = clk = io.Buffer("i", platform.request(clock, 0, dir="-"))
         m.d.comb += pll.clk_in.eq(clk.i)
 
@@ -306,7 +334,9 @@ class DedupAppliance(wiring.Component):
         for name in APPLIANCE_COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         m.d.comb += self.link_up.eq(core.link_up)
-        if self._dram is not None:
+        if ddr3:
+            self._ddr3(m, platform, core)
+        elif self._dram is not None:
             # The board ties CS# low, CKE high and DQM low: the core's own outputs for them stay unconnected.
             # The chip's clock: sync shifted by half a period, through a DDR output (a clock on a pin).
             sdram = platform.request("sdram", 0, dir="-")
@@ -325,3 +355,18 @@ class DedupAppliance(wiring.Component):
             m.submodules.phy1_reset = phy1_reset = io.Buffer("o", port1_pins.rst)
             m.d.comb += phy1_reset.o.eq(0)
         return m
+
+    def _ddr3(self, m, platform, core):
+        # The DDR3 core makes its clocks from the board's 100 MHz oscillator (LiteDRAM's ECP5 clock generator:
+        # ECLKSYNCB, CLKDIVF and DDRDLLA need its sys2x and sys in lock step), so the de-duplicator runs in its
+        # sys clock: no clock crossing between the filter and its memory.
+        ddr3 = platform.request(_ddr3_resource(platform), 0, dir="-")
+        pins = {"a": ddr3.a.io, "ba": ddr3.ba.io, "cas_n": ddr3.cas.io, "cke": ddr3.clk_en.io, "clk_p": ddr3.clk.p,
+                "cs_n": ddr3.cs.io, "dm": ddr3.dm.io, "dq": ddr3.dq.io, "dqs_p": ddr3.dqs.p, "odt": ddr3.odt.io,
+                "ras_n": ddr3.ras.io, "reset_n": ddr3.rst.io, "we_n": ddr3.we.io}
+        m.submodules.dram = dram = LiteDRAMDDR3Memory(self._config, self._dram.settings, self._dram.csrs(),
+                                                      pins=pins)
+        m.submodules.dram_clk_buffer = clk = io.Buffer("i", platform.request("clk100", 0, dir="-"))
+        m.d.comb += [dram.clk_in.eq(clk.i), ClockSignal("sync").eq(dram.user_clk),
+                     ResetSignal("sync").eq(dram.user_rst)]
+        wiring.connect(m, core.memory, dram.memory)

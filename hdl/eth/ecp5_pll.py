@@ -44,7 +44,8 @@ class ECP5PLL(wiring.Component):
     input_hz, output_hz, second_hz : float
         The reference and the two output frequencies.
     output_domain, second_domain : str
-        The domains it clocks (defined by the parent).
+        The domains it clocks (defined by the parent); ``second_domain`` None: CLKOS unused (a parent whose other
+        clock comes from elsewhere).
     shifted_domain : str or None
         A third domain (defined by the parent, without a reset), clocked by CLKOS2: ``second_hz`` shifted by
         180 degrees (an SDR SDRAM's clock pin, so that the chip samples ``second_domain``'s outputs mid-cycle).
@@ -61,6 +62,8 @@ class ECP5PLL(wiring.Component):
     def __init__(self, *, input_hz: float, output_hz: float, second_hz: float, output_domain: str = "eth_tx",
                  second_domain: str = "sync", shifted_domain: str | None = None):
         self._dividers = pll_dividers(input_hz, output_hz, second_hz)
+        if shifted_domain is not None and second_domain is None:
+            raise ValueError("a shifted clock (shifted_domain) needs second_domain")
         if shifted_domain is not None and self._dividers["CLKOS_DIV"] % 2:
             raise ValueError(f"a clock shifted by 180 degrees needs an even CLKOS_DIV, not "
                              f"{self._dividers['CLKOS_DIV']} ({second_hz / 1e6} MHz from {input_hz / 1e6} MHz)")
@@ -88,17 +91,19 @@ class ECP5PLL(wiring.Component):
             p_CLKI_DIV=d["CLKI_DIV"], p_FEEDBK_PATH="CLKOP", p_CLKFB_DIV=d["CLKFB_DIV"],
             p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=d["CLKOP_DIV"], p_CLKOP_CPHASE=d["CLKOP_DIV"] - 1,
             p_CLKOP_FPHASE=0,
-            p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=d["CLKOS_DIV"], p_CLKOS_CPHASE=d["CLKOS_DIV"] - 1,
-            p_CLKOS_FPHASE=0,
+            **({} if second_domain is None else dict(
+                p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=d["CLKOS_DIV"], p_CLKOS_CPHASE=d["CLKOS_DIV"] - 1,
+                p_CLKOS_FPHASE=0, o_CLKOS=ClockSignal(second_domain))),
             i_CLKI=self.clk_in, i_CLKFB=clkop, i_RST=Const(0), i_STDBY=Const(0), i_PHASESEL0=Const(0),
             i_PHASESEL1=Const(0), i_PHASEDIR=Const(1), i_PHASESTEP=Const(1), i_PHASELOADREG=Const(1),
             i_PLLWAKESYNC=Const(0), i_ENCLKOP=Const(0),
-            o_CLKOP=clkop, o_CLKOS=ClockSignal(second_domain), o_LOCK=self.locked,
+            o_CLKOP=clkop, o_LOCK=self.locked,
             # CLKOS2: CLKOS's divider, its coarse phase half a period (in VCO cycles) later
             **({} if self._shifted is None else dict(
                 p_CLKOS2_ENABLE="ENABLED", p_CLKOS2_DIV=d["CLKOS_DIV"],
                 p_CLKOS2_CPHASE=d["CLKOS_DIV"] - 1 + d["CLKOS_DIV"] // 2, p_CLKOS2_FPHASE=0,
                 o_CLKOS2=ClockSignal(self._shifted))))
         m.submodules.output_reset = cdc.ResetSynchronizer(~self.locked, domain=output_domain)
-        m.submodules.second_reset = cdc.ResetSynchronizer(~self.locked, domain=second_domain)
+        if second_domain is not None:
+            m.submodules.second_reset = cdc.ResetSynchronizer(~self.locked, domain=second_domain)
         return m

@@ -30,8 +30,9 @@ answers and one block to write, and backpressures the port: ``req.ready`` is low
 needs is busy (``ARREADY``, ``AWREADY``, ``WREADY`` low) or the bound is reached, and the answers wait while the
 port's ``rsp.ready`` is low. R never waits for the port, so a memory that stops taking reads while their answers
 are unread (every real one, eventually) never stalls a write behind them, provided the bound covers every read
-the requester may leave unanswered: for :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`, ``depth *
-physical_segments`` (:class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF` refuses less).
+the requester may leave unanswered: for :class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`, ``min(depth, 2) *
+physical_segments`` (:func:`~apbbf.hdl.core.scan_memory.reads_unanswered`;
+:class:`~apbbf.hdl.export.axis_memory.AXIStreamMemoryAPBBF` refuses less).
 """
 
 from __future__ import annotations

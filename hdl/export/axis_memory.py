@@ -21,6 +21,7 @@ from amaranth.lib.wiring import Out
 
 from ...model.config import Config, check_integer
 from ..core.memory_apbbf import MemoryAPBBF
+from ..core.scan_memory import reads_unanswered
 from .axi_memory import MAX_OUTSTANDING, AXI4MemoryAdapter, AXI4Signature
 from .axis import CommandFormat, connect_core, stream_members
 
@@ -39,17 +40,17 @@ def axi_master(config: Config, *, depth: int = 8, axi_data_width: int = 64, axi_
     ------
     TypeError, ValueError
         As :class:`~apbbf.hdl.export.axi_memory.AXI4MemoryAdapter`, or if ``max_outstanding`` is below
-        ``depth * physical_segments``.
+        :func:`~apbbf.hdl.core.scan_memory.reads_unanswered` (``min(depth, 2) * physical_segments``).
     """
-    least = depth * config.physical_segments
+    least = reads_unanswered(config, depth)
     if max_outstanding is None:
-        max_outstanding = least
+        max_outstanding = depth * config.physical_segments
     check_integer("max_outstanding", max_outstanding, MAX_OUTSTANDING)
     if max_outstanding < least:
-        raise ValueError(f"max_outstanding must be at least depth * physical segments = {depth} * "
-                         f"{config.physical_segments} = {least} (the reads the scan may leave unanswered; with "
-                         f"fewer, a read waiting for room would hold up the writes that free it), not "
-                         f"{max_outstanding}")
+        raise ValueError(f"max_outstanding must be at least the reads the memory scan leaves unanswered, "
+                         f"min(depth, 2) * physical segments = {min(depth, 2)} * {config.physical_segments} = "
+                         f"{least} (with fewer, a read waiting for room would hold up the writes that free it), "
+                         f"not {max_outstanding}")
     return AXI4MemoryAdapter(config, data_width=axi_data_width, base=axi_base, addr_width=axi_addr_width,
                              max_outstanding=max_outstanding)
 
@@ -98,7 +99,8 @@ class AXIStreamMemoryAPBBF(wiring.Component):
         AXI address bits, 12..64 (default: 32, or 64 if the region ends past 4 GiB).
     max_outstanding : int or None
         AXI reads and writes in flight at most, each, up to 4096 (the adapter queues that many answers); at least
-        ``depth * physical_segments``, the reads the scan may leave unanswered (the default).
+        ``min(depth, 2) * physical_segments``, the reads the scan may leave unanswered (default ``depth *
+        physical_segments``, so that as many writes as reads may be in flight).
 
     Attributes
     ----------

@@ -123,6 +123,9 @@ class PacketDedup(wiring.Component):
         LUT4 fewer than ``pace=3`` in the benchmark's de-duplicator.
     memory_depth : int
         With the memory scan: commands in flight at most, 1..64 (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`).
+    memory_one_row : bool
+        With the memory scan: its requests ordered for a memory that serves one open row at a time, in order
+        (LiteDRAM's native port; ``one_row`` of :class:`~apbbf.hdl.core.scan_memory.MemoryScan`).
     answer_deadline : int
         With the memory scan: cycles from a key entering the key queue to its frame passing on unchecked (late),
         1..65535.
@@ -177,7 +180,8 @@ class PacketDedup(wiring.Component):
     def __init__(self, config: Config, spec: KeySpec, *, data_width: int = 512, action: str = "drop",
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
                  key_queue: int = 16, scan: str | None = None, pace: int | None = None, memory_depth: int = 8,
-                 answer_deadline: int = 1024, clearable: bool = False, runtime_window: bool = False):
+                 memory_one_row: bool = False, answer_deadline: int = 1024, clearable: bool = False,
+                 runtime_window: bool = False):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -206,6 +210,9 @@ class PacketDedup(wiring.Component):
         if scan == MEMORY_SCAN and not config.row_layout:
             raise ValueError("scan 'memory' needs a Config with a row layout (row_bits > 0), not row_bits=0")
         check_depth(memory_depth)
+        if not isinstance(memory_one_row, bool):
+            raise TypeError(f"memory_one_row must be a bool, not {memory_one_row!r}")
+        self._memory_one_row = memory_one_row
         check_integer("answer_deadline", answer_deadline, range(1, 1 << 16))
         if pace is not None:
             most = _most_pace(data_width) if scan == "parallel" else 1
@@ -411,7 +418,7 @@ class PacketDedup(wiring.Component):
         clearing, clear_reset = Signal(), Signal()
         memory = self._scan == MEMORY_SCAN
         if memory:
-            core = MemoryAPBBF(c, depth=self._memory_depth)
+            core = MemoryAPBBF(c, depth=self._memory_depth, one_row=self._memory_one_row)
         else:
             core = APBBF(c, scan=self._scan, pace=self.core_pace, runtime_window=self._runtime_window)
         m.submodules.core = ResetInserter(clear_reset)(core) if self._clearable else core

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled import kernels
 from ..config import Config, check_config, check_integer
 from ..filters import scan_from
 from ..hashing import HashSpec
@@ -204,7 +205,8 @@ class TimedTestAndInsert:
 
     def _record(self):
         k = self._k
-        return (tuple(self._live), tuple(self._stamp.get(inc, 0) for inc in self._live[k:]), self._started)
+        get = self._stamp.get
+        return tuple(self._live), [get(inc, 0) for inc in self._live[k:]], self._started
 
     # Bulk -----------------------------------------------------------------------------------------------------
 
@@ -345,6 +347,13 @@ class TimedTestAndInsert:
         carried = dict(zip(records[0][0], set_rows))
         newest = incs.max(axis=1)                                     # non-decreasing
         oldest = np.where(incs >= 0, incs, np.iinfo(np.int64).max).min(axis=1)
+        fast = kernels(64 * n) if self._word is not None else None
+        if fast is not None:
+            hits, carried = self._run_compiled(fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried,
+                                               records)
+            for inc, row in carried.items():
+                self._set[self._inc_pos[inc]] = row
+            return hits
         if self._word is not None:
             hits, carried = self._run_words(keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, newest,
                                             oldest)
@@ -400,6 +409,35 @@ class TimedTestAndInsert:
         for inc, row in carried.items():
             self._set[self._inc_pos[inc]] = row
         return hits
+
+    def _run_compiled(self, fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, records):
+        """:meth:`run`'s evaluation when a block is a machine word, one command at a time in a compiled loop
+        (:mod:`apbbf.model.compiled`): the segments' words, each command's query before its inserts.
+
+        Returns
+        -------
+        hits, carried
+            As :meth:`_run_words`'.
+        """
+        tables, zero = self._positions
+        S, B = self._S, self._config.block_bits
+        state = np.zeros((self._P, S // B), dtype=np.uint64)
+        holder = np.full(self._P, -1, dtype=np.int64)
+        for inc, row in carried.items():
+            state[inc_pos[inc]] = np.packbits(row, bitorder="little").view(self._word)
+            holder[inc_pos[inc]] = inc
+        mixer = self._hash._np_tables if self._hash.rounds else np.zeros((0, 8, 256), dtype=np.uint64)
+        if mixer.shape[1:] != (8, 256):
+            keys, mixer = self._hash.mix_many(keys), np.zeros((0, 8, 256), dtype=np.uint64)
+        hits = np.zeros(len(keys), dtype=bool)
+        fast.timed_test_and_insert(np.ascontiguousarray(keys, dtype=np.uint64), mixer, tables, zero, incs, query_cfg, insert_cfg, fresh.astype(np.int64),
+                                   inc_pos, self._k, B, state, holder, hits)
+        after = {}
+        for inc in records[-1][0]:
+            pos = inc_pos[inc]
+            words = state[pos].astype(self._word) if holder[pos] == inc else np.zeros(S // B, dtype=self._word)
+            after[inc] = np.unpackbits(words.view(np.uint8), bitorder="little")[:S].astype(bool)
+        return hits, after
 
     def _run_words(self, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, newest, oldest):
         """:meth:`run`'s evaluation when a block is a machine word: each command's b bits in a segment are one

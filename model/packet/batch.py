@@ -9,6 +9,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..compiled import kernels
 from .reference import _frame_bytes
 from .spec import (BLOCK_BYTES, _check_spec, CRC64_XZ_PARAMETERS, _ETH_HEADER, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
                    FrameClass, KeySpec, _MAX_TAGS, TPIDS)
@@ -192,6 +193,18 @@ class _Tables:
         self._flat = None
         self._E_flat = None
         self._init = [self.init, self._advance_int(self.init, 1)]
+
+    @property
+    def slices(self) -> np.ndarray:
+        """The slicing-by-8 tables, shape (8, 256): ``slices[0]`` is T, ``slices[j][v]`` is v followed by j zero
+        bytes (the compiled kernel's, :mod:`apbbf.model.compiled`: a 64-bit word a step)."""
+        if getattr(self, "_slices", None) is None:
+            slices = np.zeros((8, 256), dtype=np.uint64)
+            slices[0] = self.T
+            for j in range(1, 8):
+                slices[j] = self._zero(slices[j - 1])
+            self._slices = slices
+        return self._slices
 
     def _zero(self, x: np.ndarray) -> np.ndarray:
         return self.T[(x & np.uint64(0xFF)).astype(np.intp)] ^ (x >> np.uint64(8))
@@ -403,9 +416,15 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
         data[:total] = np.concatenate([batch.data[a:a + b] for a, b in zip(batch.offsets.tolist(), n.tolist())])
         off = np.cumsum(n) - n
     windows = np.lib.stride_tricks.sliding_window_view(data, BLOCK_BYTES)
-    head = windows[off].copy()
-    head &= _TAIL[np.minimum(n, BLOCK_BYTES)]
-    kind, l3, ip_length, _ = _classify(head, n, ethertypes)
+    fast = kernels(int(n.sum()))
+    if fast is not None:
+        kind, l3, ip_length = (np.empty(nf, dtype=np.int64) for _ in range(3))
+        fast.classify(data, off, n, np.full(nf, -1, dtype=np.int64) if ethertypes is None else ethertypes,
+                      kind, l3, ip_length)
+    else:
+        head = windows[off].copy()
+        head &= _TAIL[np.minimum(n, BLOCK_BYTES)]
+        kind, l3, ip_length, _ = _classify(head, n, ethertypes)
 
     recipes = [spec.other, spec.ipv4, spec.ipv6]
     slots = max(len(r) for r in recipes)
@@ -438,30 +457,37 @@ def _keys_chunk(batch: FrameBatch, spec: KeySpec, messages: bool, ethertypes: np
     per_frame = blocks.sum(axis=0) + 1
     first_row = np.cumsum(per_frame) - per_frame
     trailer_row = first_row + per_frame - 1
-    rows = np.zeros((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
-    before = np.zeros(nf, dtype=np.int64)
-    for slot in range(slots):
-        frame, k = _ragged(blocks[slot])
-        target = first_row[frame] + before[frame] + k
-        rows[target] = windows[off[frame] + starts[slot][frame] + BLOCK_BYTES * k]
-        valid = np.minimum(counts[slot][frame] - BLOCK_BYTES * k, BLOCK_BYTES)
-        partial = valid < BLOCK_BYTES
-        rows[target[partial]] &= _TAIL[valid[partial]]
-        masked = (k == 0) & (mask_ids[slot][frame] > 0)
-        if masked.any():
-            rows[target[masked]] &= np.stack(masks)[mask_ids[slot][frame][masked]]
-        before += blocks[slot]
-    lengths = rows[trailer_row].view("<u4")                    # (nf, 16)
-    lengths[:, :slots] = counts.T.astype("<u4")
-    rows[trailer_row] = lengths.view(np.uint8)
-
-    contributions = tables.contributions(rows)
-    most = int(per_frame.max())
-    tables.grow(most)
-    after = np.repeat(trailer_row, per_frame) - np.arange(len(rows))        # blocks after each row
-    advanced = tables.advance(contributions, after)
-    keys = np.bitwise_xor.reduceat(advanced, first_row) ^ tables.init_after(most)[per_frame]
-    keys ^= np.uint64(tables.xor_output)
+    if fast is not None:
+        # the rows (every byte written) and each message's CRC in one compiled loop over the frames
+        rows = np.empty((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
+        keys = np.empty(nf, dtype=np.uint64)
+        fast.message_keys(data, off, starts, counts, mask_ids, np.stack(masks), first_row, rows,
+                          rows.reshape(-1).view(np.uint64), tables.slices, np.uint64(tables.init),
+                          np.uint64(tables.xor_output), keys)
+    else:
+        rows = np.zeros((int(per_frame.sum()), BLOCK_BYTES), dtype=np.uint8)
+        before = np.zeros(nf, dtype=np.int64)
+        for slot in range(slots):
+            frame, k = _ragged(blocks[slot])
+            target = first_row[frame] + before[frame] + k
+            rows[target] = windows[off[frame] + starts[slot][frame] + BLOCK_BYTES * k]
+            valid = np.minimum(counts[slot][frame] - BLOCK_BYTES * k, BLOCK_BYTES)
+            partial = valid < BLOCK_BYTES
+            rows[target[partial]] &= _TAIL[valid[partial]]
+            masked = (k == 0) & (mask_ids[slot][frame] > 0)
+            if masked.any():
+                rows[target[masked]] &= np.stack(masks)[mask_ids[slot][frame][masked]]
+            before += blocks[slot]
+        lengths = rows[trailer_row].view("<u4")                    # (nf, 16)
+        lengths[:, :slots] = counts.T.astype("<u4")
+        rows[trailer_row] = lengths.view(np.uint8)
+        contributions = tables.contributions(rows)
+        most = int(per_frame.max())
+        tables.grow(most)
+        after = np.repeat(trailer_row, per_frame) - np.arange(len(rows))        # blocks after each row
+        advanced = tables.advance(contributions, after)
+        keys = np.bitwise_xor.reduceat(advanced, first_row) ^ tables.init_after(most)[per_frame]
+        keys ^= np.uint64(tables.xor_output)
     texts = [rows[a:b].tobytes() for a, b in zip(first_row.tolist(), (first_row + per_frame).tolist())] \
         if messages else []
     return keys, texts, _CLASS_CODES[kind], MessageRows(rows, first_row, per_frame)

@@ -5,7 +5,9 @@ de-duplicator took, read from ``now_us`` when ``frame_start`` is high): the fram
 FCS and the counters must be exactly the model's.
 
 Both receive clocks run 100 ppm fast and the transmit clock 100 ppm slow (the PHYs' clocks are not locked);
-``sync`` runs at 50 MHz, as on the boards.
+``sync`` runs at 50 MHz, as on the boards. The same benches run on a board's top
+(:mod:`apbbf.sim.cocotb.board_runner`): there the board's oscillator, 100 ppm slow, is the only clock driven
+besides the receive clocks, and ``sync`` and ``eth_tx`` come from its PLL.
 """
 
 import json
@@ -14,7 +16,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, FallingEdge, First, ReadOnly, RisingEdge, Timer
 from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Dot1Q, Ether
@@ -108,6 +110,9 @@ class TB:
         """Clocks on (they start low), reset, then wait while the filter clears its memories (with the DRAM: the
         SDRAM chip model on the pins from time 0, the gateware's power-up wait and initialisation, then the
         clearing of every word of the filter's region)."""
+        if self.params.get("board"):
+            await self._board_reset()
+            return
         self.dut.rst.value = 1
         dram = self.params.get("dram")
         if dram:
@@ -130,6 +135,37 @@ class TB:
             cocotb.start_soon(self._decisions())
         else:
             await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        cocotb.start_soon(self._stamps())
+
+    async def _board_reset(self):
+        """The board top (:mod:`apbbf.sim.cocotb.board_runner`): its reference clock on ``xtal`` and the PHYs'
+        receive clocks; ``sync`` and ``eth_tx`` come from the PLL, each held in reset until it locks; then the
+        filter's clearing. The PHYs' reset pins (active low) must be high. After a bench before this one (whose
+        clocks stopped with it) the PLL has lost its lock, and its lock's reset synchronizers reset the design as
+        the rst port does on the generic export."""
+        if self.dut.pll_lock.value == 1:
+            await Timer(1, "us")
+            assert self.dut.pll_lock.value == 0, "the PLL kept its lock with its reference clock stopped"
+        for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
+                              (self.dut.xtal, self.params["xtal_period_fs"])):
+            Clock(clock, period, unit="fs").start(start_high=False)
+        lock = RisingEdge(self.dut.pll_lock)
+        if await First(lock, Timer(100, "us")) is not lock:
+            raise AssertionError("the PLL did not lock within 100 us of the reference clock starting")
+        # the clocks the PLL makes: sync 50 MHz and eth_tx 125 MHz, as exact as the crystal
+        ppm = self.params["xtal_period_fs"] / self.params["xtal_nominal_fs"]
+        for clock, nominal_fs in ((self.dut.clk, SYNC_PERIOD_FS), (self.dut.eth_tx_clk, 8_000_000)):
+            await RisingEdge(clock)
+            start = cocotb.utils.get_sim_time("fs")
+            await ClockCycles(clock, 100)
+            period = (cocotb.utils.get_sim_time("fs") - start) / 100
+            assert abs(period / (nominal_fs * ppm) - 1) < 1e-6, \
+                f"{clock._name} runs at {1e9 / period:.4f} MHz, not {1e9 / nominal_fs:g} (the PLL's dividers)"
+        await ClockCycles(self.dut.clk, self.config.segment_blocks + 100)
+        for name in ("port0_phy_rst_n", "port1_phy_rst_n"):
+            if hasattr(self.dut, name):
+                assert int(getattr(self.dut, name).value) == 1, f"{name} is low: the PHY is held in reset"
         cocotb.start_soon(self._stamps())
 
     async def _decisions(self):
@@ -478,3 +514,13 @@ async def run_time_changes(dut):
     assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index("drop"))
     assert len(changes) == len(steps) and 0 < counters.dropped < counters.duplicates, (changes, counters)
     dut._log.info("changes %s; model counters %s", changes, counters.as_dict())
+
+
+@cocotb.test()
+async def uart_read_action(dut):
+    """One REG_READ of ACTION over the UART, with no traffic: the action the appliance was built with (the UART's
+    pins and the host side alive; short at any baud rate)."""
+    tb = TB(dut, "uart_read_action")
+    await tb.reset()
+    offsets = {name: r.offset for name, r in register_map("appliance").items()}
+    assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index(tb.action))

@@ -38,11 +38,13 @@ PARAMS_ENV = "APBBF_DRAM_FILTER_PARAMS"
 class DRAMFilter(wiring.Component):
     """``apbbf_axis``'s ports (:func:`~apbbf.hdl.export.axis.stream_members`) around a :class:`MemoryAPBBF` whose
     memory is a LiteDRAM SDR core in the ``aclk`` domain; ``dram_ready`` once the core is initialised (commands
-    wait until then, and while the filter clears its memory); the SDRAM pins as ``sdram_*`` ports."""
+    wait until then, and while the filter clears its memory); the SDRAM pins as ``sdram_*`` ports. The core's
+    requests are in ``one_row`` order, as the appliance's, unless ``one_row=False``."""
 
-    def __init__(self, config: Config, settings: dict, csrs: dict, *, depth: int = 8, power_up_us: float = 200.0):
+    def __init__(self, config: Config, settings: dict, csrs: dict, *, depth: int = 8, power_up_us: float = 200.0,
+                 one_row: bool = True):
         self._config = config
-        self._core = MemoryAPBBF(config, depth=depth)
+        self._core = MemoryAPBBF(config, depth=depth, one_row=one_row)
         self._memory = LiteDRAMMemory(config, settings, csrs, power_up_us=power_up_us)
         super().__init__({**stream_members(config, CommandFormat(config)), "dram_ready": Out(1)})
 
@@ -84,9 +86,10 @@ def _wrapper(top: DRAMFilter) -> str:
 
 
 def run(config: Config, core, build_dir, *, testcase=None, seed: int = 1, depth: int = 8,
-        power_up_us: float = 200.0, params: dict | None = None) -> Path:
-    """Export :class:`DRAMFilter` for ``config`` on the generated ``core`` (:func:`apbbf.flows.litedram.generate`),
-    build it with the core and yosys's ECP5 models for Icarus in ``build_dir`` and run the benches of
+        power_up_us: float = 200.0, one_row: bool = True, params: dict | None = None) -> Path:
+    """Export :class:`DRAMFilter` (``depth``, ``one_row``) for ``config`` on the generated ``core``
+    (:func:`apbbf.flows.litedram.generate`), build it with the core and yosys's ECP5 models for Icarus in
+    ``build_dir`` and run the benches of
     :data:`TEST_MODULE`; returns the results file (a failed test raises ``SystemExit``, as cocotb's runner does).
 
     Raises
@@ -102,7 +105,7 @@ def run(config: Config, core, build_dir, *, testcase=None, seed: int = 1, depth:
 
     check_simulator("icarus")
     build_dir = Path(build_dir).resolve()
-    top = DRAMFilter(config, core.settings, core.csrs(), depth=depth, power_up_us=power_up_us)
+    top = DRAMFilter(config, core.settings, core.csrs(), depth=depth, power_up_us=power_up_us, one_row=one_row)
     _write_if_changed(build_dir / f"{TOP}.v", _convert(top, TOP))
     _write_if_changed(build_dir / f"{TB}.v", "// icarus -g2005\n" + _wrapper(top))
     library = ecp5_sim_library(build_dir)
@@ -111,7 +114,7 @@ def run(config: Config, core, build_dir, *, testcase=None, seed: int = 1, depth:
     runner.build(sources=[core.verilog, build_dir / f"{TOP}.v", build_dir / f"{TB}.v", library], hdl_toplevel=TB,
                  build_args=["-g2005"], build_dir=build_dir, timescale=("1ns", "1ps"), waves=False)
     env = {PARAMS_ENV: json.dumps({**(params or {}), "config": dataclasses.asdict(config), "depth": depth,
-                                   "power_up_us": power_up_us, "settings": core.settings})}
+                                   "one_row": one_row, "power_up_us": power_up_us, "settings": core.settings})}
     results = build_dir / "results.xml"
     results.unlink(missing_ok=True)
     return runner.test(test_module=TEST_MODULE, hdl_toplevel=TB, build_dir=build_dir, testcase=testcase, seed=seed,

