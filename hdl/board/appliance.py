@@ -104,15 +104,16 @@ class ApplianceVerilogTop(wiring.Component):
     def __init__(self, config: Config, spec: KeySpec | None = None, *, action: str = "drop", tick_cycles: int = 50,
                  divisor: int = 50, rx_depth: int = 512, dram=None):
         spec = spec or KeySpec.l3l4()
-        self._core = ApplianceCore(rgmii_ports("port0_rgmii_"), rgmii_ports("port1_rgmii_"), config, spec,
-                                   action=action, tick_cycles=tick_cycles, rx_depth=rx_depth)
-        self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
-                                   divisor=divisor, timeout_cycles=1000 * tick_cycles)
+        # Refused before any block is made, so a refusal leaves nothing unused behind.
         if config.row_layout != (dram is not None):
             raise ValueError("a Config with a row layout goes with the DRAM (dram=...), and only it")
         if dram is not None and dram.settings.get("memtype", "SDR") != "SDR":
             raise ValueError(f"the Verilog top takes the SDR SDRAM's core only, not {dram.settings['memtype']}: the "
                              "DDR3 core's PHY has no simulation models")
+        self._core = ApplianceCore(rgmii_ports("port0_rgmii_"), rgmii_ports("port1_rgmii_"), config, spec,
+                                   action=action, tick_cycles=tick_cycles, rx_depth=rx_depth)
+        self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
+                                   divisor=divisor, timeout_cycles=1000 * tick_cycles)
         self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
