@@ -10,13 +10,16 @@ import pytest
 # The Verilator models the tests build run for seconds: compile them unoptimized (apbbf.sim.verilator).
 os.environ.setdefault("APBBF_VERILATOR_OPT", "-O0")
 
-#: The suite's longest files, longest first (``make test``'s durations, 2026-11): pytest-xdist hands each worker a file
-#: at a time (``--dist loadfile``) in collection order, so a long file collected late runs alone at the end while
-#: the other worker idles. Collected first, they overlap and the short files fill in after them.
-LONGEST_FILES = ("test_cocotb.py", "test_packet_dedup.py", "test_core_timed.py", "test_core.py",
-                 "test_key_extractor_recipes.py", "test_dedup.py", "test_key_extractor.py", "test_cocotb_dedup.py",
-                 "test_appliance_cocotb.py", "test_eth_cocotb.py", "test_lanes.py", "test_verilog_lint.py",
-                 "test_capture.py")
+#: The suite's longest files, longest first (processor seconds per file, ``--cpu-durations``, 2026-12): pytest-xdist
+#: hands each worker a file at a time (``--dist loadfile``) in collection order, so a long file collected late runs
+#: alone at the end while the other worker idles. Collected first, they overlap and the short files fill in after.
+LONGEST_FILES = ("test_core.py", "test_packet_dedup.py", "test_core_timed.py", "test_cocotb.py",
+                 "test_appliance_cocotb.py", "test_cocotb_memory_dedup.py", "test_key_extractor.py",
+                 "test_memory_dedup.py", "test_appliance_host.py", "test_key_extractor_recipes.py",
+                 "test_cocotb_control.py", "test_dedup.py", "test_memory_core.py", "test_compiled.py",
+                 "test_flows.py", "test_verilog_lint.py", "test_formal.py", "test_host_interface.py",
+                 "test_cocotb_memory.py", "test_hash.py", "test_lanes.py", "test_parity.py", "test_cocotb_dedup.py",
+                 "test_dram_filter.py", "test_eth_cocotb.py", "test_capture.py")
 
 
 def pytest_collection_modifyitems(items):
