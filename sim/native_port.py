@@ -177,8 +177,9 @@ class CoreOnNativePort(wiring.Component):
 
 
 def simulate(config, commands, settings: dict, *, seed: int, refresh: bool = True, jitter: int = 4,
-             adapter=None, depth: int = 8, name: str = "ddr3-native", max_cycles: int = 400_000):
-    """Run ``commands`` through the memory core on a native port adapter of ``settings``' widths (or
+             adapter=None, depth: int = 8, one_row: bool = False, name: str = "ddr3-native",
+             max_cycles: int = 400_000):
+    """Run ``commands`` through the memory core (``depth``, ``one_row``) on a native port adapter of ``settings``' widths (or
     ``adapter()``) served by a :class:`DDR3NativePortModel`, every answer checked against the golden model
     (:func:`apbbf.sim.harness.simulate`). Returns ``(run, model)``.
 
@@ -198,12 +199,12 @@ def simulate(config, commands, settings: dict, *, seed: int, refresh: bool = Tru
     def design():
         make = adapter or (lambda: NativePortAdapter(config, addr_width=settings["native_addr_bits"],
                                                      data_width=settings["native_bits"], read_words=32))
-        return CoreOnNativePort(MemoryAPBBF(config, depth=depth), make())
+        return CoreOnNativePort(MemoryAPBBF(config, depth=depth, one_row=one_row), make())
 
     def server(dut):
         models.append(DDR3NativePortModel(dut.native, settings, words, seed=seed, jitter=jitter, refresh=refresh))
         return models[-1].serve
 
     run = simulate_core(config, commands, seed=seed, name=name, server=server, max_cycles=max_cycles,
-                        design=((name, config, refresh, jitter, depth, adapter), design))
+                        design=((name, config, refresh, jitter, depth, one_row, adapter), design))
     return run, models[-1]

@@ -34,10 +34,12 @@ def _row_changes(model, first: int, last: int) -> int:
 
 
 def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timing: dict | None = None,
-        name: str = "ddr3_native_bench") -> dict:
+        depth: int | None = None, one_row: bool | None = None, name: str = "ddr3_native_bench") -> dict:
     """Measure and write the report (``<out_dir>/<name>.json``); returns it. ``timing``: module timings to
     replace in the core (:func:`apbbf.flows.litedram.generate`); None: the appliance's
-    (``DRAM["versa-ecp5"]["timing"]``, tRFC 110 ns), ``{}``: LiteDRAM's module's own.
+    (``DRAM["versa-ecp5"]["timing"]``, tRFC 110 ns), ``{}``: LiteDRAM's module's own. ``depth`` and ``one_row``
+    are the memory core's (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`); None: the appliance's
+    (:data:`apbbf.hdl.eth.appliance.MEMORY_ORDERS`).
 
     Raises
     ------
@@ -48,6 +50,9 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     from ..sim import harness, native_port
     from .appliance import DRAM, LINE_RATE_PPS, appliance_config, memory_numbers
     from .litedram import generate
+    from ..hdl.eth.appliance import MEMORY_ORDERS
+    one_row = MEMORY_ORDERS["DDR3"][0] if one_row is None else one_row
+    depth = MEMORY_ORDERS["DDR3"][1] if depth is None else depth
     if timing is None:
         timing = DRAM["versa-ecp5"].get("timing", {})
     core = generate("versa-ecp5", timing=timing,
@@ -60,7 +65,8 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     commands = harness.timed_commands(config, warm + frames, seed=seed, rate=2.0, duplicates=0.3,
                                       ops=(Op.TEST_AND_INSERT,))
     begin = time.monotonic()
-    result, model = native_port.simulate(config, commands, s, seed=seed, refresh=refresh, name="ddr3-bench",
+    result, model = native_port.simulate(config, commands, s, seed=seed, refresh=refresh, depth=depth,
+                                         one_row=one_row, name="ddr3-bench",
                                          max_cycles=200 * (warm + frames) + 20_000)
     seconds = time.monotonic() - begin
     first, last = result.accept[warm], result.accept[warm + frames - 1]
@@ -78,7 +84,8 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     report = {
         "what": "the memory core on LiteDRAM's native port (Versa DDR3 timings) with a model of latency, row "
                 "changes and refresh stalls; TEST_AND_INSERT back to back; every answer the golden model's",
-        "config": MEASURED_CONFIG | {"seed": seed}, "frames": frames, "refresh": refresh,
+        "config": MEASURED_CONFIG | {"seed": seed}, "depth": depth, "one_row": one_row, "frames": frames,
+        "refresh": refresh,
         "timing_overrides": timing or {},
         "sys_clk_hz": clock, "timing_cycles": s["timing_cycles"], "read_latency": s["read_latency"],
         "model_counts": model.counts, "cycles": result.cycles, "simulation_seconds": round(seconds, 1),

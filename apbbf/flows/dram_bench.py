@@ -106,7 +106,7 @@ def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | Non
     RuntimeError
         If the bench fails.
     """
-    from ..hdl.eth.appliance import USER_HZ
+    from ..hdl.eth.appliance import MEMORY_ORDERS, USER_HZ
     from ..sim.cocotb import dram_filter
     from .appliance import LINE_RATE_PPS
     core = litedram.generate("colorlight-5a75b", sys_clk_freq=sys_clk_freq or USER_HZ)
@@ -116,6 +116,7 @@ def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | Non
     path.unlink(missing_ok=True)
     try:
         dram_filter.run(FILTER_CONFIG, core, build_dir, testcase="measure", seed=seed, one_row=one_row,
+                        depth=MEMORY_ORDERS["SDR"][1],
                         params={"commands": commands, "report": str(path)})
     except SystemExit as exit_:
         raise RuntimeError(f"the filter's DRAM bench failed (exit {exit_.code}): see {build_dir}/results.xml") \

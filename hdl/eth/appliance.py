@@ -20,7 +20,7 @@ from .layouts import beat_layout
 from .loopback import BOARD_PHYS
 from .mac import COUNTERS, RGMIIMAC
 
-__all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
+__all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "MEMORY_ORDERS", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
 
 #: Longest frame the de-duplicator checks, bytes without the FCS: 1514 and two VLAN tags. Longer frames (jumbo)
 #: pass unchecked.
@@ -38,6 +38,12 @@ DRAM_TYPES = {"colorlight-5a75b": "SDR", "versa-ecp5": "DDR3"}
 #: The de-duplicator's clock (``sync``), Hz: 64-bit beats need 15.6 MHz at line rate; a whole number of cycles
 #: per microsecond for the time counter.
 USER_HZ = 50e6
+#: The memory scan's order (``one_row``) and commands in flight (``memory_depth`` of
+#: :class:`~apbbf.hdl.packet.dedup.PacketDedup`) per LiteDRAM core, as measured fastest (``docs/dram.md``). The SDR
+#: SDRAM through LiteDRAM and the chip model (``make dram-bench``): one_row 1.175 of 1.488 Mpps at depths 2, 4 and 8
+#: alike, the other order 0.84, so depth 2 (850 LUT4 and 815 FF fewer than 8). The DDR3 native port's model
+#: (``make ddr3-bench``): the other order 1.11 at depth 8, one_row 0.90.
+MEMORY_ORDERS = {"SDR": (True, 2), "DDR3": (False, 8)}
 
 
 def _port_pins(platform, number):
@@ -123,6 +129,9 @@ class ApplianceCore(wiring.Component):
         Longest frame checked, bytes without the FCS (longer ones pass unchecked).
     rx_depth : int
         Beats of each receive FIFO (``rx_depth`` of :class:`~apbbf.hdl.eth.mac.RGMIIMAC`).
+    memory : {"SDR", "DDR3"}
+        The LiteDRAM core behind a Config with a row layout: the memory scan's order and depth
+        (:data:`MEMORY_ORDERS`).
 
     Attributes
     ----------
@@ -143,12 +152,17 @@ class ApplianceCore(wiring.Component):
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
-                 tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512):
+                 tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512,
+                 memory: str = "SDR"):
         _check_action(action)
-        # a Config with a row layout is served by LiteDRAM (one open row per bank, in order): one_row's order
+        if memory not in MEMORY_ORDERS:
+            raise ValueError(f"memory must be one of {', '.join(MEMORY_ORDERS)}, not {memory!r}")
+        # A Config with a row layout is served by LiteDRAM: the scan's order and its commands in flight are the
+        # ones measured fastest on that memory (MEMORY_ORDERS).
+        one_row, depth = MEMORY_ORDERS[memory]
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
-                                  memory_one_row=config.row_layout)
+                                  memory_one_row=one_row and config.row_layout, memory_depth=depth)
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -330,7 +344,7 @@ class DedupAppliance(wiring.Component):
         port1_pins = _port_pins(platform, 1)
         m.submodules.core = core = ApplianceCore(port0_pins, port1_pins, self._config, rx_delay=rx_delay,
                                                  tx_delay=tx_delay, tick_cycles=round(USER_HZ / 1e6),
-                                                 **self._options)
+                                                 memory="DDR3" if ddr3 else "SDR", **self._options)
         for name in APPLIANCE_COUNTERS:
             m.d.comb += getattr(self, name).eq(getattr(core, name))
         m.d.comb += self.link_up.eq(core.link_up)
