@@ -77,20 +77,18 @@ def test_appliance_refuses():
         DedupAppliance("versa-ecp5", rows, dram=_Core())
 
 
+
 @pytest.mark.parametrize("memory,one_row,depth", [("SDR", True, 2), ("DDR3", False, 8)])
 def test_memory_order_per_core(memory, one_row, depth):
-    # The scan's order and depth follow the core behind the filter (MEMORY_ORDERS: each measured fastest there).
-    from apbbf.hdl.eth.appliance import MEMORY_ORDERS, ApplianceCore
-    from apbbf.hdl.eth.axis_mac import rgmii_ports
+    # The scan's order and depth follow the core behind the filter (MEMORY_ORDERS: each measured fastest there);
+    # one_row only with a row layout.
+    from apbbf.hdl.eth.appliance import memory_scan_options
     rows = Config(2, 3, segment_blocks=64, row_bits=1024, span=1000, time_width=16)
-    core = ApplianceCore(rgmii_ports("a_"), rgmii_ports("b_"), rows, memory=memory)
-    assert MEMORY_ORDERS[memory] == (one_row, depth)
-    assert (core._dedup._memory_one_row, core._dedup._memory_depth) == (one_row, depth)
+    assert memory_scan_options(rows, memory) == {"memory_one_row": one_row, "memory_depth": depth}
+    assert memory_scan_options(Config(2, 3, segment_blocks=16, span=1000), memory)["memory_one_row"] is False
 
 
 def test_memory_order_refused():
-    from apbbf.hdl.eth.appliance import ApplianceCore
-    from apbbf.hdl.eth.axis_mac import rgmii_ports
+    from apbbf.hdl.eth.appliance import memory_scan_options
     with pytest.raises(ValueError, match="memory must be one of SDR, DDR3, not 'DDR2'"):
-        ApplianceCore(rgmii_ports("a_"), rgmii_ports("b_"), Config(2, 3, segment_blocks=16, span=1000),
-                      memory="DDR2")
+        memory_scan_options(Config(2, 3, segment_blocks=16, span=1000), "DDR2")

@@ -20,7 +20,7 @@ from .layouts import beat_layout
 from .loopback import BOARD_PHYS
 from .mac import COUNTERS, RGMIIMAC
 
-__all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "MEMORY_ORDERS", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
+__all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "MEMORY_ORDERS", "memory_scan_options", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
 
 #: Longest frame the de-duplicator checks, bytes without the FCS: 1514 and two VLAN tags. Longer frames (jumbo)
 #: pass unchecked.
@@ -44,6 +44,22 @@ USER_HZ = 50e6
 #: alike, the other order 0.84, so depth 2 (850 LUT4 and 815 FF fewer than 8). The DDR3 native port's model
 #: (``make ddr3-bench``): the other order 1.11 at depth 8, one_row 0.90.
 MEMORY_ORDERS = {"SDR": (True, 2), "DDR3": (False, 8)}
+
+
+def memory_scan_options(config: Config, memory: str) -> dict:
+    """The de-duplicator's memory scan options (``memory_one_row``, ``memory_depth`` of
+    :class:`~apbbf.hdl.packet.dedup.PacketDedup`) for ``config`` on the LiteDRAM core ``memory``
+    (:data:`MEMORY_ORDERS`: the order and commands in flight measured fastest on it).
+
+    Raises
+    ------
+    ValueError
+        If ``memory`` is not a key of :data:`MEMORY_ORDERS`.
+    """
+    if memory not in MEMORY_ORDERS:
+        raise ValueError(f"memory must be one of {', '.join(MEMORY_ORDERS)}, not {memory!r}")
+    one_row, depth = MEMORY_ORDERS[memory]
+    return {"memory_one_row": one_row and config.row_layout, "memory_depth": depth}
 
 
 def _port_pins(platform, number):
@@ -155,14 +171,9 @@ class ApplianceCore(wiring.Component):
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512,
                  memory: str = "SDR"):
         _check_action(action)
-        if memory not in MEMORY_ORDERS:
-            raise ValueError(f"memory must be one of {', '.join(MEMORY_ORDERS)}, not {memory!r}")
-        # A Config with a row layout is served by LiteDRAM: the scan's order and its commands in flight are the
-        # ones measured fastest on that memory (MEMORY_ORDERS).
-        one_row, depth = MEMORY_ORDERS[memory]
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
-                                  memory_one_row=one_row and config.row_layout, memory_depth=depth)
+                                  **memory_scan_options(config, memory))
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
