@@ -188,3 +188,111 @@ def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg
                 holder[pos] = inc
             word, mask = word_mask(x, pos, tables, zero, shift, low)
             state[pos, word] |= mask
+
+
+@jit
+def timed_schedule(times, gaps, k, g, P, span, interval, live, stamps, stamped, state, incs, old_stamps, started,
+                   events, new_pos):
+    # apbbf.model.dedup.bulk.TimedTestAndInsert._schedule and _event, compiled: the shifts, retirements and
+    # restarts of a call from the times alone. live[:state[15]] the live incarnations, newest first, with their
+    # t_j + span (stamps, where stamped); state the scalars (below); each configuration (before each event
+    # command, and at the end) into incs, old_stamps (of live[k:]) and started; the event commands into events;
+    # the physical position of each incarnation made into new_pos. Returns (configurations, incarnations made)
+    on, fill, t_prev, expiry_prev, has_prev, base, next_inc = \
+        state[0], state[1], state[3], state[4], state[5], state[6], state[7]
+    shift_due, nlive = state[2], state[15]
+    made = 0
+    records = 0
+    n = len(times)
+    # configuration 0: before the call
+    for i in range(nlive):
+        incs[0, i] = live[i]
+    for i in range(nlive, incs.shape[1]):
+        incs[0, i] = -1
+    for i in range(old_stamps.shape[1]):
+        old_stamps[0, i] = stamps[k + i] if k + i < nlive else -(1 << 62) * 2
+    started[0] = on != 0
+    records = 1
+    j = 0
+    while j < n:
+        if on == 0:
+            e = j
+        else:
+            e = j + g - fill
+            due = shift_due
+            if nlive >= P - 1 and due <= stamps[nlive - 1]:
+                due = stamps[nlive - 1] + 1                  # the pool is full: a shift by time waits
+            e = min(e, max(j, np.searchsorted(times, due, side="left")))
+            at = np.searchsorted(gaps, j, side="left")
+            if at < len(gaps):
+                e = min(e, gaps[at])
+        if e >= n:
+            break
+        if e > j:
+            fill += e - j
+            t_prev, expiry_prev, has_prev = times[e - 1], times[e - 1] + span, 1
+        # the event at time t: restart, start, shift
+        t = times[e]
+        previous_expiry = expiry_prev if has_prev else t_prev + span
+        if on != 0 and t > previous_expiry:
+            state[11] += nlive                                 # expired
+            state[12] += 1                                     # restarts
+            nlive = k
+            for i in range(k):
+                new_pos[made] = (base + i) % P
+                live[i] = next_inc
+                stamps[i] = 0
+                stamped[i] = False
+                next_inc += 1
+                made += 1
+            fill, on, shift_due = g, 0, 0
+        just_started = on == 0
+        if just_started:
+            on = 1
+        target_expiry = t + span if just_started else previous_expiry
+        for i in range(min(k, nlive)):
+            stamps[i] = target_expiry
+            stamped[i] = True
+        if just_started:
+            for i in range(k, nlive):
+                stamps[i] = t + span
+                stamped[i] = True
+        while nlive > k and t > stamps[nlive - 1]:
+            nlive -= 1
+            state[11] += 1                                     # expired
+        if nlive >= P - 1:
+            nlive -= 1
+            state[10] += 1                                     # overflows
+        base = (base - 1) % P
+        for i in range(nlive, 0, -1):
+            live[i] = live[i - 1]
+            stamps[i] = stamps[i - 1]
+            stamped[i] = stamped[i - 1]
+        new_pos[made] = base
+        live[0] = next_inc
+        stamps[0] = 0
+        stamped[0] = False
+        next_inc += 1
+        made += 1
+        nlive += 1
+        fill, shift_due = 0, t + interval
+        state[9] += 1                                          # shifts
+        fill += 1
+        t_prev, expiry_prev, has_prev = t, t + span, 1
+        events[records - 1] = e
+        for i in range(nlive):
+            incs[records, i] = live[i]
+        for i in range(nlive, incs.shape[1]):
+            incs[records, i] = -1
+        for i in range(old_stamps.shape[1]):
+            old_stamps[records, i] = stamps[k + i] if k + i < nlive else -(1 << 62) * 2
+        started[records] = True
+        records += 1
+        j = e + 1
+    if j < n:
+        fill += n - j
+        t_prev, expiry_prev, has_prev = times[n - 1], times[n - 1] + span, 1
+    state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7] = \
+        on, fill, shift_due, t_prev, expiry_prev, has_prev, base, next_inc
+    state[15] = nlive
+    return records, made

@@ -147,6 +147,21 @@ def test_filter_at_generation_boundaries(name, run, numba_on):
     dedup_tests.test_bulk_filter_at_generation_boundaries(name, run)
 
 
+def test_filter_in_small_blocks(numba_on, monkeypatch):
+    """The compiled schedule's state carried across calls of a few hundred commands."""
+    dedup_tests.test_bulk_filter_in_small_blocks("k4l2-b8", monkeypatch)
+
+
+def test_filter_one_command_at_a_time(numba_on):
+    dedup_tests.test_bulk_filter_one_command_at_a_time()
+
+
+def test_filter_across_window_changes(numba_on):
+    """The compiled schedule takes the span and expiries that a change of window leaves."""
+    from . import test_window_change
+    test_window_change.test_paths_agree_across_changes((1, 2000, 77))
+
+
 def _capture(path, linktype, count=4000, seed=41):
     import dpkt
     from decimal import Decimal

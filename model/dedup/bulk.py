@@ -163,14 +163,81 @@ class TimedTestAndInsert:
         self._fill, self._t_shift, self._shift_due = 0, t, t + self._interval
         self.shifts += 1
 
-    def _schedule(self, times: np.ndarray):
-        """Run the events of a call; the configuration each command's query and insert see."""
-        n, k, g, span = len(times), self._k, self._g, self._span
+    def _schedule(self, times: np.ndarray, fast=None):
+        """Run the events of a call: (events, incs, stamps, started), the event commands and each configuration
+        (before each event command, and after the last): its live incarnations (newest first, -1 after them), the
+        t_j + span of those after the first k (the int64 minimum after them), whether the filter had started.
+        With ``fast`` (the compiled kernels) in a compiled loop, else in Python (:meth:`_schedule_python`)."""
+        if fast is None:
+            events, records = self._schedule_python(times)
+            width = max(len(live) for live, _, _ in records)
+            incs = np.full((len(records), width), -1, dtype=np.int64)
+            stamps = np.full((len(records), max(width - self._k, 1)), np.iinfo(np.int64).min, dtype=np.int64)
+            started = np.zeros(len(records), dtype=bool)
+            for r, (live, old, on) in enumerate(records):
+                incs[r, :len(live)] = live
+                stamps[r, :len(old)] = old
+                started[r] = on
+            return events, incs, stamps, started
+        return self._schedule_compiled(fast, times)
+
+    def _schedule_compiled(self, fast, times: np.ndarray):
+        """:meth:`_schedule` in the compiled loop (``timed_schedule``): the same events and state."""
+        n, k, P, span = len(times), self._k, self._P, self._span
+        gaps = self._gaps(times)
+        live = np.zeros(P + 1, dtype=np.int64)
+        stamps = np.zeros(P + 1, dtype=np.int64)
+        stamped = np.zeros(P + 1, dtype=bool)
+        nlive = len(self._live)
+        live[:nlive] = self._live
+        for i, inc in enumerate(self._live):
+            if inc in self._stamp:
+                stamps[i], stamped[i] = self._stamp[inc], True
+        has_prev = self._t_prev is not None
+        state = np.zeros(16, dtype=np.int64)
+        state[:8] = (self._started, self._fill, self._shift_due, self._t_prev if has_prev else 0,
+                     self._previous_expiry() if has_prev else 0, has_prev, self._base, len(self._inc_pos))
+        state[15] = nlive
+        # at most one event per command; each makes one incarnation, k more at a restart
+        incs = np.empty((n + 1, P), dtype=np.int64)
+        old = np.empty((n + 1, max(P - k, 1)), dtype=np.int64)
+        started = np.empty(n + 1, dtype=bool)
+        events = np.empty(n, dtype=np.int64)
+        made = np.empty(n * (k + 1), dtype=np.int64)
+        records, count = fast.timed_schedule(times, gaps, k, self._g, P, span, self._interval, live, stamps, stamped,
+                                             state, incs, old, started, events, made)
+        on, fill, due, t_prev, expiry, has_prev, base, _ = state[:8].tolist()
+        self._started, self._fill, self._shift_due, self._base = bool(on), fill, due, base
+        if has_prev:
+            self._t_prev, self._expiry_prev = t_prev, expiry
+        if records > 1:
+            self._t_shift = int(times[events[records - 2]])
+        self.shifts, self.overflows, self.expired, self.restarts = \
+            self.shifts + int(state[9]), self.overflows + int(state[10]), self.expired + int(state[11]), \
+            self.restarts + int(state[12])
+        made = made[:count]
+        self._inc_pos.extend(made.tolist())
+        self._set[made] = False
+        nlive = int(state[15])
+        self._live = live[:nlive].tolist()
+        self._stamp = {inc: stamp for inc, stamp, on in zip(self._live, stamps[:nlive].tolist(),
+                                                             stamped[:nlive].tolist()) if on}
+        self.n += n
+        width = int((incs[:records] >= 0).sum(axis=1).max())
+        return events[:records - 1], incs[:records, :width], old[:records, :max(width - k, 1)], started[:records]
+
+    def _gaps(self, times: np.ndarray) -> np.ndarray:
+        """The commands at which the filter restarts if it has started: more than the span after the previous."""
         previous = np.concatenate([[times[0] if self._t_prev is None else self._t_prev], times[:-1]])
-        lapsed = times - previous > span
+        lapsed = times - previous > self._span
         if self._t_prev is not None:
             lapsed[0] = times[0] > self._previous_expiry()
-        gaps = np.flatnonzero(lapsed)
+        return np.flatnonzero(lapsed)
+
+    def _schedule_python(self, times: np.ndarray):
+        """Run the events of a call; the configuration each command's query and insert see."""
+        n, k, g, span = len(times), self._k, self._g, self._span
+        gaps = self._gaps(times)
         records = [self._record()]                   # configuration before each event command
         events = []
         j = 0
@@ -320,21 +387,14 @@ class TimedTestAndInsert:
         t_before, expiry_before = self._t_prev, self._expiry_prev
         start = self._index
         set_rows = [self._set[self._inc_pos[inc]].copy() for inc in self._record()[0]]
-        events, records = self._schedule(times)
+        fast = kernels(64 * n)
+        events, incs, stamps, started = self._schedule(times, fast)
         self._index += n
         # configuration index of each command's query (before its own event) and insert (after it)
         j = np.arange(n)
         insert_cfg = np.searchsorted(events, j, side="right")
         query_cfg = np.searchsorted(events, j - 1, side="right")
         k, P, b = self._k, self._P, self._config.block_hashes
-        width = max(len(live) for live, _, _ in records)
-        incs = np.full((len(records), width), -1, dtype=np.int64)
-        stamps = np.full((len(records), max(width - k, 1)), np.iinfo(np.int64).min, dtype=np.int64)
-        started = np.zeros(len(records), dtype=bool)
-        for r, (live, old, on) in enumerate(records):
-            incs[r, :len(live)] = live
-            stamps[r, :len(old)] = old
-            started[r] = on
         inc_pos = np.array(self._inc_pos, dtype=np.int64)
         previous = np.concatenate([[times[0] if t_before is None else t_before], times[:-1]])
         fresh_old = (stamps[query_cfg] >= times[:, None]).sum(axis=1)
@@ -344,13 +404,11 @@ class TimedTestAndInsert:
         fresh = np.where(started[query_cfg] & within, k + fresh_old, 0)
         hits = np.zeros(n, dtype=bool)
         # the bits of the incarnations live before this call
-        carried = dict(zip(records[0][0], set_rows))
+        carried = dict(zip(incs[0][incs[0] >= 0].tolist(), set_rows))
         newest = incs.max(axis=1)                                     # non-decreasing
         oldest = np.where(incs >= 0, incs, np.iinfo(np.int64).max).min(axis=1)
-        fast = kernels(64 * n) if self._word is not None else None
-        if fast is not None:
-            hits, carried = self._run_compiled(fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried,
-                                               records)
+        if fast is not None and self._word is not None:
+            hits, carried = self._run_compiled(fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried)
             for inc, row in carried.items():
                 self._set[self._inc_pos[inc]] = row
             return hits
@@ -410,7 +468,7 @@ class TimedTestAndInsert:
             self._set[self._inc_pos[inc]] = row
         return hits
 
-    def _run_compiled(self, fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried, records):
+    def _run_compiled(self, fast, keys, incs, query_cfg, insert_cfg, fresh, inc_pos, carried):
         """:meth:`run`'s evaluation when a block is a machine word, one command at a time in a compiled loop
         (:mod:`apbbf.model.compiled`): the segments' words, each command's query before its inserts.
 
@@ -433,7 +491,7 @@ class TimedTestAndInsert:
         fast.timed_test_and_insert(np.ascontiguousarray(keys, dtype=np.uint64), mixer, tables, zero, incs, query_cfg, insert_cfg, fresh.astype(np.int64),
                                    inc_pos, self._k, B, state, holder, hits)
         after = {}
-        for inc in records[-1][0]:
+        for inc in incs[-1][incs[-1] >= 0].tolist():
             pos = inc_pos[inc]
             words = state[pos].astype(self._word) if holder[pos] == inc else np.zeros(S // B, dtype=self._word)
             after[inc] = np.unpackbits(words.view(np.uint8), bitorder="little")[:S].astype(bool)
