@@ -89,35 +89,33 @@ def message_keys(data, offsets, starts, counts, mask_ids, masks, first_row, rows
     # the messages as apbbf.model.packet.batch lays them out (each range's bytes from data[offsets[i] +
     # starts[s, i]], counts[s, i] of them, zero-padded to rows of 64 bytes, the first row of each AND-ed with
     # masks[mask_ids[s, i]]; then the trailer of the ranges' lengths, 32 bits each, little endian) into rows,
-    # and each message's CRC-64 into out
+    # and each message's CRC-64 into out: the rows first (slices: a copy each), then the CRCs over their words
     slots, nf = starts.shape
+    flat = rows.reshape(-1)
     for i in range(nf):
-        r = first_row[i]
+        r = first_row[i] * 64
         for s in range(slots):
             c = counts[s, i]
             p = offsets[i] + starts[s, i]
+            e = r + ((c + 63) & ~63)
+            flat[r:r + c] = data[p:p + c]
+            flat[r + c:e] = 0
             m = mask_ids[s, i]
-            for k in range(0, c, 64):
-                v = min(64, c - k)
-                at = p + k
-                for jj in range(v):
-                    rows[r, jj] = data[at + jj]
-                for jj in range(v, 64):
-                    rows[r, jj] = 0
-                if k == 0 and m > 0:
-                    for jj in range(64):
-                        rows[r, jj] &= masks[m, jj]
-                r += 1
-        for jj in range(4 * slots, 64):
-            rows[r, jj] = 0
+            if m > 0 and c > 0:
+                for jj in range(64):
+                    flat[r + jj] &= masks[m, jj]
+            r = e
+        flat[r:r + 64] = 0
         for s in range(slots):
             c = counts[s, i]
-            rows[r, 4 * s] = c & 0xFF
-            rows[r, 4 * s + 1] = (c >> 8) & 0xFF
-            rows[r, 4 * s + 2] = (c >> 16) & 0xFF
-            rows[r, 4 * s + 3] = (c >> 24) & 0xFF
-        crc = crc64_words(words, first_row[i] * 8, (r + 1) * 8, tables, init)
-        out[i] = crc ^ xor_output
+            flat[r + 4 * s] = c & 0xFF
+            flat[r + 4 * s + 1] = (c >> 8) & 0xFF
+            flat[r + 4 * s + 2] = (c >> 16) & 0xFF
+            flat[r + 4 * s + 3] = (c >> 24) & 0xFF
+    for i in range(nf):
+        end = first_row[i + 1] if i + 1 < nf else rows.shape[0]
+        out[i] = crc64_words(words, first_row[i] * 8, end * 8, tables, init) ^ xor_output
+
 
 @jit
 def word_mask(x, pos, tables, zero, shift, low):
