@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .model.packet import linktype_name
+from .model.compiled import kernels
 from .records import check_walk, walk_pcap
 
 __all__ = ["Capture", "CorruptCapture", "read_capture", "read_captures", "iter_capture", "iter_captures",
@@ -363,8 +364,29 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
     header = struct.Struct("<II").unpack_from
     word = struct.Struct("<I").unpack_from
     # the walk from block to block is sequential: the blocks' starts here, their fields (and the packets'
-    # options) below
+    # options) below. The packet blocks between others are walked by the compiled loop when there is one
+    # (:mod:`apbbf.model.compiled`); every other block, and any block it stops at, here
+    fast = kernels(end)
+    parts = []                                   # the packet blocks' starts the compiled walk found, in runs
+
+    def flush():
+        if blocks:
+            parts.append((np.array(blocks, dtype=np.int64), np.array(packets, dtype=np.int64)))
+            blocks.clear()
+            packets.clear()
+
     while pos + 12 <= end:
+        if fast is not None:
+            out = np.empty(min(step, end - pos) // 12 + 2, dtype=np.int64)
+            count, pos = fast.walk_pcapng(data, pos, end, pos + step, not little, out)
+            if count:
+                flush()
+                parts.append((out[:count], out[:count]))
+            if pos >= mark and progress:
+                progress(pos)
+                mark = pos + step
+            if pos + 12 > end:
+                break
         kind, length = header(buffer, pos)
         if kind == shb:
             bom = struct.unpack_from(">I", buffer, pos + 8)[0]        # dpkt's constants read big-endian
@@ -384,7 +406,7 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
             sections.append(section)
         if length < 12 or length % 4 or (pos + length <= end and word(buffer, pos + length - 4)[0] != length):
             corrupt = CorruptCapture(f"{path}: the block at byte {origin + pos} is corrupt (its length {length} is not "
-                                     f"a block's): the {len(packets)} packets before it were read", origin + pos)
+                                     f"a block's): the {len(packets) + sum(len(p) for _, p in parts)} packets before it were read", origin + pos)
             break
         if pos + length > end:
             warnings.append(f"block at byte {origin + pos} (length {length}) is cut short: the rest of the file "
@@ -408,8 +430,9 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
         if pos >= mark and progress:
             progress(pos)
             mark = pos + step
-    starts = np.array(blocks, dtype=np.int64)
-    where = np.array(packets, dtype=np.int64)
+    flush()
+    starts = np.concatenate([b for b, _ in parts]) if parts else np.zeros(0, dtype=np.int64)
+    where = np.concatenate([p for _, p in parts]) if parts else np.zeros(0, dtype=np.int64)
     n = len(where)
     big = np.array(section_big, dtype=bool)[np.searchsorted(section_starts, starts, side="right") - 1]
     stops = starts + _u32(data, starts + 4, big)

@@ -4,7 +4,7 @@
 import numba
 import numpy as np
 
-__all__ = ["walk_pcap", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
+__all__ = ["walk_pcap", "walk_pcapng", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
@@ -28,6 +28,32 @@ def walk_pcap(data, pos, end, last, snap, big, size, out):
         out[n] = pos
         n += 1
         pos = following
+    return n, pos
+
+@jit
+def _u32(data, at, big):
+    if big:
+        return (np.int64(data[at]) << 24) | (np.int64(data[at + 1]) << 16) | (np.int64(data[at + 2]) << 8) | \
+            np.int64(data[at + 3])
+    return (np.int64(data[at + 3]) << 24) | (np.int64(data[at + 2]) << 16) | (np.int64(data[at + 1]) << 8) | \
+        np.int64(data[at])
+
+
+@jit
+def walk_pcapng(data, pos, end, last, big, out):
+    # the packet blocks (enhanced, obsolete) from pos, one at a time (apbbf.capture._read_pcapng's walk), none
+    # starting after last, in one section's byte order: their starts into out, (count, where the walk stopped:
+    # at a block of another kind, a length that is not a block's, a block cut short, or last)
+    n = 0
+    while pos + 12 <= end and pos <= last:
+        kind = _u32(data, pos, big)
+        length = _u32(data, pos + 4, big)
+        if (kind != 6 and kind != 2) or length < 12 or length % 4 != 0 or pos + length > end \
+                or _u32(data, pos + length - 4, big) != length:
+            break
+        out[n] = pos
+        n += 1
+        pos += length
     return n, pos
 
 @jit

@@ -200,6 +200,81 @@ def test_dedup_equals_the_model_engine(linktype, key, tmp_path, monkeypatch):
     assert (tmp_path / "fast.pcap").read_bytes() == (tmp_path / "model.pcap").read_bytes()
 
 
+def _pcapng(linktype, rng, little_first=True, count=60):
+    """A pcapng of ``linktype``: two sections (both byte orders, first ``little_first``), two interfaces each
+    (microseconds, nanoseconds), enhanced packet blocks (some with epb_flags and a comment), obsolete packet
+    blocks, and blocks of other kinds between them (a name resolution and an interface statistics block)."""
+    import dpkt
+    P = dpkt.pcapng
+    parts, frames = [], []
+    for little in (little_first, not little_first):
+        O = P.PcapngOptionLE if little else P.PcapngOption
+        e = "<" if little else ">"
+        parts.append(bytes(P.SectionHeaderBlockLE() if little else P.SectionHeaderBlock()))
+        IDB = P.InterfaceDescriptionBlockLE if little else P.InterfaceDescriptionBlock
+        for resolution in (b"\x06", b"\x09"):
+            parts.append(bytes(IDB(linktype=linktype, snaplen=65535,
+                                   opts=[O(code=P.PCAPNG_OPT_IF_TSRESOL, data=resolution),
+                                         O(code=P.PCAPNG_OPT_ENDOFOPT)])))
+        EPB = P.EnhancedPacketBlockLE if little else P.EnhancedPacketBlock
+        PB = P.PacketBlockLE if little else P.PacketBlock
+        for i, packet in enumerate(_ip_packets(rng, count)):
+            record = _link_record(linktype, packet, rng)
+            frames.append(record)
+            t = 1_700_000_000_000_000 + 1000 * len(frames)
+            roll = rng.random()
+            if roll < 0.1:
+                parts.append(bytes(PB(iface_id=1, drops_count=0, ts_high=t >> 32, ts_low=t & 0xFFFFFFFF,
+                                      pkt_data=record)))
+            else:
+                opts = [] if roll < 0.7 else [O(code=2, data=struct.pack(e + "I", (4 << 5) | (rng.random() < 0.5) << 24)),
+                                               O(code=1, data=b"a comment"), O(code=P.PCAPNG_OPT_ENDOFOPT)]
+                parts.append(bytes(EPB(iface_id=i % 2, ts_high=t >> 32, ts_low=t & 0xFFFFFFFF, pkt_data=record,
+                                       opts=opts)))
+            if i % 25 == 7:
+                kind = 4 if i % 2 else 5                         # name resolution, interface statistics
+                body = bytes(8)
+                parts.append(struct.pack(e + "II", kind, 12 + len(body)) + body + struct.pack(e + "I", 12 + len(body)))
+    return b"".join(parts), frames
+
+
+_CAPTURE_FIELDS = ("offsets", "caplens", "wirelens", "times", "fcs", "errored", "blocks", "big_endian", "linktypes")
+
+
+@pytest.mark.parametrize("linktype", LINKTYPES)
+def test_pcapng_walk_equals_the_python_walk(linktype, tmp_path, monkeypatch):
+    """Every link type in pcapng: the compiled walk over the packet blocks reads the same Capture as the Python
+    walk, and stops where it does at a corrupt block and at a block cut short."""
+    from apbbf.capture import CorruptCapture, read_capture
+    seed = 60 + linktype
+    rng = random.Random(seed)
+    data, frames = _pcapng(linktype, rng, little_first=bool(linktype % 2))
+    path = tmp_path / "in.pcapng"
+    path.write_bytes(data)
+    python = _in_mode(monkeypatch, "numpy", read_capture, path)
+    fast = _in_mode(monkeypatch, "numba", read_capture, path)
+    assert len(fast) == len(frames), f"seed {seed}"
+    for name in _CAPTURE_FIELDS:
+        assert np.array_equal(getattr(python, name), getattr(fast, name)), f"seed {seed}: {name}"
+    assert [fast.data[o:o + n].tobytes() for o, n in zip(fast.offsets, fast.caplens)] == frames
+    # a block cut short at the end, and a block whose length is not one in the middle
+    stop = int(fast.blocks[-5, 0])
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[:stop + 20])
+    python, fast = (_in_mode(monkeypatch, mode, read_capture, cut) for mode in ("numpy", "numba"))
+    assert len(fast) == len(python) > 0 and fast.warnings == python.warnings and fast.warnings
+    bad = bytearray(data)
+    struct.pack_into("<I" if linktype % 2 else ">I", bad, int(python.blocks[9, 0]) + 4, 13)
+    (tmp_path / "bad.pcapng").write_bytes(bytes(bad))
+    errors = []
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("APBBF_KERNELS", mode)
+        with pytest.raises((CorruptCapture, ValueError)) as error:
+            read_capture(tmp_path / "bad.pcapng")
+        errors.append(str(error.value))
+    assert errors[0] == errors[1] and "byte" in errors[0]
+
+
 def test_a_small_capture_does_not_import_numba(tmp_path):
     path = _capture(tmp_path / "small.pcap", 1, count=200)
     code = ("import sys\nfrom apbbf.dedup import dedup_capture\n"
