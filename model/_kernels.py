@@ -4,7 +4,8 @@
 import numba
 import numpy as np
 
-__all__ = ["walk_pcap", "walk_pcapng", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert"]
+__all__ = ["walk_pcap", "walk_pcapng", "classify", "crc64_words", "message_keys", "word_mask", "timed_test_and_insert",
+           "timed_schedule", "messages_equal"]
 
 jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
@@ -320,3 +321,28 @@ def timed_schedule(times, gaps, k, g, P, span, interval, live, stamps, stamped, 
         on, fill, shift_due, t_prev, expiry_prev, has_prev, base, next_inc
     state[15] = nlive
     return records, made
+
+
+@jit
+def messages_equal(rows_a, first_a, count_a, rows_b, first_b, count_b, carried, mine, theirs, out):
+    # whether message mine[i] equals message theirs[i] (apbbf.model.packet.MessageRows.equal), numbered across
+    # two sets of rows: those below carried in (rows_a, first_a, count_a), the others (less carried) in the b's
+    for i in range(len(mine)):
+        x, y = mine[i], theirs[i]
+        if x < carried:
+            rx, fx, nx = rows_a, first_a[x], count_a[x]
+        else:
+            rx, fx, nx = rows_b, first_b[x - carried], count_b[x - carried]
+        if y < carried:
+            ry, fy, ny = rows_a, first_a[y], count_a[y]
+        else:
+            ry, fy, ny = rows_b, first_b[y - carried], count_b[y - carried]
+        same = nx == ny
+        r = 0
+        while same and r < nx:
+            for w in range(rx.shape[1]):
+                if rx[fx + r, w] != ry[fy + r, w]:
+                    same = False
+                    break
+            r += 1
+        out[i] = same

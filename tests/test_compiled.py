@@ -162,6 +162,13 @@ def test_filter_across_window_changes(numba_on):
     test_window_change.test_paths_agree_across_changes((1, 2000, 77))
 
 
+@pytest.mark.parametrize("coarse", [False, True])
+def test_exact_window_equals_the_dictionary(coarse, numba_on):
+    """test_dedup's exact answer in arrays against the dictionary of bytes, with the carried messages and each
+    call's compared where they lie (the compiled comparison), in one call and in calls of a few messages."""
+    dedup_tests.test_bulk_exact_window_equals_the_dictionary(coarse)
+
+
 def _capture(path, linktype, count=4000, seed=41):
     import dpkt
     from decimal import Decimal

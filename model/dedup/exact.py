@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..compiled import kernels
 from ..config import check_integer
 from ..packet import MessageRows
 from .terms import _check_positive_int
@@ -164,7 +165,15 @@ class BulkExactWindow:
         c = len(self._keys)
         all_keys = np.concatenate([self._keys, keys])
         all_ticks = np.concatenate([self._ticks, ticks])
-        every = MessageRows.concatenate([self._messages, messages])
+        fast = kernels()
+        # the carried messages and this call's, numbered one after the other: compared where they lie by the
+        # compiled loop, else in one array of rows
+        every = None if fast is not None else MessageRows.concatenate([self._messages, messages])
+        carried = self._messages
+
+        def text(i):
+            return carried.message(i) if i < c else messages.message(i - c)
+
         order = np.argsort(all_keys, kind="stable")
         grouped = all_keys[order]
         same = np.flatnonzero(grouped[1:] == grouped[:-1])
@@ -172,20 +181,30 @@ class BulkExactWindow:
         previous[order[same + 1]] = order[same]
         mine = np.flatnonzero(previous[c:] >= 0) + c
         theirs = previous[mine]
-        equal = every.equal(mine, theirs)
+        if every is None:
+            equal = np.empty(len(mine), dtype=bool)
+            words = [np.ascontiguousarray(m.rows).view(np.uint64) for m in (carried, messages)]
+            fast.messages_equal(words[0], carried.first, carried.count, words[1], messages.first, messages.count,
+                                c, mine, theirs, equal)
+        else:
+            equal = every.equal(mine, theirs)
         gaps = all_ticks[mine] - all_ticks[theirs]
         found = equal & (gaps <= self.retain)
         age[mine[found] - c] = gaps[found]
         for i in mine[~equal].tolist():                      # one key, different messages: walk the group
-            text, now = every.message(i), int(all_ticks[i])
+            message, now = text(i), int(all_ticks[i])
             j = int(previous[i])
             while j >= 0 and now - int(all_ticks[j]) <= self.retain:
-                if every.message(j) == text:
+                if text(j) == message:
                     age[i - c] = now - int(all_ticks[j])
                     break
                 j = int(previous[j])
         self._now = int(ticks[-1])
         kept = np.flatnonzero(all_ticks >= self._now - self.retain)
         self._keys, self._ticks = all_keys[kept], all_ticks[kept]
-        self._messages = every[kept].compact()
+        if every is None:
+            self._messages = MessageRows.concatenate([carried[kept[kept < c]].compact(),
+                                                      messages[kept[kept >= c] - c].compact()])
+        else:
+            self._messages = every[kept].compact()
         return (age >= 0) & (age <= self.span), age
