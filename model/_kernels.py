@@ -171,6 +171,10 @@ def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg
     while (1 << shift) < block_bits:
         shift += 1
     low = block_bits - 1
+    # the word and mask in each insert target, made before the query: it reuses them where it looks at the same
+    # segments (no event at this command: the first k it may test are the targets)
+    target_word = np.empty(k, dtype=np.int64)
+    target_mask = np.empty(k, dtype=np.uint64)
     for j in range(len(keys)):
         x = keys[j]
         for r in range(mixer.shape[0]):
@@ -179,9 +183,13 @@ def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg
             for q in range(8):
                 y ^= mixer[r, q, (x >> np.uint64(8 * q)) & np.uint64(0xFF)]
             x = y
+        ic = insert_cfg[j]
+        for t in range(k):
+            target_word[t], target_mask[t] = word_mask(x, inc_pos[incs[ic, t]], tables, zero, shift, low)
         f = fresh[j]
         if f > 0:
             qc = query_cfg[j]
+            same = qc == ic
             i = f - k
             run_before = 0
             run = 0
@@ -190,7 +198,10 @@ def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg
                 pos = inc_pos[inc]
                 matched = False
                 if holder[pos] == inc:
-                    word, mask = word_mask(x, pos, tables, zero, shift, low)
+                    if same and i < k:
+                        word, mask = target_word[i], target_mask[i]
+                    else:
+                        word, mask = word_mask(x, pos, tables, zero, shift, low)
                     matched = (state[pos, word] & mask) == mask
                 if matched:
                     run += 1
@@ -204,15 +215,13 @@ def timed_test_and_insert(keys, mixer, tables, zero, incs, query_cfg, insert_cfg
                     run = 0
                     if i < 0:
                         break
-        ic = insert_cfg[j]
         for t in range(k):
             inc = incs[ic, t]
             pos = inc_pos[inc]
             if holder[pos] != inc:
                 state[pos, :] = 0
                 holder[pos] = inc
-            word, mask = word_mask(x, pos, tables, zero, shift, low)
-            state[pos, word] |= mask
+            state[pos, target_word[t]] |= target_mask[t]
 
 
 @jit
