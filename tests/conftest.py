@@ -30,7 +30,8 @@ def pytest_collection_modifyitems(items):
 def pytest_addoption(parser):
     parser.addoption("--cpu-durations", metavar="PATH", default=None,
                      help="append each test's processor seconds (this process and the simulators it waited for) "
-                          "and wall seconds to PATH as JSON lines: durations that a loaded machine does not stretch")
+                          "and wall seconds to PATH as JSON lines (with the pytest-xdist worker that ran it): "
+                          "durations that a loaded machine does not stretch")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -41,7 +42,8 @@ def pytest_runtest_protocol(item, nextitem):
         return
     cpu, wall = _cpu_seconds(), time.monotonic()
     yield
-    record = {"test": item.nodeid, "cpu": round(_cpu_seconds() - cpu, 3), "wall": round(time.monotonic() - wall, 3)}
+    record = {"test": item.nodeid, "cpu": round(_cpu_seconds() - cpu, 3), "wall": round(time.monotonic() - wall, 3),
+              "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
     with open(path, "a") as out:                         # one short line a write: the xdist workers may share it
         out.write(json.dumps(record) + "\n")
 
