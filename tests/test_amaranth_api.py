@@ -11,8 +11,12 @@ own objects is not Amaranth's business."""
 import ast
 from pathlib import Path
 
+import random
+
 import amaranth
 import pytest
+from amaranth.hdl import Module, Signal, signed
+from amaranth.sim import Simulator
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Where the project's Python lives; tests and scripts included.
@@ -58,8 +62,11 @@ PROJECT_PRIVATE = _defined_private_names(_project_files())
 FORBIDDEN = AMARANTH_PRIVATE - PROJECT_PRIVATE
 #: The known exceptions, each with its reason: the host side's nextpnr options are read from the tables Amaranth's
 #: own build scripts use (``apbbf.toolchain.nextpnr_device_args``), so that a measurement places and routes for
-#: exactly the device Amaranth would; there is no public accessor for them.
-ALLOWED = {"apbbf/toolchain.py": {"uses ._nextpnr_device_options", "uses ._nextpnr_package_options"}}
+#: exactly the device Amaranth would; there is no public accessor for them. The suite's settings
+#: (``tests/conftest.py``) have the simulator compile a reduce-XOR to ``int.bit_count()``, a fifth of the core's
+#: simulation time; :func:`test_reduce_xor_is_the_parity` checks the result against Python's parity.
+ALLOWED = {"apbbf/toolchain.py": {"uses ._nextpnr_device_options", "uses ._nextpnr_package_options"},
+           "tests/conftest.py": {"imports amaranth.sim._pyrtl"}}
 
 
 def _uses(path: Path):
@@ -105,3 +112,23 @@ def test_no_private_amaranth(folder):
     found = [f"{path.relative_to(ROOT)}:{line} {what}" for path in sorted((ROOT / folder).rglob("*.py"))
              for line, what in _uses(path) if what not in ALLOWED.get(str(path.relative_to(ROOT)), ())]
     assert not found, "private Amaranth API: " + "; ".join(found)
+
+
+@pytest.mark.parametrize("shape", [1, 7, 64, 200, signed(1), signed(13)], ids=str)
+def test_reduce_xor_is_the_parity(shape):
+    """``Value.xor()`` in the simulator, as the suite compiles it, is the parity of the bits (signed values as
+    their two's complement); seed 5."""
+    a, parity, m = Signal(shape), Signal(), Module()
+    m.d.comb += parity.eq(a.xor())
+    width = len(a)
+    rng = random.Random(5)
+    values = [0, (1 << width) - 1] + [rng.getrandbits(width) for _ in range(50)]
+
+    async def bench(ctx):
+        for value in values:
+            ctx.set(a, value - (1 << width) if a.shape().signed and value >> (width - 1) else value)
+            assert ctx.get(parity) == value.bit_count() % 2, f"{value:#x}"
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()

@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """The bounded proofs of ``make formal`` (apbbf.sim.formal), shallow enough for ``make test``: the flow runs and
-passes on the parallel scan, and (in ``make test-slow``) it finds the counterexample when the design is broken."""
+passes on the parallel scan, and (in ``make test-slow``) on the memory core, and it finds the counterexample when the
+design is broken."""
 
 import pytest
 
@@ -59,9 +60,12 @@ def _with_scan(scan_class):
 MEMORY_CONFIG = Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, row_bits=64)
 
 
+@pytest.mark.slow
 def test_shallow_memory_proof_passes():
     """The memory core with its memory's every choice free (apbbf.sim.formal.FormalMemory): BMC passes at depth 20
-    (the reset's clearing, the first commands, their reads and writes; the full depth is make formal's)."""
+    (the reset's clearing, the first commands, their reads and writes; the full depth is make formal's). In ``make
+    test-slow``: ``make test`` runs the flow on the parallel scan above, and the memory core against the model in
+    Amaranth's simulator with its memory's latencies and refreshes drawn at random (tests/test_memory_core.py)."""
     result = formal.check(MEMORY_CONFIG, "memory", 20, f"{BUILD}/memory", memory_depth=2)
     assert result["status"]["bmc"].startswith("PASS"), result["log"]
 
