@@ -1,7 +1,8 @@
 """The models of nextpnr's packed cells (``sim/ecp5/routed/``) against this project's pre-synthesis models: one small
 design with the appliance's block RAM modes (a DP16KD in the 36-bit pseudo dual port mode and one in the 9-bit mode,
 their inputs tied as :mod:`apbbf.hdl.lib.ecp5_ram` ties them, output registers on) and its RGMII I/O (IB, DELAYG of
-80 steps and IDDRX1F on a pin; ODDRX1F to OB; an output enable through FD1S3AX and OFS1P3DX to OBZ) and a counter (a carry chain), synthesized,
+80 steps and IDDRX1F on a pin; ODDRX1F to OB; an output enable through FD1S3AX and OFS1P3DX to OBZ), a counter (a carry chain) and a 16 x 4 LUT RAM with initial
+values, synthesized,
 placed and routed (yosys, nextpnr-ecp5 on the 5A-75B's device, its RGMII pins), read back as Verilog, and
 simulated on Icarus under one testbench (random inputs, seed fixed and printed) beside the same design before
 synthesis. Every output, sampled on both clock edges, must be the same in the two runs; with one DP16KD's read
@@ -55,9 +56,9 @@ DP_PORTS = [f"{name}_{pin}" for name in ("w36", "w9") for pin in ("we", "re", "w
 
 def design() -> str:
     (d36, i36), (d9, i9) = _dp16kd("w36", 36), _dp16kd("w9", 9)
-    return (f"module top(clk_pin, rx_pin, tx_pin, oe_pin, oe_in, d0, d1, q0, q1, count, {', '.join(DP_PORTS)});\n"
+    return (f"module top(clk_pin, rx_pin, tx_pin, oe_pin, oe_in, d0, d1, q0, q1, count, lut_do, {', '.join(DP_PORTS)});\n"
             "    input clk_pin, rx_pin, oe_in, d0, d1;\n    output tx_pin, oe_pin, q0, q1;\n"
-            "    output reg [9:0] count = 0;\n" + d36 + d9 +
+            "    output reg [9:0] count = 0;\n    output [3:0] lut_do;\n" + d36 + d9 +
             """    wire clk, pad, delayed, ddr, oe0, oe1;
     IB clk_ib(.I(clk_pin), .O(clk));
     IB rx_ib(.I(rx_pin), .O(pad));
@@ -69,6 +70,11 @@ def design() -> str:
     OFS1P3DX oe_ff1(.SCLK(clk), .SP(1'b1), .CD(1'b0), .D(oe0), .Q(oe1));
     OBZ oe_ob(.I(d0), .T(oe1), .O(oe_pin));
     always @(posedge clk) if (d1) count <= count + 10'd3;
+    reg [3:0] lut_ram [0:15];
+    integer i;
+    initial for (i = 0; i < 16; i = i + 1) lut_ram[i] = (7 * i + 3) % 16;
+    always @(posedge clk) if (w9_we) lut_ram[w9_wa[3:0]] <= w9_di[3:0];
+    assign lut_do = lut_ram[w9_ra[3:0]];
 """ + i36 + i9 + "endmodule\n")
 
 
@@ -89,17 +95,18 @@ module tb;
     reg [8:0] w9_di = 0;
     wire tx_pin, oe_pin, q0, q1;
     wire [9:0] count;
+    wire [3:0] lut_do;
     wire [35:0] w36_do;
     wire [8:0] w9_do;
     top dut(.clk_pin(clk_pin), .rx_pin(rx_pin), .tx_pin(tx_pin), .oe_pin(oe_pin), .oe_in(oe_in), .d0(d0), .d1(d1),
-            .q0(q0), .q1(q1), .count(count), .w36_we(w36_we), .w36_re(w36_re), .w36_wa(w36_wa), .w36_ra(w36_ra),
+            .q0(q0), .q1(q1), .count(count), .lut_do(lut_do), .w36_we(w36_we), .w36_re(w36_re), .w36_wa(w36_wa), .w36_ra(w36_ra),
             .w36_di(w36_di), .w36_do(w36_do), .w9_we(w9_we), .w9_re(w9_re), .w9_wa(w9_wa), .w9_ra(w9_ra),
             .w9_di(w9_di), .w9_do(w9_do));
     integer seed = SEED, n;
     always #4 clk_pin = ~clk_pin;
     always @(clk_pin) begin
-        #2 $display("%s %0d %b%b %b %b %h %h %h", clk_pin ? "H" : "L", n, q0, q1, tx_pin, oe_pin, count, w36_do,
-                 w9_do);
+        #2 $display("%s %0d %b%b %b %b %h %h %h %h", clk_pin ? "H" : "L", n, q0, q1, tx_pin, oe_pin, count, lut_do,
+                 w36_do, w9_do);
         #1 rx_pin = $random(seed);
     end
     initial begin
@@ -107,7 +114,7 @@ module tb;
             @(posedge clk_pin);
             #1;
             {oe_in, d0, d1, w36_we, w36_re, w9_we, w9_re} = $random(seed);
-            w36_wa = $random(seed) & 7; w36_ra = $random(seed) & 7; w9_wa = $random(seed) & 7; w9_ra = $random(seed) & 7;
+            w36_wa = $random(seed) & 7; w36_ra = $random(seed) & 7; w9_wa = $random(seed) & 7; w9_ra = $random(seed) & 15;
             w36_di = {$random(seed), $random(seed)}; w9_di = $random(seed);
         end
         $finish;
@@ -147,7 +154,7 @@ def test_routed_design_uses_the_packed_cells(runs):
     registers and the delay packed into IOLOGIC, a DCCA on the clock."""
     *_, after = runs
     cells = set(re.findall(r"^  ([A-Z]\w*) ", (after / "routed.v").read_text(), re.MULTILINE))
-    assert {"DP16KD", "IOLOGIC", "TRELLIS_IO", "TRELLIS_COMB", "TRELLIS_FF", "DCCA"} <= cells, cells
+    assert {"DP16KD", "IOLOGIC", "TRELLIS_IO", "TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DCCA"} <= cells, cells
     assert not cells & {"IDDRX1F", "ODDRX1F", "DELAYG", "FD1S3AX", "OFS1P3DX"}, cells
     text = (after / "routed.v").read_text()
     assert re.search(r"\.\\DELAY\.DEL_VALUE \(32'd80\)", text) and '.CSA0MUX("INV")' in text

@@ -4,7 +4,8 @@
 //   F = LUT4 xor the carry in unless CCU2_INJECT1 is YES; FCO the carry out, from the LUT4 and the LUT2 of
 //   INITVAL[3:0]), DPRAM (16 x 1 LUT RAM: the LUT4 read as memory, written at WAD from WD on WCK while WRE);
 //   OFX is the slice's wide-function mux: M ? FXB : FXA when FXA or FXB is connected (the LUT6/7 mux), else
-//   M ? F1 : F (the LUT5 mux);
+//   M ? F1 : F (the LUT5 mux); RAMW_BLOCK: nothing (a placeholder nextpnr puts where the LUT RAM's TRELLIS_RAMW
+//   takes the slice, with no pins connected);
 // - TRELLIS_FF: the slice's flip-flop, its data from DI (SD 1: the LUT in front of it) or M (SD 0: general
 //   routing); CEMUX CE, INV, 1 or 0; CLKMUX CLK or INV; LSRMUX LSR or INV; SRMODE LSR_OVER_CE (synchronous) or
 //   ASYNC; REGSET RESET or SET (the value LSR loads, and the value at configuration); LSRMODE LSR;
@@ -25,8 +26,8 @@ module TRELLIS_COMB(
     parameter WCKMUX = "WCK";
 
     initial begin
-        if (MODE != "LOGIC" && MODE != "CCU2" && MODE != "DPRAM") begin
-            $display("ERROR: TRELLIS_COMB %m: MODE %0s is not LOGIC, CCU2 or DPRAM", MODE);
+        if (MODE != "LOGIC" && MODE != "CCU2" && MODE != "DPRAM" && MODE != "RAMW_BLOCK") begin
+            $display("ERROR: TRELLIS_COMB %m: MODE %0s is not LOGIC, CCU2, DPRAM or RAMW_BLOCK", MODE);
             $fatal(1);
         end
         if (CCU2_INJECT1 != "NO" && CCU2_INJECT1 != "YES") begin
