@@ -25,7 +25,7 @@ from .mac_runner import TX_CLOCK_DELAY_NS, _write_if_changed
 from .runner import check_simulator
 from ..routed import routed_models, routed_verilog
 
-__all__ = ["ROUTED_BENCHES", "routed_wrapper", "run_routed_board"]
+__all__ = ["ROUTED_BENCHES", "routed_wrapper", "swap_routed_read_halves", "run_routed_board"]
 
 #: The benches a routed netlist runs by default: the short form (gate level runs some thousand cycles a second).
 ROUTED_BENCHES = ("few_frames_port0_to_port1",)
@@ -98,12 +98,24 @@ def routed_wrapper(verilog: str, board: str, time_width: int) -> tuple[str, dict
     return "\n".join(lines) + "\n", found
 
 
+def swap_routed_read_halves(verilog: str, instance: str) -> str:
+    """The routed ``verilog`` with the DP16KD ``instance`` (its net name, e.g.
+    ``core.dedup.core.segments.segment0.ebr_r0_c0``) wired wrong on purpose: its DOA and DOB pins swapped."""
+    match = re.search(rf"^  DP16KD #\((?:.|\n)*?\) \\{re.escape(instance)} +\((?:.|\n)*?\);", verilog, re.MULTILINE)
+    if match is None:
+        raise ValueError(f"no DP16KD instance {instance} in the routed netlist")
+    swapped = re.sub(r"\.DO([AB])(\d+)\(", lambda m: f".DO{'B' if m.group(1) == 'A' else 'A'}{m.group(2)}(",
+                     match.group(0))
+    return verilog[:match.start()] + swapped + verilog[match.end():]
+
+
 def run_routed_board(build_dir, board: str, routed_json, options: dict, *, testcase=None, seed: int = 1,
-                     waves: bool = False) -> Path:
+                     waves: bool = False, swap_dp16kd: str | None = None) -> Path:
     """Write ``routed_json`` (nextpnr's routed design of ``board``'s appliance, built with ``options``: the build
     folder's ``options.json``) as Verilog in ``build_dir``, build it with its wrapper and the models on Icarus and
     run ``testcase`` (default :data:`ROUTED_BENCHES`) on it; returns ``<build_dir>/results.xml``. What the wrapper
-    found inside the netlist is in ``<build_dir>/nets.json``.
+    found inside the netlist is in ``<build_dir>/nets.json``. With ``swap_dp16kd``, that DP16KD is wired wrong on
+    purpose (:func:`swap_routed_read_halves`).
 
     Raises
     ------
@@ -122,6 +134,10 @@ def run_routed_board(build_dir, board: str, routed_json, options: dict, *, testc
     top = build_dir / "routed_top.v"
     if not top.exists() or top.stat().st_mtime < routed_json.stat().st_mtime:
         routed_verilog(routed_json, top)
+    if swap_dp16kd is not None:
+        swapped = build_dir / "routed_top_swapped.v"
+        _write_if_changed(swapped, swap_routed_read_halves(top.read_text(), swap_dp16kd))
+        top = swapped
     config = options["config"]
     wrapper, found = routed_wrapper(top.read_text(), board, config["time_width"])
     _write_if_changed(build_dir / f"{TB}.v", wrapper)
