@@ -221,3 +221,27 @@ def test_report_from_seeds_run_one_at_a_time(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="no build of these options"):
         build_appliance("colorlight-5a75b", build_dir=tmp_path, config=replace(config, seed=6), seed=6,
                         steps="report")
+
+
+def test_write_routed_keeps_the_routed_design(tmp_path, monkeypatch):
+    """write_routed asks nextpnr for each seed's routed design (``--write seed<N>.routed.json``); without it, none."""
+    from dataclasses import fields
+
+    from apbbf.flows.appliance import build_appliance
+    config = replace(COLORLIGHT, seed=5)
+    options = {"board": "colorlight-5a75b", "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": "drop", "key": "l3l4", "placer": "static", "router": "router2"}
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    (tmp_path / "top.rpt").write_text("")
+    # a stand-in for nextpnr: it records its arguments and writes what a routed seed leaves
+    fake = tmp_path / "nextpnr"
+    fake.write_text("#!/bin/sh\necho \"$@\" > args.txt\nfor a in \"$@\"; do case $prev in --textcfg) : > \"$a\";; "
+                    "--report) echo '{\"fmax\": {}}' > \"$a\";; --log) : > \"$a\";; esac; prev=$a; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("NEXTPNR_ECP5", str(fake))
+    monkeypatch.setenv("ECPPACK", "true")
+    monkeypatch.setattr("apbbf.toolchain.use_yowasp", lambda: None)
+    for write_routed in (True, False):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seed=5, seeds=[1], steps="pnr",
+                        write_routed=write_routed)
+        assert ("--write seed1.routed.json" in (tmp_path / "args.txt").read_text()) is write_routed

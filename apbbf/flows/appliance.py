@@ -333,7 +333,8 @@ class SeedBudget:
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int | None = None,
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
-                    steps: str = "all", memory: str | None = None, log=print) -> dict:
+                    steps: str = "all", memory: str | None = None, write_routed: bool = False,
+                    log=print) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -374,6 +375,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         ``"pnr"``, nextpnr on the netlist already in ``build_dir`` (of the same options) for ``seeds``, keeping
         the other seeds' runs; ``"report"``, no tool but ecppack, the report from the runs already in
         ``build_dir`` (e.g. after a build was stopped, or its seeds were run one at a time).
+    write_routed : bool
+        nextpnr also writes each seed's routed design (``--write <build_dir>/seed<N>.routed.json``), for the
+        post-route netlist simulation (:mod:`apbbf.flows.netlist`).
     log : callable
         Where the build's notes go (a run past its budget that is let finish).
 
@@ -448,7 +452,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
             command = [os.environ["NEXTPNR_ECP5"], "--quiet", "--timing-allow-fail", "--seed", str(pnr_seed),
                        "--report", f"seed{pnr_seed}.json", "--log", f"seed{pnr_seed}.tim", *device_args,
                        "--placer", placer, "--router", router,
-                       "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config"]
+                       "--json", "top.json", "--lpf", "top.lpf", "--textcfg", f"seed{pnr_seed}.config",
+                       *(["--write", f"seed{pnr_seed}.routed.json"] if write_routed else [])]
             try:
                 run = toolchain.run_with_cpu_budget(
                     command, cwd=build_dir, cpu_budget_s=pnr_cpu_minutes * 60,
