@@ -115,6 +115,23 @@ def test_ddr3_initializer_writes(core):
     assert "CL=6" in mr0["name"] and core.settings["cl"] == 6 and core.settings["cwl"] == 5
 
 
+def test_ddr3_leveler_matches_litex(core):
+    """The read leveling's phases and widths are those LiteX's BIOS is built with for this core (its generated
+    ``sdram_phy.h``): read phase, write phase, byte lanes, delay taps, bitslips, data bits a phase."""
+    from apbbf.hdl.dram.litedram import ddr3_leveler
+    header = (core.directory / "software" / "include" / "generated" / "sdram_phy.h").read_text()
+    defines = dict(line.split()[1:3] for line in header.splitlines()
+                   if line.startswith("#define SDRAM_PHY_") and len(line.split()) == 3)
+    leveler = ddr3_leveler(core.settings, core.csrs())
+    assert (leveler.rdphase, leveler.wrphase) == (int(defines["SDRAM_PHY_RDPHASE"]),
+                                                  int(defines["SDRAM_PHY_WRPHASE"]))
+    assert (leveler.lanes, leveler.delays, leveler.bitslips) == (int(defines["SDRAM_PHY_MODULES"]),
+                                                                 int(defines["SDRAM_PHY_DELAYS"]),
+                                                                 int(defines["SDRAM_PHY_BITSLIPS"]))
+    assert leveler.phases * leveler.phase_bits == int(defines["SDRAM_PHY_PHASES"]) * int(
+        defines["SDRAM_PHY_DFI_DATABITS"])
+
+
 def test_ddr3_memory_elaborates(core):
     """The DDR3 memory alone: the core's clock and user domain as ports, every DDR3 pin on the instance."""
     from amaranth.back import rtlil
