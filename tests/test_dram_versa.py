@@ -98,6 +98,20 @@ def test_appliance_elaborates_with_ddr3(core):
     assert "CLKOS_ENABLE" not in text
 
 
+@pytest.mark.slow
+def test_versa_top_shows_the_ddr3_state_on_leds(core):
+    """The Versa's bitstream top with its filter in DDR3: the read leveling is in it, and LED 3 shows the DRAM
+    ready and LED 4 the leveling's failure (the core's ``init_error``)."""
+    from apbbf.flows.appliance import _platform
+    from apbbf.hdl.board.appliance import ApplianceTop
+    plan = _platform(BOARD).prepare(ApplianceTop(BOARD, SHORT, dram=core), name="top")
+    text, lpf = plan.files["top.il"], plan.files["top.lpf"]
+    assert "leveler" in text and "init_error" in text
+    for number in range(5):
+        assert f"led_{number}__" in lpf, number
+    assert "led_5__" not in lpf
+
+
 def test_ddr3_initializer_writes(core):
     """The DDR3 sequence as LiteX's BIOS issues it: RESET# released (ODT, RESET_N) and 50,000 cycles (1 ms, the
     data sheet's 500 us before CKE), CKE high and 10,000 cycles, the mode registers and ZQ calibration through
