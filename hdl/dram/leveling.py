@@ -283,32 +283,27 @@ class ReadLeveler(wiring.Component):
             steps("BITSLIP", on_lane("ddrphy_rdly_dq_bitslip"), "SLIP-0")
             with m.State("PICK"):
                 with m.If(best_length == 0):                     # no window: back to the reset values
-                    m.d.sync += [failed.eq(failed | selected), chosen_slip[lane].eq(0), count.eq(0),
-                                 chosen_delay[lane].eq(0)]
+                    m.d.sync += [failed.eq(failed | selected), chosen_slip[lane].eq(0), chosen_delay[lane].eq(0)]
                 with m.Else():
-                    m.d.sync += [chosen_slip[lane].eq(best_slip), count.eq(best_slip),
+                    m.d.sync += [chosen_slip[lane].eq(best_slip),
                                  chosen_delay[lane].eq(best_start + ((best_length - 1) >> 1))]
                 m.next = "SET-SLIP-0"
             # the chosen bitslip and delay, from the reset values up by single steps
-            steps("SET-SLIP", on_lane("ddrphy_rdly_dq_bitslip_rst"), "SLIP-UP")
-            with m.State("SLIP-UP"):
-                with m.If(count == 0):
-                    m.next = "SET-DELAY-0"
-                with m.Else():
-                    m.d.sync += count.eq(count - 1)
-                    m.next = "SLIP-INC-0"
-            steps("SLIP-INC", on_lane("ddrphy_rdly_dq_bitslip"), "SLIP-UP")
-            steps("SET-DELAY", on_lane("ddrphy_rdly_dq_rst"), "DELAY-COUNT")
-            with m.State("DELAY-COUNT"):
-                m.d.sync += count.eq(chosen_delay[lane])
-                m.next = "DELAY-UP"
-            with m.State("DELAY-UP"):
-                with m.If(count == 0):
-                    m.next = "NEXT-LANE"
-                with m.Else():
-                    m.d.sync += count.eq(count - 1)
-                    m.next = "DELAY-INC-0"
-            steps("DELAY-INC", on_lane("ddrphy_rdly_dq_inc"), "DELAY-UP")
+            def set_to(name, reset, increment, value, then):
+                steps(name, on_lane(reset), f"{name}-COUNT")
+                with m.State(f"{name}-COUNT"):
+                    m.d.sync += count.eq(value)
+                    m.next = f"{name}-UP"
+                with m.State(f"{name}-UP"):
+                    with m.If(count == 0):
+                        m.next = then
+                    with m.Else():
+                        m.d.sync += count.eq(count - 1)
+                        m.next = f"{name}-INC-0"
+                steps(f"{name}-INC", on_lane(increment), f"{name}-UP")
+            set_to("SET-SLIP", "ddrphy_rdly_dq_bitslip_rst", "ddrphy_rdly_dq_bitslip", chosen_slip[lane],
+                   "SET-DELAY-0")
+            set_to("SET-DELAY", "ddrphy_rdly_dq_rst", "ddrphy_rdly_dq_inc", chosen_delay[lane], "NEXT-LANE")
             with m.State("NEXT-LANE"):
                 with m.If(lane == lanes - 1):
                     m.next = "DONE"
