@@ -98,6 +98,20 @@ def test_appliance_elaborates_with_ddr3(core):
     assert "CLKOS_ENABLE" not in text
 
 
+@pytest.mark.slow
+def test_versa_top_shows_the_ddr3_state_on_leds(core):
+    """The Versa's bitstream top with its filter in DDR3: the read leveling is in it, and LED 3 shows the DRAM
+    ready and LED 4 the leveling's failure (the core's ``init_error``)."""
+    from apbbf.flows.appliance import _platform
+    from apbbf.hdl.board.appliance import ApplianceTop
+    plan = _platform(BOARD).prepare(ApplianceTop(BOARD, SHORT, dram=core), name="top")
+    text, lpf = plan.files["top.il"], plan.files["top.lpf"]
+    assert "leveler" in text and "init_error" in text
+    for number in range(5):
+        assert f"led_{number}__" in lpf, number
+    assert "led_5__" not in lpf
+
+
 def test_ddr3_initializer_writes(core):
     """The DDR3 sequence as LiteX's BIOS issues it: RESET# released (ODT, RESET_N) and 50,000 cycles (1 ms, the
     data sheet's 500 us before CKE), CKE high and 10,000 cycles, the mode registers and ZQ calibration through
@@ -113,6 +127,23 @@ def test_ddr3_initializer_writes(core):
     assert writes[-2][:2] == (control, 0x0F) and writes[-1][:2] == (csrs["ddrctrl_init_done"], 1)
     mr0 = [step for step in sequence if step["name"].startswith("Load Mode Register 0")][0]
     assert "CL=6" in mr0["name"] and core.settings["cl"] == 6 and core.settings["cwl"] == 5
+
+
+def test_ddr3_leveler_matches_litex(core):
+    """The read leveling's phases and widths are those LiteX's BIOS is built with for this core (its generated
+    ``sdram_phy.h``): read phase, write phase, byte lanes, delay taps, bitslips, data bits a phase."""
+    from apbbf.hdl.dram.litedram import ddr3_leveler
+    header = (core.directory / "software" / "include" / "generated" / "sdram_phy.h").read_text()
+    defines = dict(line.split()[1:3] for line in header.splitlines()
+                   if line.startswith("#define SDRAM_PHY_") and len(line.split()) == 3)
+    leveler = ddr3_leveler(core.settings, core.csrs())
+    assert (leveler.rdphase, leveler.wrphase) == (int(defines["SDRAM_PHY_RDPHASE"]),
+                                                  int(defines["SDRAM_PHY_WRPHASE"]))
+    assert (leveler.lanes, leveler.delays, leveler.bitslips) == (int(defines["SDRAM_PHY_MODULES"]),
+                                                                 int(defines["SDRAM_PHY_DELAYS"]),
+                                                                 int(defines["SDRAM_PHY_BITSLIPS"]))
+    assert leveler.phases * leveler.phase_bits == int(defines["SDRAM_PHY_PHASES"]) * int(
+        defines["SDRAM_PHY_DFI_DATABITS"])
 
 
 def test_ddr3_memory_elaborates(core):

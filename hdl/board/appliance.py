@@ -24,7 +24,8 @@ def _control(m, host, core):
 class ApplianceTop(DedupAppliance):
     """The appliance's bitstream top for ``board``: the two ports and the de-duplicator, the UART at
     :attr:`baud` (1 ms inter-byte timeout), and on the Versa the LEDs (0 and 1: each port's link, 2: the UART
-    busy). The Colorlight's UART transmit pin is its only LED.
+    busy, 3: the DRAM ready, 4: the DDR3's read leveling failed). The Colorlight's UART transmit pin is its only
+    LED.
 
     Parameters
     ----------
@@ -63,7 +64,8 @@ class ApplianceTop(DedupAppliance):
         m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
         m.d.comb += [host.rx.eq(rx.i), tx.o.eq(host.tx)]
         if self._board == "versa-ecp5":
-            for number, value in enumerate([appliance.link_up[0], appliance.link_up[1], host.busy]):
+            for number, value in enumerate([appliance.link_up[0], appliance.link_up[1], host.busy,
+                                             appliance.dram_ready, appliance.dram_error]):
                 m.submodules[f"led_{number}"] = led = io.Buffer("o", platform.request("led", number, dir="-"))
                 m.d.comb += led.o.eq(value)
         return m

@@ -70,6 +70,10 @@ class LiteDRAMInitializer(wiring.Component):
         The core's sys clock, Hz (1 MHz .. 1 GHz).
     power_up_us : float
         The power-up wait, µs (the data sheet's: 200 for SDR SDRAM), 0 .. 10**6.
+    leveler : ReadLeveler or None
+        Run on ``wb`` after the sequence, before the pins are handed back
+        (:class:`~apbbf.hdl.dram.leveling.ReadLeveler`); then the core's ``ddrctrl_init_error`` is written with
+        whether a lane failed (the core's ``init_error`` output).
 
     Attributes
     ----------
@@ -77,6 +81,8 @@ class LiteDRAMInitializer(wiring.Component):
     core_rst : Out(1)
         The core's reset, high during the power-up wait.
     done : Out(1)
+    error : Out(1)
+        The leveler found a lane with no window (0 without a leveler); valid with ``done``.
 
     Raises
     ------
@@ -86,18 +92,22 @@ class LiteDRAMInitializer(wiring.Component):
         If ``csrs`` lacks a register the initialisation writes.
     """
 
-    def __init__(self, sequence, csrs: dict, *, clk_freq: float, power_up_us: float = 200.0):
+    def __init__(self, sequence, csrs: dict, *, clk_freq: float, power_up_us: float = 200.0, leveler=None):
         if not isinstance(clk_freq, (int, float)) or not 1e6 <= clk_freq <= 1e9:
             raise ValueError(f"clk_freq must be from 1e6 to 1e9 Hz, not {clk_freq!r}")
         if not isinstance(power_up_us, (int, float)) or not 0 <= power_up_us <= 1e6:
             raise ValueError(f"power_up_us must be from 0 to 1e6, not {power_up_us!r}")
         self._writes = init_writes(sequence, csrs)
+        self._leveler = leveler
+        if leveler is not None:
+            # the scan runs before the pins are handed back (the last two writes); its verdict goes with them
+            self._writes.insert(-1, (csrs["ddrctrl_init_error"], 0, 0))
         self._power_up = math.ceil(power_up_us * 1e-6 * clk_freq)
         for address, value, wait in self._writes:
             check_integer("csr address", address, range(0, 1 << 32))
             check_integer("csr value", value, range(0, 1 << 32))
             check_integer("delay", wait, range(0, 1 << 20))
-        super().__init__({"wb": Out(WishboneSignature()), "core_rst": Out(1), "done": Out(1)})
+        super().__init__({"wb": Out(WishboneSignature()), "core_rst": Out(1), "done": Out(1), "error": Out(1)})
 
     @property
     def writes(self) -> list:
@@ -108,9 +118,16 @@ class LiteDRAMInitializer(wiring.Component):
         return self._power_up
 
     def elaborate(self, platform):
-        # A step counter walks the writes; ``wait`` counts the power-up and each write's delay down.
+        # A step counter walks the writes; ``wait`` counts the power-up and each write's delay down. The leveler
+        # has the bus between the sequence and the hand-back.
         m = Module()
-        writes, wb = self._writes, self.wb
+        writes, leveler = self._writes, self._leveler
+        wb = wiring.Signature.create(self.wb.signature) if leveler is not None else self.wb
+        error_step = len(writes) - 2 if leveler is not None else None
+        level_step = len(writes) - 3
+        if leveler is not None:
+            m.submodules.leveler = leveler
+            m.d.comb += self.error.eq(leveler.failed.any())
         step = Signal(range(len(writes) + 1))
         wait = Signal(range(max(self._power_up, max(w for *_, w in writes), 4) + 1), init=self._power_up)
         m.d.comb += wb.sel.eq(0xF)
@@ -132,7 +149,8 @@ class LiteDRAMInitializer(wiring.Component):
                 with m.Switch(step):
                     for n, (address, value, delay) in enumerate(writes):
                         with m.Case(n):
-                            m.d.comb += [wb.adr.eq(address >> 2), wb.dat_w.eq(value)]
+                            m.d.comb += [wb.adr.eq(address >> 2),
+                                         wb.dat_w.eq(self.error if n == error_step else value)]
                             with m.If(wb.ack):
                                 m.d.sync += wait.eq(delay)
                 with m.If(wb.ack):
@@ -145,6 +163,20 @@ class LiteDRAMInitializer(wiring.Component):
                     m.next = "DONE"
                 with m.Else():
                     m.next = "WRITE"
+                    if leveler is not None:
+                        with m.If(step == level_step):
+                            m.next = "LEVEL"
+            if leveler is not None:
+                with m.State("LEVEL"):
+                    m.d.comb += leveler.start.eq(1)
+                    with m.If(leveler.done):
+                        m.next = "WRITE"
             with m.State("DONE"):
                 m.d.comb += self.done.eq(1)
+        if leveler is not None:
+            # the bus is the leveler's while it scans, the sequence's otherwise
+            with m.If(leveler.start & ~leveler.done):
+                wiring.connect(m, wiring.flipped(self.wb), leveler.wb)
+            with m.Else():
+                wiring.connect(m, wiring.flipped(self.wb), wb)
         return m

@@ -12,9 +12,10 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import Config
 from ..core.memory_port import MemoryPortSignature
 from .initializer import LiteDRAMInitializer
+from .leveling import ReadLeveler
 from .native import NativePortAdapter
 
-__all__ = ["SDR_PINS", "DDR3_PINS", "LiteDRAMMemory", "LiteDRAMDDR3Memory"]
+__all__ = ["SDR_PINS", "DDR3_PINS", "LiteDRAMMemory", "LiteDRAMDDR3Memory", "ddr3_leveler"]
 
 #: The SDR core's pins: name, width and direction of ``sdram_<name>`` (LiteX's GENSDRPHY).
 SDR_PINS = {"a": None, "ba": None, "cas_n": 1, "cke": 1, "cs_n": 1, "dm": None, "dq": None, "ras_n": 1, "we_n": 1}
@@ -112,6 +113,18 @@ class LiteDRAMMemory(_LiteDRAMBase):
         return m
 
 
+def ddr3_leveler(settings: dict, csrs: dict) -> ReadLeveler:
+    """The read leveling of an ECP5DDRPHY core (its 8 delay taps and 4 bitslips, 4 beats a phase): its
+    injector phases are those of its CAS latencies (LiteDRAM's ``get_sys_phase``)."""
+    nphases = settings["nphases"]
+
+    def phase(cas):
+        return -(-cas // nphases) * nphases - cas
+    return ReadLeveler(csrs, lanes=settings["databits"] // 8, delays=8, bitslips=4, phases=nphases,
+                       phase_bits=4 * settings["databits"], rdphase=phase(settings["cl"]),
+                       wrphase=phase(settings["cwl"]))
+
+
 def _user_ports(native, wb) -> dict:
     """The core's native user port and ``wb_ctrl``, as :class:`~amaranth.hdl.Instance` arguments."""
     port = "user_port_native_0_"
@@ -132,8 +145,9 @@ class LiteDRAMDDR3Memory(_LiteDRAMBase):
     adapter, the initializer and the core's user port live), block words from native word ``base`` on.
 
     The initializer's power-up wait runs with the core out of reset (its reset stops its own clocks), the DRAM's
-    RESET# held low meanwhile by the DFI injector's reset state; then LiteX's BIOS's DDR3 sequence. The BIOS's
-    read leveling (a scan of the PHY's read delay and bitslip) is not done: the PHY keeps its reset values.
+    RESET# held low meanwhile by the DFI injector's reset state; then LiteX's BIOS's DDR3 sequence and its read
+    leveling (:class:`~apbbf.hdl.dram.leveling.ReadLeveler`: each byte lane's read bitslip and delay set to the
+    centre of its window); a lane without a window sets ``init_error``. ``ready`` comes after both.
 
     Parameters
     ----------
@@ -150,6 +164,8 @@ class LiteDRAMDDR3Memory(_LiteDRAMBase):
         The DDR3 pins by name (:data:`DDR3_PINS`, LiteX's ``ddram_<name>``); None: new ``IOPort`` objects.
     power_up_us : float
         RESET# held low before the sequence (the data sheet's 200 us).
+    read_leveling : bool
+        Level the reads after the sequence (default); without, the PHY keeps its reset values.
 
     Attributes
     ----------
@@ -158,7 +174,9 @@ class LiteDRAMDDR3Memory(_LiteDRAMBase):
     user_clk, user_rst : Out(1)
         The core's sys clock and reset.
     memory : In(MemoryPortSignature(config))
-    ready, init_error : Out(1)
+    ready : Out(1)
+    init_error : Out(1)
+        The core's flag: read leveling found a byte lane with no window (valid with ``ready``).
 
     Raises
     ------
@@ -168,12 +186,13 @@ class LiteDRAMDDR3Memory(_LiteDRAMBase):
     """
 
     def __init__(self, config: Config, settings: dict, csrs: dict, *, base: int = 0, pins: dict | None = None,
-                 power_up_us: float = 200.0):
+                 power_up_us: float = 200.0, read_leveling: bool = True):
         s = settings
         self.addr_width, self.data_width = s["native_addr_bits"], s["native_bits"]
         self._adapter = NativePortAdapter(config, addr_width=self.addr_width, data_width=self.data_width, base=base)
         self._initializer = LiteDRAMInitializer(s["init_sequence"], csrs, clk_freq=s["sys_clk_freq"],
-                                                power_up_us=power_up_us)
+                                                power_up_us=power_up_us,
+                                                leveler=ddr3_leveler(s, csrs) if read_leveling else None)
         if pins is None:
             widths = {"a": (s["nrows"] - 1).bit_length(), "ba": (s["nbanks"] - 1).bit_length(),
                       "dm": s["databits"] // 8, "dq": s["databits"], "dqs_p": s["databits"] // 8}

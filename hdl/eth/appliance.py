@@ -293,6 +293,11 @@ class DedupAppliance(wiring.Component):
     ----------
     port0_rx_frames ... dedup_errored : Out(32)
     link_up : Out(2)
+    dram_ready : Out(1)
+        The DRAM is initialised (and on the DDR3 read levelled); 0 without DRAM.
+    dram_error : Out(1)
+        The DDR3's read leveling found a byte lane that reads right at no setting (the LiteDRAM core's
+        ``init_error``); 0 otherwise.
     control_action, control_clear, control_cleared, control_frames
         As :class:`ApplianceCore`.
     """
@@ -323,7 +328,7 @@ class DedupAppliance(wiring.Component):
         PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame)
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
-            "link_up": Out(2),
+            "link_up": Out(2), "dram_ready": Out(1), "dram_error": Out(1),
             **_control_members(action),
         })
 
@@ -370,6 +375,7 @@ class DedupAppliance(wiring.Component):
             m.submodules.dram = dram = LiteDRAMMemory(self._config, self._dram.settings, self._dram.csrs(),
                                                       pins=pins)
             wiring.connect(m, core.memory, dram.memory)
+            m.d.comb += [self.dram_ready.eq(dram.ready), self.dram_error.eq(dram.init_error)]
             m.submodules.sdram_clk = sdram_clk = io.DDRBuffer("o", sdram.clk, o_domain="sdram_ps")
             m.d.comb += [sdram_clk.o[0].eq(1), sdram_clk.o[1].eq(0)]
         _connect_control(m, self, core)
@@ -393,5 +399,6 @@ class DedupAppliance(wiring.Component):
                                                       pins=pins)
         m.submodules.dram_clk_buffer = clk = io.Buffer("i", platform.request("clk100", 0, dir="-"))
         m.d.comb += [dram.clk_in.eq(clk.i), ClockSignal("sync").eq(dram.user_clk),
-                     ResetSignal("sync").eq(dram.user_rst)]
+                     ResetSignal("sync").eq(dram.user_rst), self.dram_ready.eq(dram.ready),
+                     self.dram_error.eq(dram.init_error)]
         wiring.connect(m, core.memory, dram.memory)
