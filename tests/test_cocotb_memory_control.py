@@ -19,7 +19,8 @@ BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-memory-control"
 CONFIG = Config(2, 3, segment_blocks=16, row_bits=1024, span=300, time_width=16, seed=7, extra_segments=2)
 SEED = 20261202
 #: 64-bit frames dropped, a 64-bit AXI bus, four commands in flight.
-OPTIONS = dict(control=True, data_width=64, action="drop", max_frame=288, memory_depth=4, axi_data_width=64)
+OPTIONS = dict(control=True, data_width=64, action="drop", max_frame=288, memory_depth=1, axi_data_width=64,
+               key_queue=64)
 
 PARTS = [pytest.param(["clear_with_writes_in_flight/clears=1"], id="quick"),
          pytest.param(["clear_with_writes_in_flight/clears=3", "changes_under_traffic"], id="slow",
