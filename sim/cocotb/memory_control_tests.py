@@ -5,12 +5,13 @@
 :class:`apbbf.model.dedup.Dedup` with each change (``clear``, ``set_window``, ``set_action``) before the frame
 ``CHANGE_FRAME`` named, and with the late frames the counters name.
 
-- ``clear_with_writes_in_flight``: the filter cleared while the memory takes writes slowly (``AWREADY`` and
-  ``WREADY`` low in long runs, B answered late), a write outstanding each time the clear is asked; then the keys
-  from before the clear come again, each also repeated at once: the cleared filter holds none of the old keys
-  and finds every new one. A clear that reset the core with writes in flight would take their B responses for
-  its own clearing's, call words clean whose zeros had not landed, and drop the bits of inserts still in flight
-  from its reads.
+- ``clear_with_writes_in_flight``: every key answered, the last writes still unanswered (B held back for
+  :data:`HOLD_B` cycles), the filter is cleared; once its clearing is done, the keys from before the clear come
+  again, each followed at once by its copy, with new keys repeated at every distance up to two past the
+  commands in flight, while W lands writes late (:data:`LATE_WRITES`): the cleared filter holds none of the old
+  keys, finds every new one and checks every frame. A clear that reset the core with a write unanswered takes its
+  B response for one of its own, and stays an acknowledgement ahead from then on: with one command in flight
+  (the bench's export) the next command reads a block whose write has not landed and misses the key.
 - ``changes_under_traffic``: the action changed, the window shrunk and grown back, the filter cleared, the
   counters snapshot (:func:`~apbbf.sim.cocotb.control_tests.run_changes_under_traffic`), with the memory's
   channels paused at random.
@@ -33,13 +34,14 @@ MODULE = "apbbf.sim.cocotb.memory_control_tests"
 
 #: The memory's writes slow: AW and W refused in long runs, B held back.
 SLOW_WRITES = dict(aw=(0.6, 16), w=(0.6, 16), b=(0.7, 24))
-#: After a clear's clearing: W refused in longer runs, so that a write lands well after it is requested.
-LATE_WRITES = dict(aw=(0.3, 4), w=(0.7, 48), b=(0.5, 8))
+#: After a clear's clearing: W refused nine cycles in ten, each cycle drawn alone, so that a command's second
+#: write is still unlanded when its first is answered (a scan an acknowledgement ahead then reads past it).
+LATE_WRITES = dict(w=(0.9, 1))
 #: Cycles B is held back around a clear.
 HOLD_B = 300
 #: The frames' idle gaps (probability, run) before a clear, and after its clearing: closer, so that a read
 #: comes while the write of its key a few commands ahead is still held in W.
-BEFORE_IDLE, AFTER_IDLE = (0.8, 16), (0.4, 4)
+BEFORE_IDLE, AFTER_IDLE = (0.8, 16), (0.6, 8)
 
 
 class MemoryControlTB(ControlTB, MemoryDedupTB):
@@ -126,7 +128,7 @@ async def clear_with_writes_in_flight(dut, clears):
         tb.set_pauses(**LATE_WRITES)
         # the old keys again (the cleared filter holds none: each passes, its copy right behind it is found),
         # and new keys repeated at every distance up to two past the commands in flight
-        items, time = _pairs(rng, old, time)
+        items, time = _pairs(rng, old + [packet(rng, size=6) for _ in range(8)], time)
         more, time = _every_distance(rng, distances, time)
         after += range(len(tb.sent), len(tb.sent) + len(items) + len(more))
         tb.send(items + more)
