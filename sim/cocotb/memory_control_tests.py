@@ -39,9 +39,11 @@ SLOW_WRITES = dict(aw=(0.6, 16), w=(0.6, 16), b=(0.7, 24))
 LATE_WRITES = dict(w=(0.9, 1))
 #: Cycles B is held back around a clear.
 HOLD_B = 300
-#: The frames' idle gaps (probability, run) before a clear, and after its clearing: closer, so that a read
-#: comes while the write of its key a few commands ahead is still held in W.
-BEFORE_IDLE, AFTER_IDLE = (0.8, 16), (0.6, 8)
+#: The frames' idle gaps (probability, run) before a clear, and after its clearing (none: a group's frames back
+#: to back, so that a read comes while the write of its key a command ahead is still held in W).
+BEFORE_IDLE, AFTER_IDLE = (0.8, 16), (0.0, 1)
+#: Cycles per frame of a group, after a clear's clearing, before the next group.
+GROUP_GAP = 48
 
 
 class MemoryControlTB(ControlTB, MemoryDedupTB):
@@ -72,24 +74,35 @@ async def _regions_cleared(tb: MemoryControlTB, start: int):
 
 
 def _pairs(rng, packets, time):
-    """Each packet followed at once by its copy."""
-    items = []
+    """Groups of frames: each packet followed at once by its copy."""
+    groups = []
     for p in packets:
-        items += [(pad(bytes(p)), time, False), (pad(bytes(copy_of(p, "exact", rng))), time + 1, False)]
+        groups.append([(pad(bytes(p)), time, False), (pad(bytes(copy_of(p, "exact", rng))), time + 1, False)])
         time += 2
-    return items, time
+    return groups, time
 
 
 def _every_distance(rng, distances, time):
-    """For each distance d from 1 to ``distances``: a new key, d - 1 new keys, and the key again."""
-    items = []
+    """Groups of frames: for each distance d from 1 to ``distances``, a new key, d - 1 new keys, and the key
+    again."""
+    groups = []
     for d in range(1, distances + 1):
         key = packet(rng, size=6)
-        items.append((pad(bytes(key)), time, False))
+        items = [(pad(bytes(key)), time, False)]
         items += [(pad(bytes(packet(rng, size=6))), time, False) for _ in range(d - 1)]
         items.append((pad(bytes(copy_of(key, "exact", rng))), time + 1, False))
+        groups.append(items)
         time += 2
-    return items, time
+    return groups, time
+
+
+async def _send_spaced(tb, groups, cycles: int):
+    """Each group's frames back to back, then ``cycles`` per frame of it before the next group: the memory keeps
+    up, with the frames of a group closer together than their writes land."""
+    for group in groups:
+        tb.send(group)
+        await tb.source.wait()
+        await ClockCycles(tb.dut.aclk, cycles * len(group))
 
 
 @cocotb.test()
@@ -108,7 +121,7 @@ async def clear_with_writes_in_flight(dut, clears):
         old = [packet(rng, size=rng.choice((0, 6, 40))) for _ in range(4)]
         items, time = _pairs(rng, old, time)
         more, time = _every_distance(rng, distances, time)
-        tb.send(items + more)
+        tb.send(item for group in items + more for item in group)
         # every key answered, the writes of the last ones still going out: B held back for a run of
         # HOLD_B cycles from here, and the clear asked meanwhile, with those writes unanswered
         await tb.source.wait()
@@ -130,9 +143,9 @@ async def clear_with_writes_in_flight(dut, clears):
         # and new keys repeated at every distance up to two past the commands in flight
         items, time = _pairs(rng, old + [packet(rng, size=6) for _ in range(8)], time)
         more, time = _every_distance(rng, distances, time)
-        after += range(len(tb.sent), len(tb.sent) + len(items) + len(more))
-        tb.send(items + more)
-        await tb.source.wait()
+        first = len(tb.sent)
+        await _send_spaced(tb, items + more, GROUP_GAP)
+        after += range(first, len(tb.sent))
         tb.idle.set(*BEFORE_IDLE)
         tb.set_pauses(**SLOW_WRITES)
     await tb.source.wait()
