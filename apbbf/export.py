@@ -174,7 +174,6 @@ def _export_lanes(args, config) -> int:
 def _export_memory(args, config) -> int:
     from dataclasses import replace
     refused = [option for option, on in (("--lanes", args.lanes > 1 or args.slots is not None),
-                                         ("--control", getattr(args, "control", False)),
                                          ("--parity", args.parity), ("--scan", args.scan is not None),
                                          ("--pace", args.pace != 1)) if on]
     if refused:

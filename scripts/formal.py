@@ -23,6 +23,9 @@ _TIMED = Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=
 MEMORY_HIT = Config(1, 1, block_bits=4, block_hashes=1, segment_blocks=1, key_width=8, row_bits=16)
 #: The depth of its check: steps 0 to 36, the first answer that must hit in the last.
 MEMORY_HIT_DEPTH = 37
+#: The same with the requests in the order for one open row at a time (``one_row``: a command's writes wait for
+#: all its reads to be requested): the first answer that must hit comes in step 38.
+MEMORY_HIT_ONE_ROW_DEPTH = 39
 
 #: (name, Config, scan, pace, depth, options of apbbf.sim.formal.check): small memories (one block per segment,
 #: 8-bit keys) so the solver can go deep. At pace 3 the last covers (a hit on a query that must hit, also after an
@@ -37,6 +40,8 @@ CHECKS = [
     ("count-memory", Config(2, 2, block_bits=8, block_hashes=2, segment_blocks=1, key_width=8, row_bits=64),
      "memory", 1, 32, {"memory_depth": 2}),
     ("count-memory-hit", MEMORY_HIT, "memory", 1, MEMORY_HIT_DEPTH, {"memory_depth": 2, "cover_hit": True}),
+    ("count-memory-hit-one-row", MEMORY_HIT, "memory", 1, MEMORY_HIT_ONE_ROW_DEPTH,
+     {"memory_depth": 2, "memory_one_row": True, "cover_hit": True}),
 ]
 
 

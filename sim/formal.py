@@ -144,6 +144,8 @@ class Properties(wiring.Component):
         Depth of the shadow queue of outstanding commands (at least the most the core admits), 2..64.
     memory_depth : int
         The memory core's commands in flight.
+    memory_one_row : bool
+        The memory core's requests in the order for one open row at a time (``MemoryAPBBF(..., one_row=True)``).
     cover_hit : bool
         The memory core: cover also an answer that must hit and does (the on-chip scans always cover it).
 
@@ -154,7 +156,7 @@ class Properties(wiring.Component):
     """
 
     def __init__(self, config: Config, *, scan: str = "parallel", queue: int = 16, pace: int = 1,
-                 memory_depth: int = 2, cover_hit: bool = False):
+                 memory_depth: int = 2, memory_one_row: bool = False, cover_hit: bool = False):
         check_config(config)
         check_integer("queue", queue, range(2, 65))
         self._config = config
@@ -162,6 +164,7 @@ class Properties(wiring.Component):
         self._pace = pace
         self._queue = queue
         self._memory_depth = memory_depth
+        self._memory_one_row = memory_one_row
         self._cover_hit = cover_hit
         members = {"cmd_valid": In(1), "cmd_op": In(Op), "cmd_key": In(config.key_width), "rsp_ready": In(1),
                    "tracked": In(config.key_width)}
@@ -177,7 +180,7 @@ class Properties(wiring.Component):
         m = Module()
         m.d.comb += Assume(~ResetSignal())               # from the reset state (the init values), never reset again
         if self._scan == "memory":
-            m.submodules.core = core = MemoryAPBBF(c, depth=self._memory_depth)
+            m.submodules.core = core = MemoryAPBBF(c, depth=self._memory_depth, one_row=self._memory_one_row)
             m.submodules.memory = memory = FormalMemory(c)
             wiring.connect(m, core.memory, memory.port)
             m.d.comb += [memory.take.eq(self.mem_take), memory.offer.eq(self.mem_offer),
@@ -293,7 +296,8 @@ def _sby(config: Config, scan: str, depth: int, rtlil: str, solver: str = "boole
 
 
 def check(config: Config, scan: str, depth: int, work, solver: str = "boolector", pace: int = 1,
-          memory_depth: int = 2, cover_hit: bool = False, tasks=("bmc", "cover")) -> dict:
+          memory_depth: int = 2, memory_one_row: bool = False, cover_hit: bool = False,
+          tasks=("bmc", "cover")) -> dict:
     """Write the design and its ``.sby`` under ``work`` and run SymbiYosys (BMC and cover to ``depth`` cycles, or
     only the ``tasks`` named), the options as :class:`Properties`'.
 
@@ -325,7 +329,8 @@ def check(config: Config, scan: str, depth: int, work, solver: str = "boolector"
     # being hashed, and two of slack)
     queue = (queue_depth(config) + 3 + staging(config) if scan == "parallel" else
              memory_depth + 9 if scan == "memory" else 4)
-    design = Properties(config, scan=scan, queue=queue, pace=pace, memory_depth=memory_depth, cover_hit=cover_hit)
+    design = Properties(config, scan=scan, queue=queue, pace=pace, memory_depth=memory_depth,
+                        memory_one_row=memory_one_row, cover_hit=cover_hit)
     (work / "top.il").write_text(rtlil.convert(design, name="top"))
     (work / "check.sby").write_text(_sby(config, scan, depth, "top.il", solver))
     shims = work / "bin"                           # solvers by the names yosys-smtbmc calls them

@@ -102,12 +102,16 @@ def test_window_changes_under_traffic(action):
         score_frames(dut, list(enumerate(items)), out)
 
 
-def test_runtime_window_refused_with_the_memory_scan_and_checked():
+def test_runtime_window_checked():
+    from apbbf.hdl.core.memory_apbbf import MemoryAPBBF
     with pytest.raises(TypeError, match="runtime_window must be a bool"):
         PacketDedup(CONFIG, KeySpec.frame(), data_width=64, max_frame=288, runtime_window=1)
     rows = Config(2, 3, segment_blocks=64, span=300, time_width=16, row_bits=512)
-    with pytest.raises(ValueError, match="runtime_window is not offered with the memory scan"):
-        PacketDedup(rows, KeySpec.frame(), data_width=64, max_frame=288, runtime_window=True)
+    assert PacketDedup(rows, KeySpec.frame(), data_width=64, max_frame=288, runtime_window=True).runtime_window
+    with pytest.raises(TypeError, match="runtime_window must be a bool"):
+        MemoryAPBBF(rows, runtime_window=1)
+    with pytest.raises(ValueError, match="runtime_window needs a Config with a span"):
+        MemoryAPBBF(Config(2, 3, segment_blocks=64, row_bits=512), runtime_window=True)
 
 
 def test_control_cost_design_needs_the_control_plane():

@@ -36,6 +36,9 @@ class MemoryAPBBF(wiring.Component):
     one_row : bool
         Requests ordered for a memory that serves one open row at a time, in order (LiteDRAM's native port):
         :class:`~apbbf.hdl.core.scan_memory.MemoryScan`'s ``one_row``.
+    runtime_window : bool
+        (Config with a span.) The span at run time: :attr:`span`, :attr:`shift_interval` and :attr:`lower`, as
+        :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
 
     Attributes
     ----------
@@ -48,23 +51,35 @@ class MemoryAPBBF(wiring.Component):
         access).
     in_flight : Out(range(depth + 1))
         Commands in flight now.
+    idle : Out(1)
+        The scan's :attr:`~apbbf.hdl.core.scan_memory.MemoryScan.idle`: nothing past the buffer's decision,
+        nothing owed by the memory, no clearing under way (a cycle late). A reset of the core with every answer
+        taken and ``idle`` high leaves no request, answer or acknowledgement of the memory behind it.
+    span, shift_interval, lower : In
+        (``runtime_window``.) As :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config, ``depth`` not an integer or ``one_row`` not a bool.
+        If ``config`` is not a Config, ``depth`` not an integer or ``one_row`` or ``runtime_window`` not a bool.
     ValueError
-        If the Config has no row layout, or ``depth`` is not 1..64.
+        If the Config has no row layout, or ``depth`` is not 1..64, or ``runtime_window`` is asked of a Config
+        without a span.
     """
 
-    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False):
+    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False, runtime_window: bool = False):
         check_config(config)
         check_depth(depth)
         if not isinstance(one_row, bool):
             raise TypeError(f"one_row must be a bool, not {one_row!r}")
+        if not isinstance(runtime_window, bool):
+            raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if runtime_window and not config.timed:
+            raise ValueError("runtime_window needs a Config with a span")
         if not config.row_layout:
             raise ValueError("a memory core needs a Config with a row layout (row_bits > 0), not row_bits=0")
         self._config, self._depth, self._one_row = config, depth, one_row
+        self._runtime_window = runtime_window
         members = {
             "cmd": In(stream.Signature(command_layout(config.key_width, config.time_width if config.timed else 0))),
             "rsp": Out(stream.Signature(response_layout())),
@@ -72,9 +87,13 @@ class MemoryAPBBF(wiring.Component):
             "inserts": Out(32),
             "shifts": Out(32),
             "in_flight": Out(range(depth + 1)),
+            "idle": Out(1),
         }
         if config.timed:
             members.update({"overflows": Out(32), "expired": Out(32)})
+        if runtime_window:
+            members.update({"span": In(config.time_width, init=config.span),
+                            "shift_interval": In(config.time_width, init=config.shift_interval), "lower": In(1)})
         super().__init__(members)
 
     @property
@@ -89,14 +108,18 @@ class MemoryAPBBF(wiring.Component):
         # key -> hash -> buffer's decision -> memory -> answer: the scan drives the other two through their ports.
         m = Module()
         m.submodules.hash = hash_unit = HashUnit(self._config)
-        m.submodules.buffer = buffer = CircularBuffer(self._config)
+        m.submodules.buffer = buffer = CircularBuffer(self._config, runtime_window=self._runtime_window)
         m.submodules.scan = scan = MemoryScan(self._config, depth=self._depth, one_row=self._one_row)
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
         wiring.connect(m, scan.hash, hash_unit)
         wiring.connect(m, scan.buffer, buffer)
         wiring.connect(m, scan.rsp, wiring.flipped(self.rsp))
         wiring.connect(m, scan.memory, wiring.flipped(self.memory))
-        m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts), self.in_flight.eq(scan.in_flight)]
+        m.d.comb += [self.inserts.eq(buffer.inserts), self.shifts.eq(buffer.shifts), self.in_flight.eq(scan.in_flight),
+                     self.idle.eq(scan.idle)]
         if self._config.timed:
             m.d.comb += [self.overflows.eq(buffer.overflows), self.expired.eq(buffer.expired)]
+        if self._runtime_window:
+            m.d.comb += [buffer.window_span.eq(self.span), buffer.window_interval.eq(self.shift_interval),
+                         buffer.window_lower.eq(self.lower)]
         return m

@@ -112,6 +112,11 @@ class MemoryScan(wiring.Component):
         The memory.
     in_flight : Out(range(depth + 1))
         Commands in flight now.
+    idle : Out(1)
+        High while no command is past the buffer's decision, nothing is requested or owed by the memory (every
+        read answered, every write acknowledged) and no clearing is under way; registered (it says so of the
+        cycle before). A command being hashed or decided does not lower it: a caller that resets the scan waits
+        for its commands' answers as well.
 
     Raises
     ------
@@ -136,6 +141,7 @@ class MemoryScan(wiring.Component):
             "buffer": Out(BufferSignature(config).flip()),
             "memory": Out(MemoryPortSignature(config)),
             "in_flight": Out(range(depth + 1)),
+            "idle": Out(1),
         })
 
     @property
@@ -527,4 +533,5 @@ class MemoryScan(wiring.Component):
                                ~compared_valid & ~merged_valid & ~info.r_rdy & ~gathered_valid & ~answer_valid &
                                ~actions.r_rdy &
                                ~tags.r_rdy & ~out_valid & ~clear_busy & (pending == 0))
+        m.d.comb += self.idle.eq(drained)
         return m

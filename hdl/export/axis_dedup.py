@@ -129,8 +129,6 @@ class AXIStreamPacketDedup(wiring.Component):
         if not isinstance(control, bool):
             raise TypeError(f"control must be a bool, not {control!r}")
         axi = {name: options.pop(name) for name in AXI_OPTIONS if name in options}
-        if control and (config.row_layout or options.get("scan") == MEMORY_SCAN):
-            raise ValueError("control is not offered with the memory scan yet")
         control_options = {"clearable": True, "runtime_window": True} if control else {}
         self._dedup = dedup = PacketDedup(config, spec, **options, **control_options)
         self._adapter = None
@@ -191,6 +189,8 @@ class AXIStreamPacketDedup(wiring.Component):
             m.submodules.axi = adapter = self._adapter
             wiring.connect(m, dedup.memory, adapter.memory)
             connect_axi_master(m, self, adapter)
+            # a clear resets the core only with nothing in flight on the AXI side
+            m.d.comb += dedup.memory_idle.eq((adapter.reads_outstanding == 0) & (adapter.writes_outstanding == 0))
             m.d.comb += self.late.eq(dedup.late)
         if self._registers is not None:
             m.submodules.registers = regs = self._registers

@@ -133,8 +133,7 @@ class PacketDedup(wiring.Component):
         Build the run-time clear (``control_clear``); without it the port is ignored and the design is the same
         as before the control ports were added.
     runtime_window : bool
-        Build the run-time window (``control_window``, with the parallel or FSM scan); without it the ports are
-        ignored.
+        Build the run-time window (``control_window``); without it the ports are ignored.
 
     Attributes
     ----------
@@ -147,6 +146,9 @@ class PacketDedup(wiring.Component):
         With the memory scan: of the unchecked, the late frames (as ``unchecked``).
     memory : Out(MemoryPortSignature(config))
         With the memory scan: the memory (:class:`~apbbf.hdl.core.memory_port.MemoryPortSignature`).
+    memory_idle : In(1, init=1)
+        With the memory scan: high while the memory owes the core nothing (no read unanswered, no write without
+        its ``written``; an AXI4 master: none outstanding). A clear resets the core only while it is high too.
     control_action : In(2)
         The action at run time, by its value in :data:`apbbf.model.registers.ACTIONS` (0 drop, 1 mark, 2 count;
         reset: the built ``action``), one of :attr:`runtime_actions` (another counts): every decision taken from the
@@ -154,7 +156,8 @@ class PacketDedup(wiring.Component):
         ``frames`` has two cycles later).
     control_clear : In(1)
         With ``clearable``, a pulse: empty the filter. From the next cycle frames pass unchecked until every key sent to the core has
-        its answer; then the core is reset for a cycle (``control_cleared`` high) and clears its memory as after
+        its answer (with the memory scan, also until the core is idle and so is ``memory_idle``: no write of
+        the old filter is in flight to be taken for one of the clearing's); then the core is reset for a cycle (``control_cleared`` high) and clears its memory as after
         a reset, and the frames after that are keyed into the empty filter. Asked for again meanwhile, one clear.
     control_cleared : Out(1)
         High in the cycle the core is reset by a clear.
@@ -223,8 +226,6 @@ class PacketDedup(wiring.Component):
         self._clearable = clearable
         if not isinstance(runtime_window, bool):
             raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
-        if runtime_window and scan == MEMORY_SCAN:
-            raise ValueError("runtime_window is not offered with the memory scan")
         self._runtime_window = runtime_window
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
@@ -257,7 +258,7 @@ class PacketDedup(wiring.Component):
             "control_window": In(32, init=config.span), "control_window_set": In(1), "control_window_done": Out(1),
         }
         if scan == MEMORY_SCAN:
-            members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config))})
+            members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config)), "memory_idle": In(1, init=1)})
         super().__init__(members)
 
     @property
@@ -418,7 +419,8 @@ class PacketDedup(wiring.Component):
         clearing, clear_reset = Signal(), Signal()
         memory = self._scan == MEMORY_SCAN
         if memory:
-            core = MemoryAPBBF(c, depth=self._memory_depth, one_row=self._memory_one_row)
+            core = MemoryAPBBF(c, depth=self._memory_depth, one_row=self._memory_one_row,
+                               runtime_window=self._runtime_window)
         else:
             core = APBBF(c, scan=self._scan, pace=self.core_pace, runtime_window=self._runtime_window)
         m.submodules.core = ResetInserter(clear_reset)(core) if self._clearable else core
@@ -541,7 +543,9 @@ class PacketDedup(wiring.Component):
                      answers.w.valid.eq(core.rsp.valid), answers.w.payload.eq(core.rsp.payload.hit),
                      core.rsp.ready.eq(answers.w.ready)]
 
-        # The clear: keys sent and not yet answered counted; with none left the core is reset for a cycle.
+        # The clear: keys sent and not yet answered counted; with none left the core is reset for a cycle (the
+        # memory core once its writes have landed too: the reset's clearing counts acknowledgements, and one of
+        # the old filter's would count as one of its own, declaring words clean before their zeros land).
         outstanding = Signal(range(self._key_queue + 1024))
         if self._clearable or self._runtime_window:
             m.d.sync += outstanding.eq(outstanding + keys.w.valid - (core.rsp.valid & core.rsp.ready))
@@ -553,7 +557,8 @@ class PacketDedup(wiring.Component):
             with m.Else():
                 with m.If(self.control_clear):
                     m.d.sync += clearing.eq(1)
-                m.d.sync += clear_reset.eq(clearing & (outstanding == 0))
+                quiet = (core.idle & self.memory_idle) if memory else 1
+                m.d.sync += clear_reset.eq(clearing & (outstanding == 0) & quiet)
         with m.If(decisions.w.valid):
             m.d.sync += self.control_frames.eq(self.control_frames + 1)
         m.d.comb += self.control_cleared.eq(clear_reset)

@@ -87,6 +87,13 @@ class ControlTB(TB):
             if not ok or value != expected:
                 raise Mismatch(f"{name}: {value:#x} ({'OKAY' if ok else 'SLVERR'}), model {expected:#x}")
 
+    def score_changes(self, changes):
+        """The frames out scored against the model with ``changes`` (frame index: the changes before it)."""
+        try:
+            return score_frames(self.params, self.sent, self.out, changes=changes)
+        except Mismatch as error:
+            raise Mismatch(f"{error} (changes {changes}, bench seed {self.seed})") from None
+
 
 @cocotb.test()
 async def reset_values(dut):
@@ -151,6 +158,13 @@ async def changes_under_traffic(dut):
     tb = ControlTB(dut, _seed("changes_under_traffic"))
     tb.set_inserters(None, None)
     await tb.reset()
+    await run_changes_under_traffic(tb)
+
+
+async def run_changes_under_traffic(tb: ControlTB):
+    """The body of :func:`changes_under_traffic` on a bench reset (also the memory export's,
+    :mod:`apbbf.sim.cocotb.memory_control_tests`)."""
+    dut = tb.dut
     rng = random.Random(tb.seed)
     actions = [a for a in ("count", "mark", tb.params.action, "count") if a in tb.facts.actions]
     steps = [("action", a) for a in actions] + [("clear",)] + [("action", tb.params.action)]
@@ -187,10 +201,7 @@ async def changes_under_traffic(dut):
     assert await tb.write(OFFSETS["CONTROL"], int(Control.SNAPSHOT))
     for name in COUNTERS:
         totals[name] += (await tb.read(OFFSETS[name.upper()]))[0]
-    try:
-        model = score_frames(tb.params, tb.sent, tb.out, changes=changes)
-    except Mismatch as error:
-        raise Mismatch(f"{error} (changes {changes}, bench seed {tb.seed})") from None
+    model = tb.score_changes(changes)
     live = {name: int(getattr(dut, name).value) for name in COUNTERS}
     assert live == {name: getattr(model.counters, name) for name in COUNTERS}, (live, model.counters)
     assert totals == live, (totals, live)
@@ -207,6 +218,12 @@ async def action_toggles(dut):
     tb = ControlTB(dut, _seed("action_toggles"))
     tb.set_inserters(None, None)
     await tb.reset()
+    await run_action_toggles(tb)
+
+
+async def run_action_toggles(tb: ControlTB):
+    """The body of :func:`action_toggles` on a bench reset."""
+    dut = tb.dut
     rng = random.Random(tb.seed)
     lanes = tb.params.data_width // 8
     pool = [rng.randbytes(2 * lanes + 4) for _ in range(3)]
@@ -221,10 +238,7 @@ async def action_toggles(dut):
         frame, _ = await tb.read(OFFSETS["CHANGE_FRAME"])
         changes.setdefault(frame, []).append(("action", action))
     await tb.drain()
-    try:
-        model = score_frames(tb.params, tb.sent, tb.out, changes=changes)
-    except Mismatch as error:
-        raise Mismatch(f"{error} (bench seed {tb.seed})") from None
+    model = tb.score_changes(changes)
     live = {name: int(getattr(dut, name).value) for name in COUNTERS}
     assert live == {name: getattr(model.counters, name) for name in COUNTERS}, (live, model.counters)
     assert len(changes) > 20 and model.counters.dropped > 20, (len(changes), model.counters)

@@ -98,13 +98,13 @@ class MemoryDedupTB(TB):
         self.sent, self.out, self.decided = [], [], []
         self.sink.clear()
 
-    def score(self):
-        """Score what came out against the model (the late frames as the counters said), and the counters; the
-        AXI rules; no AXI error."""
+    def score(self, changes=None):
+        """Score what came out against the model (the late frames as the counters said; with ``changes``, as
+        :func:`~apbbf.sim.dedup.score_frames`), and the counters; the AXI rules; no AXI error."""
         try:
             if self.checker.failure:
                 raise Mismatch(self.checker.failure)
-            model = score_frames(self.params, self.sent, self.out, decided=self.decided)
+            model = score_frames(self.params, self.sent, self.out, decided=self.decided, changes=changes)
             counters = {name: int(getattr(self.dut, name).value) for name in COUNTERS}
             if counters != model.counters.as_dict():
                 raise Mismatch(f"counters {counters}, model {model.counters.as_dict()}")
@@ -112,7 +112,8 @@ class MemoryDedupTB(TB):
             if errors != (0, 0):
                 raise Mismatch(f"AXI errors counted {errors} from a RAM that answers OKAY")
         except Mismatch as error:
-            raise Mismatch(f"{error} (bench seed {self.seed}; waveform {os.environ.get('APBBF_WAVES')})") from None
+            raise Mismatch(f"{error} ({f'changes {changes}, ' if changes else ''}bench seed {self.seed}; waveform "
+                           f"{os.environ.get('APBBF_WAVES')})") from None
         return model
 
 
