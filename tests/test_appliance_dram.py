@@ -7,7 +7,8 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.back import rtlil
 
-from apbbf.flows.appliance import DRAM, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers
+from apbbf.flows.appliance import (DRAM, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers,
+                                   window_numbers)
 from apbbf.hdl.eth.appliance import USER_HZ, DedupAppliance
 from apbbf.hdl.eth.ecp5_pll import ECP5PLL
 from apbbf.model import Config
@@ -20,12 +21,16 @@ def test_window_in_dram_fits():
     config = appliance_config(BOARD, window_us=250_000, memory="dram")
     assert config.span == 250_000 and config.row_bits == DRAM[BOARD]["row_bits"]
     assert config.memory_blocks * config.block_bits // 8 <= DRAM[BOARD]["bytes"]
+    # at most 8 segments (the 25F's LUTs bound the memory scan): fewer, larger ones, 32 blocks of each in a row
+    assert (config.k, config.l, config.physical_segments, config.segment_blocks) == (2, 2, 6, 131072)
+    assert window_numbers(config)["line_rate_64B"]["fp"] <= 1e-3
     numbers = memory_numbers(BOARD, config, USER_HZ)
     assert numbers["where"] == "DRAM"
-    words = (config.physical_segments + config.k) * config.block_bits // 32
+    # with the pool full every physical segment but the one being cleared is read, and k are written
+    words = (config.physical_segments - 1 + config.k) * config.block_bits // 32
     assert numbers["native_words_per_frame"] == words
     assert numbers["words_per_second_at_line_rate"] > words * LINE_RATE_PPS
-    assert numbers["headroom"] == pytest.approx(USER_HZ / numbers["words_per_second_at_line_rate"], rel=1e-3)
+    assert numbers["port_word_ratio"] == pytest.approx(USER_HZ / numbers["words_per_second_at_line_rate"], rel=1e-3)
 
 
 def test_window_past_the_dram_is_refused():
