@@ -776,7 +776,9 @@ def test_apbbf_dedup_and_the_design_it_prints_agree(tmp_path, capsys):
     assert [flags[1] for _, flags in run.out] == [int(len(r) - 16 > 1528) for r in kept]
     printed = next(line for line in text.splitlines() if line.startswith("config"))[9:].split(":")[0]
     _, report = _run(capsys, path, "--config", printed, "--max-frame", "1518", "--data-width", "64")
-    assert run.counters == report["counters"], f"seed {seed}"
+    # The design has no memory scan, so no counter of late answers: the model must count none.
+    assert report["counters"]["late"] == 0, f"seed {seed}"
+    assert run.counters == {name: n for name, n in report["counters"].items() if name != "late"}, f"seed {seed}"
     assert report["counters"]["unchecked"] >= 3 and report["counters"]["dropped"] > 10
 
 
