@@ -64,26 +64,26 @@ def routed_models(build_dir) -> list[Path]:
             *sorted(ROUTED_MODELS.glob("*.v"))]
 
 
-def route(verilog: str, work, *, lpf: str = "", device_args=("--25k", "--package", "CABGA256", "--speed", "6"),
-          top: str = "top") -> Path:
+def route(verilog: str, work, *, nextpnr: str, lpf: str = "",
+          device_args=("--25k", "--package", "CABGA256", "--speed", "6"), top: str = "top") -> Path:
     """Synthesize ``verilog`` (module ``top``, ECP5 primitives instantiated directly) with yosys ``synth_ecp5``,
     place and route it with nextpnr-ecp5 (``lpf``: its pin constraints; pins it does not name are placed by
-    nextpnr), and write the routed design as Verilog; returns ``<work>/routed.v``.
+    nextpnr), and write the routed design as Verilog; returns ``<work>/routed.v``. ``nextpnr`` is the nextpnr-ecp5
+    command (the host's toolchain gives it: ``apbbf.toolchain.use_yowasp()["NEXTPNR_ECP5"]``; this room does not
+    import the host package).
 
     Raises
     ------
     subprocess.CalledProcessError
         If yosys or nextpnr fails.
     """
-    from .. import toolchain
-    env = toolchain.use_yowasp()
     work = Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     (work / "design.v").write_text(verilog)
     (work / "design.lpf").write_text(lpf)
     subprocess.run([_yosys(), "-q", "-p", f"read_verilog -lib +/ecp5/cells_bb.v; read_verilog design.v; "
                     f"synth_ecp5 -top {top} -json synth.json"], cwd=work, check=True, capture_output=True, text=True)
-    subprocess.run([env["NEXTPNR_ECP5"], *device_args, "--json", "synth.json", "--lpf", "design.lpf",
+    subprocess.run([nextpnr, *device_args, "--json", "synth.json", "--lpf", "design.lpf",
                     "--lpf-allow-unconstrained", "--write", "routed.json", "--quiet", "--log", "nextpnr.log"],
                    cwd=work, check=True, capture_output=True, text=True)
     return routed_verilog(work / "routed.json", work / "routed.v")

@@ -71,7 +71,7 @@ def test_window_in_ddr3_fits():
     config = appliance_config(BOARD, window_us=1_000_000, memory="dram", seed=1)
     assert config.span == 1_000_000 and config.row_bits == 16384 and config.block_bits == 128
     numbers = memory_numbers(BOARD, config, 50e6)
-    assert numbers["bytes"] <= DRAM[BOARD]["bytes"] and numbers["native_words_per_frame"] == 10
+    assert numbers["bytes"] <= DRAM[BOARD]["bytes"] and numbers["native_words_per_frame"] == 9
     assert numbers["port_words_per_second"] == 25e6
     assert choose_memory(BOARD, 1_000_000, None, "drop") == "dram"
 

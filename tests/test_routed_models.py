@@ -17,6 +17,7 @@ import pytest
 
 from apbbf.sim.cocotb.dram_runner import ecp5_sim_library
 from apbbf.sim.routed import ECP5_MODELS, route, routed_models
+from apbbf.toolchain import use_yowasp
 
 SEED = 20261202
 CYCLES = 300
@@ -140,7 +141,7 @@ def runs(tmp_path_factory):
     library = ecp5_sim_library(before, ("TRELLIS_IO", "TRELLIS_FF", "IB", "OB", "OBZ", "FD1S3AX", "OFS1P3DX"))
     pre = _simulate(before, [before / "design.v", library, *sorted(ECP5_MODELS.glob("*.v"))])
     after = tmp_path_factory.mktemp("after")
-    routed = route(design(), after, lpf=LPF)
+    routed = route(design(), after, nextpnr=use_yowasp()["NEXTPNR_ECP5"], lpf=LPF)
     post = _simulate(after, [routed, *routed_models(after)])
     return pre, post, after
 
