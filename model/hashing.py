@@ -38,7 +38,8 @@ discarded and the next one is drawn.
 2. **Mix**: the mixer works on W = 32 bits when ``key_width <= 32`` and on W = 64 bits otherwise; the folded key,
    zero-extended to W bits, is its input x. Stream -1 (state ``(seed - 0xD1B54A32D192ED03) mod 2**64``) gives
    the round keys ``K[0] .. K[R]``: R + 1 consecutive outputs, each truncated to its W least significant bits
-   (a zero round key is kept), R = :data:`MIX_ROUNDS`. For r = 0 .. R-1:
+   (a zero round key is kept), R = :data:`MIX_ROUNDS` (a run-time seed XORs its tweak into them: "The run-time
+   seed" below). For r = 0 .. R-1:
 
    a. ``x ^= K[r]``;
    b. S-box layer: nibble i of x (bits 4i .. 4i+3, bit 4i least significant) becomes ``SBOX[nibble]``
@@ -72,6 +73,14 @@ The seed keys all of it: the fold, the round keys and the segment masks. It is a
 seeds); the board builds and ``apbbf export`` draw a fresh one (``secrets.randbits(64)``) unless one is given,
 and record it (``docs/trust.md`` says what keeping it secret buys).
 
+**The run-time seed.** A second 64-bit seed, ``run_seed`` (0 unless a build that takes one is re-keyed at run
+time: ``CONTROL.REKEY``, :meth:`apbbf.model.dedup.Dedup.rekey`), tweaks the mixer alone: the round keys of step 2
+are ``K[r] ^ T[r]`` with :func:`tweak_words`' ``T[r] = rotl64(run_seed, 13 r) mod 2**W`` for r = 0 .. R-1 and
+``T[R] = 0`` (the final key XOR is followed by the linear segment hashes, so a tweak there would move every hash of
+every key alike and tell no keys apart). The fold and the masks stay the build seed's: the gateware keeps them as
+constants (its XOR trees do not grow) and XORs the tweak into each round's input, wiring and one XOR per bit and
+round. With ``run_seed = 0`` the hash is the one above, bit for bit.
+
 Why W = 32 for narrow keys: the segment hashes' XOR trees grow with W, and the small devices that take 32-bit
 keys (the iCE40UP5K board) have the least logic; a 32-bit key zero-extended to 64 bits would double them for no
 gain in what the key can tell apart (the iCEBreaker's default filter: 1,107 LUT4 for the whole hash unit at
@@ -93,7 +102,7 @@ import numpy as np
 from .config import Config, check_config, check_key_width
 
 __all__ = ["HashSpec", "key_from_bytes", "splitmix64", "SBOX", "MIX_ROUNDS", "mix_width", "mix_permutation",
-           "round_keys", "slice_salt", "slice_index", "slice_index_many", "ROW_STREAM"]
+           "round_keys", "tweak_words", "TWEAK_ROTATION", "slice_salt", "slice_index", "slice_index_many", "ROW_STREAM"]
 
 _M64 = (1 << 64) - 1
 _STREAM_STRIDE = 0xD1B54A32D192ED03
@@ -106,6 +115,9 @@ MIX_ROUNDS = 8
 ROUND_KEY_STREAM = -1
 #: The splitmix64 stream of the row hash's masks (the row layout, step 5).
 ROW_STREAM = -3
+#: The run-time seed's rotation per round (:func:`tweak_words`): odd, so each round sees the seed's bits in other
+#: places.
+TWEAK_ROTATION = 13
 
 
 def splitmix64(state: int):
@@ -176,6 +188,28 @@ def round_keys(seed: int, width: int, rounds: int = MIX_ROUNDS) -> tuple[int, ..
         raise ValueError(f"width must be 32 or 64, not {width!r}")
     words = _stream(seed, ROUND_KEY_STREAM)
     return tuple(next(words) & ((1 << width) - 1) for _ in range(rounds + 1))
+
+
+def tweak_words(run_seed: int, width: int, rounds: int = MIX_ROUNDS) -> tuple[int, ...]:
+    """``T[0] .. T[rounds]``, what the run-time seed XORs into the round keys (module documentation, "The run-time
+    seed"): ``T[r]`` is ``run_seed`` rotated left by ``TWEAK_ROTATION * r`` bits (mod 64) as a 64-bit word, its
+    ``width`` least significant bits; ``T[rounds]`` is 0.
+
+    Raises
+    ------
+    TypeError, ValueError
+        If ``run_seed`` is not 0..2**64-1, ``width`` not 32 or 64, or ``rounds`` not 1..64.
+    """
+    from .config import SEEDS, check_integer
+    check_integer("run_seed", run_seed, SEEDS)
+    check_integer("rounds", rounds, range(1, 65))
+    if width not in (32, 64):
+        raise ValueError(f"width must be 32 or 64, not {width!r}")
+    words = []
+    for r in range(rounds):
+        turn = TWEAK_ROTATION * r % 64
+        words.append(((run_seed << turn | run_seed >> (64 - turn)) & _M64) & ((1 << width) - 1))
+    return (*words, 0)
 
 
 def key_from_bytes(data: bytes, key_width: int = 64) -> int:
@@ -251,6 +285,9 @@ class HashSpec:
     mixing : bool
         True (the default): the specification the gateware builds. False: the H3-only specification (no mixer,
         segment masks of ``min(key_width, 64)`` bits), kept to measure what the mixer changes.
+    run_seed : int
+        The run-time seed, 0..2**64-1 (module documentation, "The run-time seed"; 0, the default, leaves the hash
+        the build seed's alone). Only with ``mixing``.
 
     Attributes
     ----------
@@ -261,7 +298,10 @@ class HashSpec:
     rounds : int
         Rounds of the mixer (:data:`MIX_ROUNDS`; 0 without mixing).
     round_keys : tuple of int
-        ``K[0] .. K[rounds]`` (empty without mixing).
+        ``K[0] .. K[rounds]`` (empty without mixing), the run-time seed's tweak XORed in.
+    base_round_keys : tuple of int
+        The round keys of the build seed alone (the constants of the gateware, which XORs the tweak in).
+    run_seed : int
     segment_masks : tuple of tuple of int
         ``segment_masks[j][r]``: mask of output bit r of physical segment j.
     row_masks : tuple of int
@@ -271,21 +311,31 @@ class HashSpec:
     ------
     TypeError
         If ``config`` is not a Config or ``mixing`` not a bool.
+    ValueError
+        If ``run_seed`` is not 0..2**64-1, or not 0 without mixing.
     """
 
-    def __init__(self, config: Config, *, mixing: bool = True):
+    def __init__(self, config: Config, *, mixing: bool = True, run_seed: int = 0):
         self._config = check_config(config)
         if not isinstance(mixing, bool):
             raise TypeError(f"mixing must be a bool, not {mixing!r}")
+        from .config import SEEDS, check_integer
+        check_integer("run_seed", run_seed, SEEDS)
+        if run_seed and not mixing:
+            raise ValueError(f"run_seed must be 0 without mixing (it tweaks the mixer), not {run_seed:#x}")
+        self.run_seed = run_seed
         width = config.key_width
         self.mixing = mixing
         self.fold_masks = _masks(config.seed, 0, FOLD_WIDTH, width) if width > FOLD_WIDTH else ()
         if mixing:
             self.mix_width = mix_width(width)
             self.rounds = MIX_ROUNDS
-            self.round_keys = round_keys(config.seed, self.mix_width, self.rounds)
+            self.base_round_keys = round_keys(config.seed, self.mix_width, self.rounds)
+            tweak = tweak_words(run_seed, self.mix_width, self.rounds)
+            self.round_keys = tuple(k ^ t for k, t in zip(self.base_round_keys, tweak))
         else:
             self.mix_width, self.rounds, self.round_keys = min(width, FOLD_WIDTH), 0, ()
+            self.base_round_keys = ()
         self.segment_masks = tuple(_masks(config.seed, j + 1, config.hash_bits, self.mix_width)
                                    for j in range(config.physical_segments))
         self.row_masks = _masks(config.seed, ROW_STREAM, config.row_index_bits, self.mix_width)

@@ -16,10 +16,11 @@ without a rebuild (:class:`Capability`).
 - Read and write: ``WINDOW`` (the span in ticks, 1 .. ``CAPACITY``), ``ACTION`` (an index of :data:`ACTIONS`
   whose bit is set in ``ACTIONS``: ``mark`` only where the output has ``tuser``), ``KEY`` (an index of the
   build's recipes, :data:`KEY_RECIPES` first, whose bit is set in ``KEYS``).
-- Write only, never read back: ``SEED_LO`` and ``SEED_HI``, the next hash seed, staged until a re-key.
+- Write only, never read back: ``SEED_LO`` and ``SEED_HI``, the next run-time seed of the hash
+  (:mod:`apbbf.model.hashing`, "The run-time seed"), staged until a re-key (0 at reset).
 - ``CONTROL`` (write only): the commands of :class:`Control`. ``CLEAR`` empties the filter; ``REKEY`` puts the
-  staged seed in place and empties the filter; ``SNAPSHOT`` copies every counter into the counter registers in
-  one clock cycle; ``CLEAR_COUNTERS`` sets the counters to zero (with ``SNAPSHOT`` in the same write: the snapshot
+  staged seed in place as the run-time seed and empties the filter (a re-key is a clear; ``CLEARS`` counts it);
+  ``SNAPSHOT`` copies every counter into the counter registers in one clock cycle; ``CLEAR_COUNTERS`` sets the counters to zero (with ``SNAPSHOT`` in the same write: the snapshot
   holds the counts up to that cycle and the counters go on from zero, nothing is lost between two snapshots).
 - The counters (read only): the de-duplicator's (:class:`apbbf.model.dedup.Counters`) and, on the two-port
   appliance (:data:`APPLIANCE_REGISTERS`), each port's MAC counters: the values of the last ``SNAPSHOT``, each
@@ -362,7 +363,8 @@ class RegisterFile:
     window, action, key : int
         The registers' values.
     seed : int
-        The seed in use (the built one until a re-key); ``staged_seed`` the one a re-key puts in place.
+        The run-time seed in use (:mod:`apbbf.model.hashing`, "The run-time seed": 0 until a re-key);
+        ``staged_seed`` the one a re-key puts in place (0 at reset, as ``SEED_LO`` and ``SEED_HI`` are).
     clears, change_frame : int
 
     Raises
@@ -385,7 +387,7 @@ class RegisterFile:
         self.window = facts.config.span
         self.action = ACTIONS.index(facts.action)
         self.key = facts.keys.index(facts.key)
-        self.seed = self.staged_seed = facts.config.seed
+        self.seed = self.staged_seed = 0
         self.clears = self.change_frame = 0
         self._base = dict.fromkeys(self._counter_names, 0)
         self._snapshot = dict.fromkeys(self._counter_names, 0)

@@ -104,6 +104,9 @@ class TimedAPBBF:
     ----------
     config : Config
         With ``span > 0``.
+    run_seed : int
+        The run-time seed of the hash (:class:`~apbbf.model.hashing.HashSpec`'s; 0, the default: the build seed's
+        hash alone).
 
     Attributes
     ----------
@@ -123,12 +126,12 @@ class TimedAPBBF:
         If it has no span.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, run_seed: int = 0):
         check_config(config)
         if not config.timed:
             raise ValueError("config has no span: its window is bounded by count alone (use apbbf.model.APBBF)")
         self._config = config
-        self._hash = HashSpec(config)
+        self._hash = HashSpec(config, run_seed=run_seed)
         self._P = config.physical_segments
         self._mask = (1 << config.time_width) - 1
         self._bits = np.zeros((self._P, config.segment_bits), dtype=bool)

@@ -94,7 +94,7 @@ def test_driver_over_the_model():
     assert regs.snapshot(clear=True) == {"frames": 3, "duplicates": 2, "dropped": 2, "unchecked": 0, "errored": 0}
     assert regs.snapshot()["frames"] == 0
     regs.rekey(0x1234_5678_9ABC_DEF0)
-    assert dedup.config.seed == 0x1234_5678_9ABC_DEF0 and regs.clears == 1
+    assert dedup.run_seed == 0x1234_5678_9ABC_DEF0 and dedup.config == CONFIG and regs.clears == 1
     regs.clear()
     assert regs.clears == 2
     with pytest.raises(ValueError, match="seed"):

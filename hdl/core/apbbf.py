@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from ...model.config import Config, check_config
 from .buffer import CircularBuffer
 from ..lib.devices import check_parity
-from .hash import HashUnit
+from .hash import HashUnit, connect_hash
 from .scan_fsm import FSMScan
 from .scan_parallel import ParallelScan, check_pace
 from .segments import Segments
@@ -61,6 +61,9 @@ class APBBF(wiring.Component):
     runtime_window : bool
         (Config with a span.) The span at run time: :attr:`span`, :attr:`shift_interval` and :attr:`lower`
         (:class:`~apbbf.hdl.core.buffer.CircularBuffer`'s ``window_*``).
+    tweak : bool
+        The hash's run-time seed at :attr:`tweak` (:class:`~apbbf.hdl.core.hash.HashUnit`'s ``tweak``); without it
+        (the default) the core is as before the port existed.
 
     Attributes
     ----------
@@ -83,6 +86,9 @@ class APBBF(wiring.Component):
         (``runtime_window``.) A pulse with no command in the core, the cycle after :attr:`span` changed: the
         segments' expiry beyond the last insert's time plus the span comes down to it
         (:meth:`apbbf.model.timewindow.TimedAPBBF.set_window`).
+    tweak : In(64)
+        (``tweak``.) The run-time seed (:mod:`apbbf.model.hashing`, "The run-time seed"): change it only with no
+        command in the core (a reset follows, to empty the filter).
     parity_errors : Out(32)
         (``parity`` only.) Block words read whose parity failed, per memory read port per read (wraps):
         :class:`~apbbf.hdl.core.segments.Segments`.
@@ -90,14 +96,15 @@ class APBBF(wiring.Component):
     Raises
     ------
     TypeError
-        If ``config`` is not a Config or ``parity`` not a bool.
+        If ``config`` is not a Config, or ``parity``, ``runtime_window`` or ``tweak`` not a bool.
     ValueError
         If ``scan`` is unknown, ``pace`` is not 1, 2 or 3 (or not 1 with the FSM scan), or the Config has a row
         layout.
     """
 
     def __init__(self, config: Config, *, scan: str = "fsm", parity: bool = False, pace: int = 1,
-                 runtime_window: bool = False):
+                 runtime_window: bool = False,
+                 tweak: bool = False):
         if scan not in SCANS:
             raise ValueError(f"scan must be one of {', '.join(map(repr, SCANS))}, not {scan!r}")
         check_config(config)
@@ -111,6 +118,9 @@ class APBBF(wiring.Component):
             raise ValueError(f"pace must be 1 with scan='fsm' (it takes one command at a time), not {pace}")
         if not isinstance(runtime_window, bool):
             raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if not isinstance(tweak, bool):
+            raise TypeError(f"tweak must be a bool, not {tweak!r}")
+        self._tweak = tweak
         if runtime_window and not config.timed:
             raise ValueError("runtime_window needs a Config with a span")
         self._runtime_window = runtime_window
@@ -129,6 +139,8 @@ class APBBF(wiring.Component):
         if runtime_window:
             members.update({"span": In(config.time_width, init=config.span),
                             "shift_interval": In(config.time_width, init=config.shift_interval), "lower": In(1)})
+        if tweak:
+            members["tweak"] = In(64)
         if parity:
             members["parity_errors"] = Out(32)
         super().__init__(members)
@@ -163,7 +175,9 @@ class APBBF(wiring.Component):
     def elaborate(self, platform):
         # key -> hash -> segments -> scan -> response: the scan drives the other three through their ports.
         m = Module()
-        m.submodules.hash = hash_unit = HashUnit(self._config)
+        m.submodules.hash = hash_unit = HashUnit(self._config, tweak=self._tweak)
+        if self._tweak:
+            m.d.comb += hash_unit.tweak.eq(self.tweak)
         m.submodules.segments = segments = self._segments
         m.submodules.buffer = buffer = CircularBuffer(self._config, lookahead=self._pace == 1,
                                                       runtime_window=self._runtime_window)
@@ -172,7 +186,7 @@ class APBBF(wiring.Component):
                                     scan_class(self._config))
 
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
-        wiring.connect(m, scan.hash, hash_unit)
+        connect_hash(m, scan.hash, hash_unit)
         wiring.connect(m, scan.segments, segments.access)
         wiring.connect(m, scan.buffer, buffer)
         wiring.connect(m, scan.rsp, wiring.flipped(self.rsp))

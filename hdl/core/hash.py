@@ -19,6 +19,11 @@ clock of the core behind it:
   the mixed key feeds a first-stage LUT of about half of every segment's hash bits (over a hundred LUTs, next to
   segments spread over the device's block RAM columns), and as one net that was the critical path of two lanes
   on every seed (9-10 ns of routing).
+
+Built with ``tweak=True`` the unit takes the run-time seed (:mod:`apbbf.model.hashing`, "The run-time seed") at
+its ``tweak`` port: each round's input is XORed with its rotation of it (wiring) before the S-box of the build
+seed's round key; the fold and the segment masks stay constants, so the XOR trees are those of the unit without
+it. It costs an XOR per bit and round (about one LUT4 each, a LUT level more per round at most).
 """
 
 from amaranth import Cat, Const, Module, Signal, unsigned
@@ -26,12 +31,12 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
-from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, HashSpec, mix_permutation, mix_width
+from ...model.hashing import FOLD_WIDTH, MIX_ROUNDS, SBOX, TWEAK_ROTATION, HashSpec, mix_permutation, mix_width
 from .copies import MAX_COPIES, register_copies
 from .types import ConfigSignature
 
 __all__ = ["MIX_ROUNDS_PER_STAGE", "MIX_COPIES", "segment_hash_layout", "tree_groups", "hash_stages", "hash_latency",
-           "HashSignature", "hash_signature", "selected_bits", "HashUnit", "block_mask", "block_picks"]
+           "HashSignature", "hash_signature", "connect_hash", "selected_bits", "HashUnit", "block_mask", "block_picks"]
 
 #: Mixer rounds between two registers (each round is one LUT4 level).
 MIX_ROUNDS_PER_STAGE = 2
@@ -103,6 +108,17 @@ class HashSignature(ConfigSignature):
 hash_signature = HashSignature
 
 
+def connect_hash(m, hash_port, unit) -> None:
+    """Wire a user's ``Out(HashSignature(config).flip())`` port ``hash_port`` to the hash unit ``unit`` in ``m``:
+    :func:`amaranth.lib.wiring.connect`, or member by member when the unit also takes a ``tweak``."""
+    if not getattr(unit, "has_tweak", False):
+        wiring.connect(m, hash_port, unit)
+        return
+    m.d.comb += [unit.key.eq(hash_port.key), unit.en.eq(hash_port.en), hash_port.hashes.eq(unit.hashes)]
+    if hasattr(hash_port, "row"):
+        m.d.comb += hash_port.row.eq(unit.row)
+
+
 def selected_bits(value, mask: int) -> list:
     """The bits of ``value`` where ``mask`` has a 1, lowest first: the inputs of one H3 parity."""
     return [value[i] for i in range(len(value)) if mask >> i & 1]
@@ -115,6 +131,9 @@ class HashUnit(wiring.Component):
     Parameters
     ----------
     config : Config
+    tweak : bool
+        Take the run-time seed at :attr:`tweak` (module documentation); without it (the default) the unit is
+        the build seed's alone, as before the port existed.
 
     Attributes
     ----------
@@ -129,18 +148,35 @@ class HashUnit(wiring.Component):
     row : Out(max(1, row_index_bits))
         (Row layout.) The key's row (:meth:`apbbf.model.hashing.HashSpec.row_hash`), with ``hashes``; 0 for a
         Config of one row.
+    tweak : In(64)
+        (``tweak=True``.) The run-time seed: ``hashes`` are :class:`~apbbf.model.hashing.HashSpec`'s with this
+        ``run_seed``. Change it only with no key in the pipeline whose hashes are still wanted.
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config.
+        If ``config`` is not a Config or ``tweak`` not a bool.
     """
 
-    def __init__(self, config: Config):
+    #: Whether the unit takes the run-time seed (a class default for the units that derive from this one).
+    _tweak = False
+
+    def __init__(self, config: Config, *, tweak: bool = False):
         check_config(config)
+        if not isinstance(tweak, bool):
+            raise TypeError(f"tweak must be a bool, not {tweak!r}")
         self._config = config
         self._spec = HashSpec(config)
-        super().__init__(HashSignature(config))
+        self._tweak = tweak
+        if tweak:
+            super().__init__({**HashSignature.members_of(config), "tweak": In(64)})
+        else:
+            super().__init__(HashSignature(config))
+
+    @property
+    def has_tweak(self) -> bool:
+        """Whether the unit takes the run-time seed at :attr:`tweak`."""
+        return self._tweak
 
     @property
     def config(self) -> Config:
@@ -176,6 +212,13 @@ class HashUnit(wiring.Component):
         state = Cat(folded, Const(0, width - len(folded)))[:width]
         for r in range(spec.rounds):
             out = Signal(width, name=f"round{r}")
+            if self._tweak:
+                # The run-time seed's word of this round (hashing.tweak_words): a rotation, wiring.
+                turn = TWEAK_ROTATION * r % 64
+                word = Cat(self.tweak[64 - turn:], self.tweak[:64 - turn])[:width] if turn else self.tweak[:width]
+                tweaked = Signal(width, name=f"tweaked{r}")
+                m.d.comb += tweaked.eq(state ^ word)
+                state = tweaked
             for i in range(width // 4):
                 # The round key's nibble (and, in the last round, the final key's bits where this S-box's
                 # outputs land) are constants: the S-box table absorbs them, one 4-input function per bit.

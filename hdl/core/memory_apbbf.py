@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config, check_config
 from .buffer import CircularBuffer
-from .hash import HashUnit
+from .hash import HashUnit, connect_hash
 from .memory_port import MemoryPortSignature, check_depth
 from .scan_memory import MemoryScan
 from .types import command_layout, response_layout
@@ -39,6 +39,9 @@ class MemoryAPBBF(wiring.Component):
     runtime_window : bool
         (Config with a span.) The span at run time: :attr:`span`, :attr:`shift_interval` and :attr:`lower`, as
         :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
+    tweak : bool
+        The hash's run-time seed at :attr:`tweak`, as :class:`~apbbf.hdl.core.apbbf.APBBF`'s (default off: the
+        core, its cycles and its cost as without it).
 
     Attributes
     ----------
@@ -57,23 +60,30 @@ class MemoryAPBBF(wiring.Component):
         taken and ``idle`` high leaves no request, answer or acknowledgement of the memory behind it.
     span, shift_interval, lower : In
         (``runtime_window``.) As :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
+    tweak : In(64)
+        (``tweak``.) As :class:`~apbbf.hdl.core.apbbf.APBBF`'s.
 
     Raises
     ------
     TypeError
-        If ``config`` is not a Config, ``depth`` not an integer or ``one_row`` or ``runtime_window`` not a bool.
+        If ``config`` is not a Config, ``depth`` not an integer or ``one_row``, ``runtime_window`` or ``tweak`` not a
+        bool.
     ValueError
         If the Config has no row layout, or ``depth`` is not 1..64, or ``runtime_window`` is asked of a Config
         without a span.
     """
 
-    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False, runtime_window: bool = False):
+    def __init__(self, config: Config, *, depth: int = 8, one_row: bool = False, runtime_window: bool = False,
+                 tweak: bool = False):
         check_config(config)
         check_depth(depth)
         if not isinstance(one_row, bool):
             raise TypeError(f"one_row must be a bool, not {one_row!r}")
         if not isinstance(runtime_window, bool):
             raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
+        if not isinstance(tweak, bool):
+            raise TypeError(f"tweak must be a bool, not {tweak!r}")
+        self._tweak = tweak
         if runtime_window and not config.timed:
             raise ValueError("runtime_window needs a Config with a span")
         if not config.row_layout:
@@ -94,6 +104,8 @@ class MemoryAPBBF(wiring.Component):
         if runtime_window:
             members.update({"span": In(config.time_width, init=config.span),
                             "shift_interval": In(config.time_width, init=config.shift_interval), "lower": In(1)})
+        if tweak:
+            members["tweak"] = In(64)
         super().__init__(members)
 
     @property
@@ -107,11 +119,13 @@ class MemoryAPBBF(wiring.Component):
     def elaborate(self, platform):
         # key -> hash -> buffer's decision -> memory -> answer: the scan drives the other two through their ports.
         m = Module()
-        m.submodules.hash = hash_unit = HashUnit(self._config)
+        m.submodules.hash = hash_unit = HashUnit(self._config, tweak=self._tweak)
+        if self._tweak:
+            m.d.comb += hash_unit.tweak.eq(self.tweak)
         m.submodules.buffer = buffer = CircularBuffer(self._config, runtime_window=self._runtime_window)
         m.submodules.scan = scan = MemoryScan(self._config, depth=self._depth, one_row=self._one_row)
         wiring.connect(m, wiring.flipped(self.cmd), scan.cmd)
-        wiring.connect(m, scan.hash, hash_unit)
+        connect_hash(m, scan.hash, hash_unit)
         wiring.connect(m, scan.buffer, buffer)
         wiring.connect(m, scan.rsp, wiring.flipped(self.rsp))
         wiring.connect(m, scan.memory, wiring.flipped(self.memory))

@@ -47,6 +47,9 @@ class TimedTestAndInsert:
     ----------
     config : Config
         With a span, ``key_width = 64``.
+    run_seed : int
+        The run-time seed of the hash (:class:`~apbbf.model.hashing.HashSpec`'s; 0, the default: the build seed's
+        hash alone).
 
     Attributes
     ----------
@@ -61,7 +64,7 @@ class TimedTestAndInsert:
         If it has no span or its keys are not 64 bits.
     """
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, *, run_seed: int = 0):
         check_config(config)
         if not config.timed:
             raise ValueError("config has no span: its window is bounded by count alone")
@@ -71,7 +74,7 @@ class TimedTestAndInsert:
         self._P, self._k, self._g = c.physical_segments, c.k, c.generation
         self._span, self._interval, self._S = c.span, c.shift_interval, c.segment_bits
         self._limit = 1 << (c.time_width - 1)
-        self._hash = HashSpec(config)
+        self._hash = HashSpec(config, run_seed=run_seed)
         masks = np.array(self._hash.segment_masks, dtype=np.uint64)                 # (P, hash_bits)
         values = np.arange(256, dtype=np.uint64)[:, None] << (8 * np.arange(8, dtype=np.uint64))[None, :]
         parities = np.bitwise_count(values[:, :, None, None] & masks[None, None, :, :]) & 1

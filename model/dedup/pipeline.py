@@ -4,7 +4,7 @@ marked or counted (:class:`Dedup`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -85,6 +85,9 @@ class Dedup:
         The action in force (:meth:`set_action` changes it) and the one given, which decides the length rule.
     span : int
         The window's span in force, ticks (:meth:`set_window` changes it).
+    run_seed : int
+        The hash's run-time seed in force (:mod:`apbbf.model.hashing`, "The run-time seed"): 0 until
+        :meth:`rekey`.
 
     Raises
     ------
@@ -117,7 +120,8 @@ class Dedup:
         self.built_action = self.action
         self.config, self.spec, self.engine = config, spec, engine
         self.linktype, self.max_frame, self.data_width, self.fcs = linktype, max_frame, data_width, fcs
-        self.filter = TimedAPBBF(config) if engine == "model" else TimedTestAndInsert(config)
+        self.run_seed = 0
+        self.filter = self._new_filter()
         self.span = config.span
         self.counters = Counters()
         self._mask = (1 << config.time_width) - 1
@@ -172,12 +176,18 @@ class Dedup:
     def clear(self) -> None:
         """Empty the filter before the next frame (a run-time clear): every key before is forgotten; the counters
         go on."""
-        self.filter = TimedAPBBF(self.config) if self.engine == "model" else TimedTestAndInsert(self.config)
+        self.filter = self._new_filter()
         if self.span != self.config.span:
             self.filter.set_window(self.span)
 
+    def _new_filter(self):
+        kind = TimedAPBBF if self.engine == "model" else TimedTestAndInsert
+        return kind(self.config, run_seed=self.run_seed)
+
     def rekey(self, seed: int) -> None:
-        """Hash the frames from the next one on with ``seed``, and empty the filter (a run-time re-key).
+        """Hash the frames from the next one on with the run-time seed ``seed`` (:mod:`apbbf.model.hashing`, "The
+        run-time seed": it tweaks the mixer's round keys; the Config's seed keeps the fold and the masks), and
+        empty the filter (a run-time re-key: a clear and a new seed). The counters and the window go on.
 
         Raises
         ------
@@ -185,7 +195,7 @@ class Dedup:
             If ``seed`` is not an integer in ``0 .. 2**64 - 1``.
         """
         check_integer("seed", seed, SEEDS)
-        self.config = replace(self.config, seed=seed)
+        self.run_seed = seed
         self.clear()
 
     #: The changes :meth:`run` and :meth:`change` take, by name, and the method each calls.
