@@ -91,3 +91,113 @@ def test_hash_unit_tweak_matches_model(config):
                         assert got == specs[run_seed].segment_hash(j, want), (hex(run_seed), j, hex(want))
 
     run_simulation(dut, bench)
+
+
+# The de-duplicator re-keyed under traffic -------------------------------------------------------------------
+
+def _rekey_simulate(dut, items, rekeys, rng):
+    """Send ``items`` back to back (no gaps); at each cycle of ``rekeys`` (cycle: seed) pulse ``control_rekey``
+    (another testbench, so frames keep coming around it). Returns the frames out and the changes by the frame
+    index ``control_frames`` named the cycle after ``control_cleared``."""
+    from amaranth import ClockDomain, Module
+    from amaranth.sim import Simulator
+    from apbbf.sim.dedup import beats
+    lanes = dut.data_width // 8
+    out, changes, done = [], {}, [False]
+
+    async def producer(ctx):
+        await ctx.tick().repeat(40)
+        for frame, time, errored in items:
+            for value, keep, last in beats(frame, lanes):
+                ctx.set(dut.i.payload.data, value)
+                ctx.set(dut.i.payload.keep, keep)
+                ctx.set(dut.i.payload.last, last)
+                ctx.set(dut.i.payload.user.time, time)
+                ctx.set(dut.i.payload.user.error, errored and last)
+                ctx.set(dut.i.valid, 1)
+                await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(300)
+        done[0] = True
+
+    async def control(ctx):
+        cycle = 0
+        for at, seed in sorted(rekeys.items()):
+            await ctx.tick().repeat(at - cycle)
+            ctx.set(dut.control_seed, seed)
+            ctx.set(dut.control_rekey, 1)
+            await ctx.tick()
+            ctx.set(dut.control_rekey, 0)
+            ctx.set(dut.control_seed, rng.getrandbits(64))          # read only in the pulse's cycle
+            cycle = at + 1
+            while not ctx.get(dut.control_cleared):
+                await ctx.tick()
+                cycle += 1
+            await ctx.tick()
+            cycle += 1
+            changes.setdefault(ctx.get(dut.control_frames), []).append(("rekey", seed))
+
+    async def consumer(ctx):
+        frame = bytearray()
+        ctx.set(dut.o.ready, 1)
+        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
+            if valid:
+                frame += int(payload.data).to_bytes(lanes, "little")[:bin(int(payload.keep)).count("1")]
+                if payload.last:
+                    out.append((bytes(frame), (int(payload.user.duplicate), int(payload.user.unchecked),
+                                               int(payload.user.errored))))
+                    frame = bytearray()
+
+    top = Module()
+    top.domains.sync = ClockDomain("sync")
+    top.submodules.dut = dut
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    sim.add_testbench(producer)
+    sim.add_testbench(control, background=True)
+    sim.add_testbench(consumer, background=True)
+    sim.run()
+    return out, changes
+
+
+#: A filter small enough that the hash decides false positives: a seed not applied shows in the frames.
+SMALL = Config(1, 2, block_bits=16, block_hashes=2, segment_blocks=4, span=400, time_width=16, seed=7,
+               extra_segments=1)
+
+
+def test_dedup_rekey_under_traffic_equals_the_model():
+    """Frames back to back while the filter is re-keyed twice: every frame out equals the model's with each
+    ``("rekey", seed)`` before the frame ``control_frames`` named; a copy of a frame just before a re-key is not
+    found after it; and the seeds mattered (a clear in place of each re-key gives other frames)."""
+    from apbbf.hdl.packet.dedup import PacketDedup
+    from apbbf.model.packet import KeySpec
+    from apbbf.sim.dedup import Mismatch, score_frames
+    rng = random.Random(SEED + 2)
+    print(f"seed {SEED + 2}")
+    pool, items, time = [], [], 100
+    for n in range(110):
+        time += rng.randrange(0, 3)
+        if pool and rng.random() < 0.4:
+            frame = rng.choice(pool[-10:])
+        else:
+            frame = rng.randbytes(60)
+            pool.append(frame)
+        items.append((frame, time, False))
+    seeds = [rng.getrandbits(64) for _ in range(2)]
+    print("run seeds", [hex(s) for s in seeds])
+    dut = PacketDedup(SMALL, KeySpec.frame(), data_width=64, action="mark", max_frame=288, clearable=True,
+                      runtime_seed=True)
+    out, changes = _rekey_simulate(dut, items, {300: seeds[0], 700: seeds[1]}, rng)
+    assert sorted(c[1] for made in changes.values() for c in made) == sorted(seeds), changes
+    model = score_frames(dut, list(enumerate(items)), out, changes=changes)
+    assert model.run_seed == seeds[1] and model.counters.duplicates > 10, model.counters
+    assert len(out) == len(items)                   # mark forwards every frame, in order
+    for index in changes:
+        assert 5 < index < len(items) - 5, changes     # frames back to back each side of the re-key
+        # the first frame after it that copies one before it is not found (nor marked)
+        before = {f for f, _, _ in items[:index]}
+        after = next(n for n in range(index, len(items)) if items[n][0] in before)
+        assert out[after][0] == items[after][0] and out[after][1][0] == 0, (index, after, out[after][1])
+    clears = {i: [("clear",) for _ in made] for i, made in changes.items()}
+    with pytest.raises(Mismatch):
+        score_frames(dut, list(enumerate(items)), out, changes=clears)

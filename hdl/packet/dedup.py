@@ -134,6 +134,10 @@ class PacketDedup(wiring.Component):
         as before the control ports were added.
     runtime_window : bool
         Build the run-time window (``control_window``); without it the ports are ignored.
+    runtime_seed : bool
+        Build the run-time seed of the hash (``control_seed``, ``control_rekey``; :mod:`apbbf.model.hashing`,
+        "The run-time seed"), with ``clearable``: a re-key is a clear that also puts the new seed in place.
+        Without it the ports are ignored and the hash is the build seed's alone.
 
     Attributes
     ----------
@@ -173,6 +177,12 @@ class PacketDedup(wiring.Component):
         segments' expiry (:meth:`apbbf.model.dedup.Dedup.set_window`). A clear keeps the window.
     control_window_done : Out(1)
         High in the cycle the core takes the new window.
+    control_seed, control_rekey : In(64), In(1)
+        With ``runtime_seed``: a pulse of ``control_rekey`` re-keys the filter with the run-time seed
+        ``control_seed`` (read in that cycle; reset: 0): it is a clear (``control_clear``, whose
+        ``control_cleared`` and ``control_frames`` name it too), and in the cycle the core is reset the hash
+        takes the new seed, so the frames after it are keyed with it into the empty filter
+        (:meth:`apbbf.model.dedup.Dedup.rekey`). Asked for during a clear, the clear is the re-key.
 
     Raises
     ------
@@ -184,7 +194,7 @@ class PacketDedup(wiring.Component):
                  timestamps: str = "tuser", tick_cycles: int = 1, fcs: bool = False, max_frame: int = 9600,
                  key_queue: int = 16, scan: str | None = None, pace: int | None = None, memory_depth: int = 8,
                  memory_one_row: bool = False, answer_deadline: int = 1024, clearable: bool = False,
-                 runtime_window: bool = False):
+                 runtime_window: bool = False, runtime_seed: bool = False):
         check_config(config)
         if not config.timed:
             raise ValueError("config must have a span: the de-duplicator's window is bounded by time")
@@ -227,6 +237,11 @@ class PacketDedup(wiring.Component):
         if not isinstance(runtime_window, bool):
             raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
         self._runtime_window = runtime_window
+        if not isinstance(runtime_seed, bool):
+            raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
+        if runtime_seed and not clearable:
+            raise ValueError("runtime_seed needs clearable=True (a re-key is a clear with a new seed)")
+        self._runtime_seed = runtime_seed
         self._extractor = KeyExtractor(spec, data_width, fcs=fcs)
         self._info_layout = data.StructLayout({"time": config.time_width, "errored": 1, "released": 1})
         limit = -(-(max_frame + 4 * fcs) // (data_width // 8))
@@ -256,6 +271,7 @@ class PacketDedup(wiring.Component):
             "control_action": In(2, init=ACTIONS.index(self._action.value)), "control_clear": In(1),
             "control_cleared": Out(1), "control_frames": Out(32),
             "control_window": In(32, init=config.span), "control_window_set": In(1), "control_window_done": Out(1),
+            "control_seed": In(64), "control_rekey": In(1),
         }
         if scan == MEMORY_SCAN:
             members.update({"late": Out(32), "memory": Out(MemoryPortSignature(config)), "memory_idle": In(1, init=1)})
@@ -308,12 +324,19 @@ class PacketDedup(wiring.Component):
     @property
     def answer_deadline(self) -> int:
         return self._answer_deadline
+
+    @property
     def clearable(self) -> bool:
         return self._clearable
 
     @property
     def runtime_window(self) -> bool:
         return self._runtime_window
+
+    @property
+    def runtime_seed(self) -> bool:
+        """Whether the hash takes a run-time seed (``control_rekey``)."""
+        return self._runtime_seed
 
     @property
     def runtime_actions(self) -> tuple[str, ...]:
@@ -420,9 +443,10 @@ class PacketDedup(wiring.Component):
         memory = self._scan == MEMORY_SCAN
         if memory:
             core = MemoryAPBBF(c, depth=self._memory_depth, one_row=self._memory_one_row,
-                               runtime_window=self._runtime_window)
+                               runtime_window=self._runtime_window, tweak=self._runtime_seed)
         else:
-            core = APBBF(c, scan=self._scan, pace=self.core_pace, runtime_window=self._runtime_window)
+            core = APBBF(c, scan=self._scan, pace=self.core_pace, runtime_window=self._runtime_window,
+                         tweak=self._runtime_seed)
         m.submodules.core = ResetInserter(clear_reset)(core) if self._clearable else core
         if memory:
             wiring.connect(m, core.memory, wiring.flipped(self.memory))
@@ -552,10 +576,23 @@ class PacketDedup(wiring.Component):
         if self._runtime_window:
             self._elaborate_window(m, core, outstanding, windowing)
         if self._clearable:
+            ask = self.control_clear
+            if self._runtime_seed:
+                # A re-key is a clear whose reset cycle also puts the staged seed in the hash (no key is in the
+                # core then, and the core clears its memory before it takes the next).
+                seed, staged, rekeying = Signal(64), Signal(64), Signal()
+                ask = self.control_clear | self.control_rekey
+                m.d.comb += core.tweak.eq(seed)
+                with m.If(clear_reset):
+                    with m.If(rekeying):
+                        m.d.sync += seed.eq(staged)
+                    m.d.sync += rekeying.eq(0)
+                with m.If(self.control_rekey):
+                    m.d.sync += [staged.eq(self.control_seed), rekeying.eq(1)]
             with m.If(clear_reset):
-                m.d.sync += [clearing.eq(self.control_clear), clear_reset.eq(0)]
+                m.d.sync += [clearing.eq(ask), clear_reset.eq(0)]
             with m.Else():
-                with m.If(self.control_clear):
+                with m.If(ask):
                     m.d.sync += clearing.eq(1)
                 quiet = (core.idle & self.memory_idle) if memory else 1
                 m.d.sync += clear_reset.eq(clearing & (outstanding == 0) & quiet)
