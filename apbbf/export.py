@@ -102,6 +102,10 @@ def _export(args) -> int:
         print("apbbf export: error: --control adds the de-duplicator's control registers: only with --dedup",
               file=sys.stderr)
         return 1
+    if args.runtime_seed and not args.control:
+        print("apbbf export: error: --runtime-seed is written through the control registers: only with --control",
+              file=sys.stderr)
+        return 1
     if args.memory is not None:
         return _export_memory(args, config)
     if args.dedup and (args.lanes > 1 or args.slots is not None):
@@ -138,7 +142,8 @@ def _export_dedup(args, config, memory: dict | None = None) -> int:
         path = export_dedup_verilog(config, spec, args.output, name=args.name or DEDUP_MODULE,
                                     data_width=args.data_width, action=args.action, timestamps=args.timestamps,
                                     tick_cycles=args.tick_cycles, fcs=args.fcs, max_frame=args.max_frame,
-                                    key_queue=args.key_queue, control=args.control, **options)
+                                    key_queue=args.key_queue, control=args.control, **options,
+                                    **({"runtime_seed": True} if args.runtime_seed else {}))
     except (ValueError, TypeError, RuntimeError) as error:
         print(f"apbbf export: error: {error}", file=sys.stderr)
         return 1
@@ -146,7 +151,8 @@ def _export_dedup(args, config, memory: dict | None = None) -> int:
                                        f"row_bits={config.row_bits})")
     print(f"wrote {path}: module {args.name or DEDUP_MODULE}, packet de-duplicator, key {spec}, "
           f"data_width {args.data_width}, action {args.action}, span {config.span} ticks{where}, "
-          + ("control registers on s_axil, " if args.control else "") + f"hash seed {config.seed:#018x}"
+          + ("control registers on s_axil, " if args.control else "")
+          + ("run-time seed (CONTROL.REKEY), " if args.runtime_seed else "") + f"hash seed {config.seed:#018x}"
           + (" (drawn; pass --seed to repeat it)" if args.seed is None else ""))
     return 0
 
@@ -329,6 +335,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     dedup.add_argument("--control", action="store_true",
                        help="add the control registers behind an AXI4-Lite slave s_axil_* (docs/verilog.md, "
                             "'Control registers')")
+    dedup.add_argument("--runtime-seed", action="store_true",
+                       help="with --control: the hash's run-time seed, SEED_LO/SEED_HI and CONTROL.REKEY "
+                            "(docs/trust.md; about 470 LUT4 and 130 flip-flops more)")
     memory = parser.add_argument_group("the segments in an external memory behind an AXI4 master (--memory axi)")
     memory.add_argument("--memory", choices=("axi",), default=None,
                         help="axi: the filter's segments in your memory (MIG, EMIF, HBM) through an AXI4 master port "

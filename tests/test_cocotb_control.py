@@ -19,31 +19,47 @@ from .cocotb_results import results as read_results
 BUILD = Path(__file__).resolve().parents[1] / "build" / "cocotb-control"
 CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7, extra_segments=2)
 SEED = 20261202
-EXPECTED_TESTS = frozenset(["reset_values", "writes", "changes_under_traffic", "action_toggles"])
+EXPECTED_TESTS = frozenset(["reset_values", "writes", "changes_under_traffic", "action_toggles",
+                            "rekey_under_traffic"])
 
 
-def test_icarus():
+def _run_icarus(name, expected, testcase=None, **options):
     runner.check_simulator("icarus")
-    build_dir = BUILD / "w64-drop-frame"
+    build_dir = BUILD / name
     results = build_dir / "results.xml"
     try:
         runner.run_dedup(CONFIG, KeySpec.frame(), build_dir, sim="icarus", seed=SEED, waves="on-failure",
                          test_module=runner.CONTROL_TEST_MODULE, control=True, data_width=64, action="drop",
-                         max_frame=288)
+                         max_frame=288, testcase=testcase, **options)
     except SystemExit as exit_:
         failed = read_results(results)[1] if results.exists() else [f"no results file (simulator exit {exit_.code})"]
         pytest.fail(f"cocotb control registers on Icarus (COCOTB_RANDOM_SEED={SEED}): " + "; ".join(failed)
                     + f"; waveform {build_dir / 'apbbf_dedup_axis.fst'}", pytrace=False)
     ran, failed = read_results(results)
     assert not failed, failed
-    assert set(ran) == EXPECTED_TESTS and len(ran) == len(EXPECTED_TESTS), sorted(ran)
+    assert set(ran) == set(expected) and len(ran) == len(expected), sorted(ran)
+
+
+def test_icarus():
+    """Without the run-time seed: SEED_LO, SEED_HI and CONTROL.REKEY refused, nothing changed."""
+    _run_icarus("w64-drop-frame", EXPECTED_TESTS)
+
+
+@pytest.mark.slow                                   # about 40 s; make test has the Amaranth benches of the re-key
+def test_icarus_runtime_seed():
+    """With the run-time seed (``apbbf export --dedup --control --runtime-seed``): the writes (a re-key among
+    them) and re-keys under traffic, every frame the model's with the same schedule."""
+    tests = ("writes", "rekey_under_traffic")
+    _run_icarus("w64-drop-frame-seed", tests, testcase=list(tests), runtime_seed=True)
 
 
 def test_slave_refuses_what_the_gateware_cannot_change():
     from apbbf.hdl.lib.axil_registers import AXI4LiteRegisters
-    for caps in (Capability.KEY, Capability.REKEY):
-        with pytest.raises(ValueError, match="facts.caps must not list"):
-            AXI4LiteRegisters(Facts(CONFIG, caps=caps))
+    with pytest.raises(ValueError, match="facts.caps must not list"):
+        AXI4LiteRegisters(Facts(CONFIG, caps=Capability.KEY))
+    with pytest.raises(ValueError, match="must list CLEAR with REKEY"):
+        AXI4LiteRegisters(Facts(CONFIG, caps=Capability.REKEY))
+    assert AXI4LiteRegisters(Facts(CONFIG, caps=Capability.REKEY | Capability.CLEAR)).facts.caps & Capability.REKEY
     with pytest.raises(TypeError, match="facts must be a Facts"):
         AXI4LiteRegisters(CONFIG)
 
@@ -60,6 +76,15 @@ def test_control_facts():
                                          runtime_window=True))
     assert windowed.caps & Capability.WINDOW and windowed.window_min == 1
     assert windowed.capacity == window_capacity(CONFIG) >= CONFIG.span
+    seeded = control_facts(PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, max_frame=1522, clearable=True,
+                                       runtime_seed=True))
+    assert seeded.caps == Capability.CLEAR | Capability.ACTION | Capability.REKEY
+    with pytest.raises(ValueError, match="runtime_seed needs clearable=True"):
+        PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, max_frame=1522, runtime_seed=True)
+    with pytest.raises(TypeError, match="runtime_seed must be a bool"):
+        PacketDedup(CONFIG, KeySpec.l3l4(), data_width=64, max_frame=1522, clearable=True, runtime_seed=1)
+    with pytest.raises(ValueError, match="runtime_seed needs control=True"):
+        AXIStreamPacketDedup(CONFIG, KeySpec.frame(), data_width=64, max_frame=1522, runtime_seed=True)
     spec = KeySpec.parse("frame:0+12")
     custom = control_facts(PacketDedup(CONFIG, spec, data_width=64, max_frame=1522))
     assert custom.keys == (None, None, str(spec)) and custom.keys_mask == 0b100

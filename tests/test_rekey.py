@@ -10,6 +10,7 @@ from amaranth import Value
 
 from apbbf.hdl.core.hash import HashUnit
 from apbbf.model import Config, HashSpec
+from apbbf.model.registers import Capability, Control
 from apbbf.model.hashing import (MIX_ROUNDS, SBOX, TWEAK_ROTATION, mix_permutation, round_keys, tweak_words)
 from .streams import run_simulation
 
@@ -128,12 +129,12 @@ def _rekey_simulate(dut, items, rekeys, rng):
             ctx.set(dut.control_rekey, 1)
             await ctx.tick()
             ctx.set(dut.control_rekey, 0)
-            ctx.set(dut.control_seed, rng.getrandbits(64))          # read only in the pulse's cycle
             cycle = at + 1
             while not ctx.get(dut.control_cleared):
                 await ctx.tick()
                 cycle += 1
             await ctx.tick()
+            ctx.set(dut.control_seed, rng.getrandbits(64))          # held only until control_cleared
             cycle += 1
             changes.setdefault(ctx.get(dut.control_frames), []).append(("rekey", seed))
 
@@ -201,3 +202,122 @@ def test_dedup_rekey_under_traffic_equals_the_model():
     clears = {i: [("clear",) for _ in made] for i, made in changes.items()}
     with pytest.raises(Mismatch):
         score_frames(dut, list(enumerate(items)), out, changes=clears)
+
+
+# The register file's seed and re-key (AXI4-Lite, Amaranth simulation) --------------------------------------
+
+def _axil_bench(facts, script):
+    """Run ``script(bus)`` against :class:`AXI4LiteRegisters` of ``facts``, the de-duplicator's side answered by a
+    stub (``cleared`` four cycles after a clear or re-key, ``window_done`` after a window); ``bus`` has
+    ``read(offset) -> (value, ok)``, ``write(offset, value, strb) -> ok`` and ``pulses``, the (kind, seed) of each
+    clear or re-key asked for."""
+    from apbbf.hdl.lib.axil_registers import AXI4LiteRegisters, OKAY
+    dut = AXI4LiteRegisters(facts)
+    rekey = facts.caps & Capability.REKEY
+    pulses = []
+
+    class Bus:
+        def __init__(self, ctx):
+            self.ctx, self.pulses = ctx, pulses
+
+        async def write(self, offset, value, strb=0xF):
+            ctx = self.ctx
+            for name, v in (("awaddr", offset), ("wdata", value), ("wstrb", strb), ("awvalid", 1), ("wvalid", 1)):
+                ctx.set(getattr(dut, f"s_axil_{name}"), v)
+            await ctx.tick().until(dut.s_axil_awready)
+            ctx.set(dut.s_axil_awvalid, 0)
+            ctx.set(dut.s_axil_wvalid, 0)
+            ctx.set(dut.s_axil_bready, 1)
+            await ctx.tick().until(dut.s_axil_bvalid)           # taken at that edge; bresp holds after it
+            ctx.set(dut.s_axil_bready, 0)
+            return ctx.get(dut.s_axil_bresp) == OKAY
+
+        async def read(self, offset):
+            ctx = self.ctx
+            ctx.set(dut.s_axil_araddr, offset)
+            ctx.set(dut.s_axil_arvalid, 1)
+            await ctx.tick().until(dut.s_axil_arready)
+            ctx.set(dut.s_axil_arvalid, 0)
+            ctx.set(dut.s_axil_rready, 1)
+            await ctx.tick().until(dut.s_axil_rvalid)
+            ctx.set(dut.s_axil_rready, 0)
+            return ctx.get(dut.s_axil_rdata), ctx.get(dut.s_axil_rresp) == OKAY
+
+    async def stub(ctx):
+        while True:
+            await ctx.tick()
+            clear, window_set = ctx.get(dut.clear), ctx.get(dut.window_set)
+            again = ctx.get(dut.rekey) if rekey else 0
+            if clear or again:
+                pulses.append(("rekey" if again else "clear", ctx.get(dut.seed) if rekey else None))
+            if clear or again or window_set:
+                await ctx.tick().repeat(4)
+                ctx.set(dut.cleared if not window_set else dut.window_done, 1)
+                await ctx.tick()
+                ctx.set(dut.cleared, 0)
+                ctx.set(dut.window_done, 0)
+
+    async def bench(ctx):
+        await script(Bus(ctx))
+
+    run_simulation(dut, bench, background=[stub])
+    return pulses
+
+
+def _axil_facts(rekey):
+    from apbbf.model.registers import Facts
+    caps = Capability.CLEAR | Capability.ACTION | (Capability.REKEY if rekey else Capability(0))
+    return Facts(SMALL, actions=("drop", "mark", "count"), caps=caps)
+
+
+@pytest.mark.parametrize("rekey", [False, True], ids=["fixed-seed", "runtime-seed"])
+def test_axil_seed_writes_equal_the_register_file(rekey):
+    """After reset every register reads as the model of the register file; then the seed's writes, re-keys and
+    refused writes: each answer is the model's and every readable register after it too (a refused write changed
+    nothing); with the run-time seed the re-key pulses carry the staged seed, without it nothing is asked for."""
+    from apbbf.model.registers import RegisterError, RegisterFile, register_map
+    facts = _axil_facts(rekey)
+    model = RegisterFile(facts)
+    registers = register_map()
+    rng = random.Random(SEED + 3)
+    print(f"seed {SEED + 3}")
+    seeds = [rng.getrandbits(64) for _ in range(2)]
+    off = {n: r.offset for n, r in registers.items()}
+    cases = [("SEED_LO", seeds[0] & 0xFFFF_FFFF), ("SEED_HI", seeds[0] >> 32), ("CONTROL", int(Control.REKEY)),
+             ("SEED_HI", seeds[1] >> 32), ("CONTROL", int(Control.REKEY | Control.CLEAR)),
+             ("SEED_LO", seeds[1] & 0xFFFF_FFFF), ("CONTROL", int(Control.REKEY | Control.SNAPSHOT)),
+             ("CONTROL", int(Control.CLEAR)), ("CONTROL", 1 << 4), ("SEED_LO", 5, 0x3), ("CONTROL", 2, 0x1)]
+    expected_pulses = []
+
+    async def check_reads(bus):
+        for name, register in registers.items():
+            value, ok = await bus.read(register.offset)
+            try:
+                want = model.read(register.offset)
+            except RegisterError:
+                assert not ok, f"{name} answered a read"
+                continue
+            assert ok and value == want, (name, hex(value), hex(want))
+
+    async def script(bus):
+        await check_reads(bus)
+        for name, value, *strb in cases:
+            strb = strb[0] if strb else 0xF
+            try:
+                if strb != 0xF:
+                    raise RegisterError("partial", off[name])
+                staged = model.staged_seed
+                model.write(off[name], value)
+                want = True
+                if name == "CONTROL" and value & (Control.CLEAR | Control.REKEY):
+                    rekeyed = value & Control.REKEY
+                    expected_pulses.append(("rekey" if rekeyed else "clear",
+                                            (model.seed if rekeyed else staged) if rekey else None))
+            except RegisterError:
+                want = False
+            assert await bus.write(off[name], value, strb) == want, (name, hex(value), strb, want)
+            await check_reads(bus)
+
+    pulses = _axil_bench(facts, script)
+    assert pulses == expected_pulses, (pulses, expected_pulses)
+    assert model.clears == (4 if rekey else 1) and (model.seed == seeds[1] if rekey else model.seed == 0)

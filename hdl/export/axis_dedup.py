@@ -73,7 +73,8 @@ def control_facts(dedup: PacketDedup) -> Facts:
     alone (``l3l4`` or ``frame`` at their values, another at value 2 under its text), ``max_frame``, ticks from
     ``tuser`` or its counter (``TICK_NS`` 0), ``ACTION`` (with more than one action) and ``CLEAR`` at run time;
     built with its run-time window (``runtime_window``), ``WINDOW`` too, up to the capacity of its memory at the
-    planned rate (:func:`~apbbf.model.timeanalysis.window_capacity`), else a capacity of its span.
+    planned rate (:func:`~apbbf.model.timeanalysis.window_capacity`), else a capacity of its span; built with its
+    run-time seed (``runtime_seed``), ``REKEY`` too.
 
     Raises
     ------
@@ -85,6 +86,8 @@ def control_facts(dedup: PacketDedup) -> Facts:
     name = next((n for n in KEY_RECIPES if getattr(KeySpec, n)() == dedup.spec), str(dedup.spec))
     keys = tuple(n if n == name else None for n in KEY_RECIPES) + (() if name in KEY_RECIPES else (name,))
     caps = Capability.CLEAR | (Capability.ACTION if len(dedup.runtime_actions) > 1 else Capability(0))
+    if dedup.runtime_seed:
+        caps |= Capability.REKEY
     capacity = dedup.config.span
     if dedup.runtime_window:
         caps |= Capability.WINDOW
@@ -106,6 +109,10 @@ class AXIStreamPacketDedup(wiring.Component):
     control : bool
         Add the control registers behind an AXI4-Lite slave (``s_axil_*``: the map of
         :mod:`apbbf.model.registers` with :func:`control_facts`; :class:`~apbbf.hdl.lib.axil_registers.AXI4LiteRegisters`).
+    runtime_seed : bool
+        With ``control``: the hash's run-time seed (``SEED_LO``, ``SEED_HI``, ``CONTROL.REKEY``;
+        :class:`~apbbf.hdl.packet.dedup.PacketDedup`'s ``runtime_seed``). Without it (the default) a re-key is
+        refused.
     **options
         As :class:`~apbbf.hdl.packet.dedup.PacketDedup` (``data_width``, ``action``, ``timestamps``, ...), and
         with the memory scan those of :data:`AXI_OPTIONS` (as
@@ -124,12 +131,18 @@ class AXIStreamPacketDedup(wiring.Component):
         As :class:`~apbbf.hdl.packet.dedup.PacketDedup`.
     """
 
-    def __init__(self, config: Config, spec: KeySpec, *, control: bool = False, **options):
+    def __init__(self, config: Config, spec: KeySpec, *, control: bool = False, runtime_seed: bool = False,
+                 **options):
         check_config(config)
         if not isinstance(control, bool):
             raise TypeError(f"control must be a bool, not {control!r}")
+        if not isinstance(runtime_seed, bool):
+            raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
+        if runtime_seed and not control:
+            raise ValueError("runtime_seed needs control=True (the seed is written through the control registers)")
         axi = {name: options.pop(name) for name in AXI_OPTIONS if name in options}
-        control_options = {"clearable": True, "runtime_window": True} if control else {}
+        control_options = ({"clearable": True, "runtime_window": True, "runtime_seed": runtime_seed} if control
+                           else {})
         self._dedup = dedup = PacketDedup(config, spec, **options, **control_options)
         self._adapter = None
         if dedup.scan == MEMORY_SCAN:
@@ -203,9 +216,12 @@ class AXIStreamPacketDedup(wiring.Component):
 
 def connect_control(m, regs: AXI4LiteRegisters, dedup: PacketDedup) -> None:
     """Wire the register file ``regs`` to the de-duplicator ``dedup`` in ``m``: its counters in, the action, the
-    clear and the window out, and the frame index of each change back."""
+    clear, the window (and with ``runtime_seed`` the seed and the re-key) out, and the frame index of each change
+    back."""
     m.d.comb += [getattr(regs, f"counters_{name}").eq(getattr(dedup, name)) for name in COUNTERS]
     m.d.comb += [dedup.control_action.eq(regs.action), dedup.control_clear.eq(regs.clear),
                  regs.cleared.eq(dedup.control_cleared), regs.decided.eq(dedup.control_frames),
                  dedup.control_window.eq(regs.window), dedup.control_window_set.eq(regs.window_set),
                  regs.window_done.eq(dedup.control_window_done)]
+    if dedup.runtime_seed:
+        m.d.comb += [dedup.control_seed.eq(regs.seed), dedup.control_rekey.eq(regs.rekey)]

@@ -21,6 +21,7 @@ from pathlib import Path
 from ...model.config import check_config
 from ...model.packet import FrameClass
 from ...model.timeanalysis import time_window_facts
+from ...model.registers import Capability
 from .axis import AXIStreamAPBBF, CommandFormat, ResponseFormat
 from ..lib.devices import check_parity, parity_bits
 from ..core.hash import hash_latency
@@ -385,7 +386,8 @@ def dedup_header(top, name: str = DEDUP_MODULE) -> str:
             f"    (apbbf.model.registers, map version {f.map_version}; the C header: python -m apbbf.registers); "
             f"ACTION takes {', '.join(f.actions)}",
             f"    at run time, WINDOW takes 1..{f.window_max} ticks (CAPACITY) and CONTROL.CLEAR empties the filter; "
-            "the key and the seed are fixed (SLVERR)",
+            + ("CONTROL.REKEY puts the staged SEED_HI:SEED_LO in as the hash's run-time seed and empties it; the "
+               "key is fixed (SLVERR)" if f.caps & Capability.REKEY else "the key and the seed are fixed (SLVERR)"),
         ]
     if memory:
         lines += [

@@ -50,7 +50,9 @@ class AXI4LiteRegisters(wiring.Component):
     facts : Facts
         The build: its facts are read-only constants, and they decide which writes are in range. Of the commands
         only those :attr:`Facts.caps <apbbf.model.registers.Facts.caps>` lists are taken (the gateware takes
-        ``CLEAR`` and ``WINDOW``, not ``REKEY`` or ``KEY``: its hash has its seed as constants).
+        ``CLEAR``, ``WINDOW`` and, from a de-duplicator built with its run-time seed, ``REKEY``; not ``KEY``: its
+        key recipe is built in). Without ``REKEY``, ``SEED_LO``, ``SEED_HI`` and ``CONTROL.REKEY`` answer
+        ``SLVERR`` and change nothing.
 
     Attributes
     ----------
@@ -75,22 +77,32 @@ class AXI4LiteRegisters(wiring.Component):
         A pulse for its ``control_window_set`` (an accepted write of another ``WINDOW``, with ``CAPS.WINDOW``).
     window_done : In(1)
         Its ``control_window_done``: the window took effect (the write is answered after it).
+    seed : Out(64)
+        (``REKEY`` in caps.) The staged seed (``SEED_HI``, ``SEED_LO``; reset 0), for the de-duplicator's
+        ``control_seed``; never read back through the map. Held while a re-key is under way (no write is taken
+        before its answer).
+    rekey : Out(1)
+        (``REKEY`` in caps.) A pulse for the de-duplicator's ``control_rekey`` (a write of ``CONTROL.REKEY``):
+        a clear whose ``cleared`` answers the write, counted in ``CLEARS``.
 
     Raises
     ------
     TypeError
         If ``facts`` is not a :class:`~apbbf.model.registers.Facts`.
     ValueError
-        If ``facts`` lists a capability the gateware does not have (``KEY``, ``REKEY``).
+        If ``facts`` lists a capability the gateware does not have (``KEY``), or ``REKEY`` without ``CLEAR``.
     """
 
     def __init__(self, facts: Facts):
         if not isinstance(facts, Facts):
             raise TypeError(f"facts must be a Facts, not {facts!r}")
-        missing = facts.caps & (Capability.KEY | Capability.REKEY)
+        missing = facts.caps & Capability.KEY
         if missing:
-            raise ValueError(f"facts.caps must not list {missing!r}: the gateware cannot change its key or seed "
+            raise ValueError(f"facts.caps must not list {missing!r}: the gateware cannot change its key recipe "
                              "at run time")
+        if facts.caps & Capability.REKEY and not facts.caps & Capability.CLEAR:
+            raise ValueError("facts.caps must list CLEAR with REKEY: a re-key is a clear with a new seed")
+        self._rekey = bool(facts.caps & Capability.REKEY)
         self._facts = facts
         self._map = register_map(facts.target)
         self._counters = _COUNTERS[facts.target]
@@ -101,6 +113,7 @@ class AXI4LiteRegisters(wiring.Component):
             "action": Out(2, init=ACTIONS.index(facts.action)),
             "clear": Out(1), "cleared": In(1), "decided": In(32),
             "window": Out(32, init=facts.config.span), "window_set": Out(1), "window_done": In(1),
+            **({"seed": Out(64), "rekey": Out(1)} if self._rekey else {}),
         })
 
     @property
@@ -149,6 +162,8 @@ class AXI4LiteRegisters(wiring.Component):
         m.d.sync += action_change.eq(action_change << 1)
         waiting_clear, cleared = Signal(), Signal()
         m.d.sync += [cleared.eq(self.cleared), self.clear.eq(0)]
+        if self._rekey:
+            m.d.sync += self.rekey.eq(0)
         waiting_window, window_done = Signal(), Signal()
         m.d.sync += [window_done.eq(self.window_done), self.window_set.eq(0)]
 
@@ -198,10 +213,16 @@ class AXI4LiteRegisters(wiring.Component):
                                 m.d.sync += key.eq(wdata[:5])
                             answer(ok)
                         elif name in ("SEED_LO", "SEED_HI"):
-                            answer(0)                       # no run-time seed (REKEY is never in caps here)
+                            if self._rekey:             # staged, never read back
+                                half = self.seed[:32] if name == "SEED_LO" else self.seed[32:]
+                                with m.If(whole):
+                                    m.d.sync += half.eq(wdata)
+                                answer(whole)
+                            else:
+                                answer(0)                   # no run-time seed
                         elif name == "CONTROL":
                             known = int(sum(Control))
-                            allowed = known & ~(int(Control.REKEY) |
+                            allowed = known & ~((0 if self._rekey else int(Control.REKEY)) |
                                                 (0 if facts.caps & Capability.CLEAR else int(Control.CLEAR)))
                             ok = whole & ((wdata & ~allowed & 0xFFFF_FFFF) == 0)
                             with m.If(ok & wdata[Control.SNAPSHOT.bit_length() - 1]):
@@ -210,9 +231,14 @@ class AXI4LiteRegisters(wiring.Component):
                             with m.If(ok & wdata[Control.CLEAR_COUNTERS.bit_length() - 1]):
                                 for n in self._counters:
                                     m.d.sync += base[n].eq(live[n])
-                            with m.If(ok & wdata[Control.CLEAR.bit_length() - 1]):
-                                m.d.sync += [self.clear.eq(1), waiting_clear.eq(1), busy.eq(1),
+                            clear_bit = wdata[Control.CLEAR.bit_length() - 1]
+                            rekey_bit = wdata[Control.REKEY.bit_length() - 1] if self._rekey else 0
+                            with m.If(ok & (clear_bit | rekey_bit)):
+                                # A re-key is a clear (one, with CLEAR in the same write) with a new seed.
+                                m.d.sync += [self.clear.eq(clear_bit), waiting_clear.eq(1), busy.eq(1),
                                              clears.eq(clears + 1)]
+                                if self._rekey:
+                                    m.d.sync += self.rekey.eq(rekey_bit)
                             with m.Else():
                                 answer(ok)
                 with m.Default():

@@ -179,10 +179,11 @@ class PacketDedup(wiring.Component):
         High in the cycle the core takes the new window.
     control_seed, control_rekey : In(64), In(1)
         With ``runtime_seed``: a pulse of ``control_rekey`` re-keys the filter with the run-time seed
-        ``control_seed`` (read in that cycle; reset: 0): it is a clear (``control_clear``, whose
-        ``control_cleared`` and ``control_frames`` name it too), and in the cycle the core is reset the hash
-        takes the new seed, so the frames after it are keyed with it into the empty filter
-        (:meth:`apbbf.model.dedup.Dedup.rekey`). Asked for during a clear, the clear is the re-key.
+        ``control_seed`` (held from the pulse until ``control_cleared``, in whose cycle it is read; the hash's
+        seed is 0 after reset): it is a clear (``control_clear``, whose ``control_cleared`` and
+        ``control_frames`` name it too), and in the cycle the core is reset the hash takes the new seed, so the
+        frames after it are keyed with it into the empty filter (:meth:`apbbf.model.dedup.Dedup.rekey`). Asked
+        for during a clear, the clear is the re-key.
 
     Raises
     ------
@@ -580,15 +581,16 @@ class PacketDedup(wiring.Component):
             if self._runtime_seed:
                 # A re-key is a clear whose reset cycle also puts the staged seed in the hash (no key is in the
                 # core then, and the core clears its memory before it takes the next).
-                seed, staged, rekeying = Signal(64), Signal(64), Signal()
+                # The seed is read then, not staged here: the register file holds it until the clear is done.
+                seed, rekeying = Signal(64), Signal()
                 ask = self.control_clear | self.control_rekey
                 m.d.comb += core.tweak.eq(seed)
                 with m.If(clear_reset):
                     with m.If(rekeying):
-                        m.d.sync += seed.eq(staged)
+                        m.d.sync += seed.eq(self.control_seed)
                     m.d.sync += rekeying.eq(0)
                 with m.If(self.control_rekey):
-                    m.d.sync += [staged.eq(self.control_seed), rekeying.eq(1)]
+                    m.d.sync += rekeying.eq(1)
             with m.If(clear_reset):
                 m.d.sync += [clearing.eq(ask), clear_reset.eq(0)]
             with m.Else():

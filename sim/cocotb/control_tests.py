@@ -7,6 +7,10 @@ changes at the frame indices the registers name.
   the counters 0; the write-only registers and the offsets without a register answer SLVERR.
 - ``writes``: writes in range and out of range (SLVERR, nothing changed: every register read back after each),
   to read-only registers, to no register, of fewer than four bytes.
+- ``rekey_under_traffic`` (a build with the run-time seed, ``runtime_seed=True``): seeds staged and re-keys
+  made while frames go through, a copy of a frame before each re-key sent after it: the frames out are the
+  model's with each ``("rekey", seed)`` at the frame ``CHANGE_FRAME`` named, ``CLEARS`` counts them, and the seeds
+  are never read back (``SEED_LO``, ``SEED_HI`` answer SLVERR and every readable register holds none of them).
 - ``changes_under_traffic``: frames go through while the action changes (count, mark, drop), the window
   shrinks and grows back, the filter is cleared and the counters are snapshot and cleared: every frame out equals the model's with the same changes
   at the frames ``CHANGE_FRAME`` named, and the snapshots add up to the counters.
@@ -22,7 +26,7 @@ import cocotb
 from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 
-from ...model.registers import ACTIONS, Control, RegisterError, RegisterFile, register_map
+from ...model.registers import ACTIONS, Access, Capability, Control, RegisterError, RegisterFile, register_map
 from ..dedup import Mismatch, score_frames
 from ..frames import copy_of, pad, packet
 from .dedup_tests import COUNTERS, TB, _seed
@@ -35,7 +39,8 @@ def _facts(params):
     from ...hdl.export.axis_dedup import control_facts
     from ...hdl.packet.dedup import PacketDedup
     options = {k: getattr(params, k) for k in ("data_width", "action", "fcs", "timestamps", "max_frame")}
-    return control_facts(PacketDedup(params.config, params.spec, clearable=True, runtime_window=True, **options))
+    return control_facts(PacketDedup(params.config, params.spec, clearable=True, runtime_window=True,
+                                     runtime_seed=getattr(params, "runtime_seed", False), **options))
 
 
 class ControlTB(TB):
@@ -132,7 +137,7 @@ async def writes(dut):
     assert not await tb.write(OFFSETS["ACTION"], 2, length=1)
     assert not await tb.write(OFFSETS["CONTROL"], int(Control.CLEAR), length=2)
     await tb.check_reads()
-    assert tb.model.clears == 1
+    assert tb.model.clears == 1 + bool(tb.facts.caps & Capability.REKEY)
 
 
 def _frames(rng, count, time=100):
@@ -242,3 +247,49 @@ async def run_action_toggles(tb: ControlTB):
     live = {name: int(getattr(dut, name).value) for name in COUNTERS}
     assert live == {name: getattr(model.counters, name) for name in COUNTERS}, (live, model.counters)
     assert len(changes) > 20 and model.counters.dropped > 20, (len(changes), model.counters)
+
+
+@cocotb.test()
+async def rekey_under_traffic(dut):
+    """Re-keys while frames go through (only a build with the run-time seed; elsewhere ``writes`` checks that
+    REKEY is refused): the frames out are the model's with each re-key at the frame ``CHANGE_FRAME`` named (a copy of
+    the last frame sent before a re-key is sent after it: found only if the re-key fell before that frame); the
+    seeds are never read back."""
+    tb = ControlTB(dut, _seed("rekey_under_traffic"))
+    if not tb.facts.caps & Capability.REKEY:
+        assert not await tb.write(OFFSETS["CONTROL"], int(Control.REKEY))
+        return
+    tb.set_inserters(None, None)
+    await tb.reset()
+    rng = random.Random(tb.seed)
+    changes, seeds, time = {}, [], 100
+    for step in range(3):
+        items, time = _frames(rng, 14, time)
+        tb.send(items)
+        await ClockCycles(dut.aclk, rng.randrange(40, 160))           # the re-key lands among the frames
+        seed = rng.getrandbits(64)
+        seeds.append(seed)
+        await tb.check_write(OFFSETS["SEED_LO"], seed & 0xFFFF_FFFF)
+        await tb.check_write(OFFSETS["SEED_HI"], seed >> 32)
+        last = items[-1][0]
+        await tb.check_write(OFFSETS["CONTROL"], int(Control.REKEY))
+        frame, _ = await tb.read(OFFSETS["CHANGE_FRAME"])
+        changes.setdefault(frame, []).append(("rekey", seed))
+        # a copy of the last frame sent before the re-key, after it (or after the frames still to come)
+        tb.send([(last, time + 1, False)])
+    items, time = _frames(rng, 14, time)
+    tb.send(items)
+    await tb.drain()
+    model = tb.score_changes(changes)
+    assert model.run_seed == seeds[-1], (hex(model.run_seed), [hex(s) for s in seeds])
+    live = {name: int(getattr(dut, name).value) for name in COUNTERS}
+    assert live == {name: getattr(model.counters, name) for name in COUNTERS}, (live, model.counters)
+    assert (await tb.read(OFFSETS["CLEARS"]))[0] == 3 and len(changes) == 3, changes
+    # never read back: the seed registers refuse reads, and no readable register holds a half of any seed
+    halves = {h for s in seeds for h in (s & 0xFFFF_FFFF, s >> 32)}
+    for name, register in register_map().items():
+        value, ok = await tb.read(register.offset)
+        if register.access == Access.WO:
+            assert not ok, f"{name} answered a read"
+        else:
+            assert ok and value not in halves, (name, hex(value))
