@@ -29,9 +29,10 @@ class _Traffic(wiring.Component):
     rx: wiring.In(1, init=1)
     tx: wiring.Out(1, init=1)
 
-    def __init__(self, action="drop", key="l3l4", config=CONFIG):
+    def __init__(self, action="drop", key="l3l4", config=CONFIG, runtime_seed=False):
         self.host = ApplianceHost(config, action=action, key=key, max_frame=1522, divisor=DIVISOR,
-                                  timeout_cycles=TIMEOUT)
+                                  timeout_cycles=TIMEOUT, runtime_seed=runtime_seed)
+        self.runtime_seed = runtime_seed
         super().__init__()
 
     def elaborate(self, platform):
@@ -42,8 +43,10 @@ class _Traffic(wiring.Component):
         m.d.comb += [host.counters.eq(Cat((base * 32 + i)[:32] for i in range(len(APPLIANCE_COUNTERS)))),
                      host.link.eq(0b10), host.rx.eq(self.rx), self.tx.eq(host.tx)]
         # a de-duplicator's clear, three cycles after it is asked for; its frame the cycle after: 1000 + the clears
+        # (a re-key is such a clear)
         delay = Signal(3)
-        m.d.sync += delay.eq(Cat(host.control_clear, delay[:2]))
+        rekey = host.control_rekey if self.runtime_seed else 0
+        m.d.sync += delay.eq(Cat(host.control_clear | rekey, delay[:2]))
         frames = Signal(32, init=1000)
         with m.If(delay[2]):
             m.d.sync += frames.eq(frames + 1)
@@ -259,6 +262,34 @@ def test_control_cli():
     assert status == 0 and text.splitlines()[0].split()[0] == "frames"
     with pytest.raises(SystemExit):
         parser.parse_args(["host", "--port", "sim", "set", "speed", "1"])
+
+
+def test_rekey_cli_with_the_runtime_seed(monkeypatch):
+    """A build with the run-time seed: ``apbbf host ... rekey`` sends a fresh seed (secrets.randbits(64), here
+    fixed and printed) and the de-duplicator's side takes exactly it, as a clear counted in CLEARS."""
+    import secrets
+    seed = 0x9E37_79B9_7F4A_7C15
+    print(f"seed {seed:#x}")
+    monkeypatch.setattr(secrets, "randbits", lambda bits: seed if bits == 64 else 0)
+    link, device = make(runtime_seed=True)
+    host, taken = link.top.host, []
+
+    async def watch(ctx):                                # the seed at each re-key pulse to the de-duplicator
+        while True:
+            await ctx.tick()
+            if ctx.get(host.control_rekey):
+                taken.append(ctx.get(host.control_seed))
+
+    link.sim.add_testbench(watch, background=True)
+    parser = argparse.ArgumentParser(prog="apbbf")
+    add_parser(parser.add_subparsers(dest="command"))
+    out = io.StringIO()
+    status = run_cli(parser.parse_args(["host", "--port", "sim", "rekey"]), device, out)
+    assert status == 0 and f"rekeyed          seed {seed:#018x}" in out.getvalue(), out.getvalue()
+    assert taken == [seed], [hex(t) for t in taken]
+    assert device.read_register(OFF["CLEARS"]) == 1
+    with pytest.raises(RegisterError):
+        device.read_register(OFF["SEED_LO"])                          # never read back
 
 
 @pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])

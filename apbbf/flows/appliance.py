@@ -339,7 +339,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
                     steps: str = "all", memory: str | None = None, write_routed: bool = False,
-                    log=print) -> dict:
+                    runtime_seed: bool = False, log=print) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -383,6 +383,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     write_routed : bool
         nextpnr also writes each seed's routed design (``--write <build_dir>/seed<N>.routed.json``), for the
         post-route netlist simulation (:mod:`apbbf.flows.netlist`).
+    runtime_seed : bool
+        Build the hash's run-time seed (``apbbf host ... rekey``; :class:`~apbbf.hdl.board.appliance.ApplianceTop`'s
+        ``runtime_seed``, ``RUNTIME_SEED=1``): off by default, as it costs logic (``docs/appliance.md``).
     log : callable
         Where the build's notes go (a run past its budget that is let finish).
 
@@ -406,6 +409,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"router must be 'router1' or 'router2', not {router!r}")
     if steps not in STEPS:
         raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {steps!r}")
+    if not isinstance(runtime_seed, bool):
+        raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
     if isinstance(pnr_cpu_minutes, bool) or not isinstance(pnr_cpu_minutes, (int, float)) or not pnr_cpu_minutes > 0:
         raise ValueError(f"pnr_cpu_minutes must be a positive number of minutes, not {pnr_cpu_minutes!r}")
     seeds = [int(s) for s in seeds]
@@ -429,13 +434,15 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
-               "action": action, "key": key, "placer": placer, "router": router}
+               "action": action, "key": key, "placer": placer, "router": router,
+               **({"runtime_seed": True} if runtime_seed else {})}
     options_file = build_dir / "options.json"
     synth_file = build_dir / "synth.json"
     if steps in ("all", "synth"):
         for path in [*build_dir.glob("seed*.*"), options_file, synth_file]:
             path.unlink(missing_ok=True)
-        top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram)
+        top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram,
+                           runtime_seed=runtime_seed)
         synth = _synthesize(platform, top, build_dir, memory)
         options_file.write_text(json.dumps(options, indent=2) + "\n")
         synth_file.write_text(json.dumps(synth, indent=2) + "\n")

@@ -34,10 +34,10 @@ def key_name(spec: KeySpec) -> str:
                      f"not {spec!r}")
 
 
-def appliance_facts(config: Config, *, action: str, key: str, max_frame: int) -> Facts:
+def appliance_facts(config: Config, *, action: str, key: str, max_frame: int, runtime_seed: bool = False) -> Facts:
     """The register map's facts of the appliance (the appliance's map, ticks of 1 µs): a ``drop`` build takes
     ``drop`` and ``count`` at run time, a ``count`` build ``count`` (no ``mark`` on the wire); the clear of the
-    filter.
+    filter; built with the run-time seed (``runtime_seed``), the re-key (``REKEY``).
 
     Raises
     ------
@@ -50,6 +50,8 @@ def appliance_facts(config: Config, *, action: str, key: str, max_frame: int) ->
         raise ValueError(f"key must be 'l3l4' or 'frame', not {key!r}")
     actions = ("drop", "count") if action == "drop" else ("count",)
     caps = Capability.CLEAR | (Capability.ACTION if len(actions) > 1 else Capability(0))
+    if runtime_seed:
+        caps |= Capability.REKEY
     return Facts(config, action=action, actions=actions, key=key, keys=tuple(k if k == key else None
                                                                               for k in ("l3l4", "frame")),
                  max_frame=max_frame, tick_ns=1000, caps=caps, target="appliance")
@@ -212,6 +214,9 @@ class ApplianceHost(wiring.Component):
     ----------
     config, action, key, max_frame
         As :class:`ApplianceExecutor`.
+    runtime_seed : bool
+        The control registers take ``SEED_LO``, ``SEED_HI`` and ``CONTROL.REKEY`` (:func:`appliance_facts`) for a
+        de-duplicator built with its run-time seed.
     divisor : int
         Clock cycles per UART bit.
     timeout_cycles : int
@@ -229,20 +234,27 @@ class ApplianceHost(wiring.Component):
         :class:`~apbbf.hdl.lib.axil_registers.AXI4LiteRegisters` behind REG_READ and REG_WRITE).
     control_cleared, control_frames : In(1), In(32)
         From the de-duplicator's ports of the same names.
+    control_seed, control_rekey : Out(64), Out(1)
+        (``runtime_seed``.) To the de-duplicator's ports of the same names.
     """
 
     def __init__(self, config: Config, *, action: str, key: str, max_frame: int, divisor: int,
-                 timeout_cycles: int = 1 << 16):
+                 timeout_cycles: int = 1 << 16, runtime_seed: bool = False):
         check_integer("divisor", divisor, DIVISORS)
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
+        if not isinstance(runtime_seed, bool):
+            raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
+        self._runtime_seed = runtime_seed
         self._executor = ApplianceExecutor(config, action=action, key=key, max_frame=max_frame)
-        self._registers = AXI4LiteRegisters(appliance_facts(config, action=action, key=key, max_frame=max_frame))
+        self._registers = AXI4LiteRegisters(appliance_facts(config, action=action, key=key, max_frame=max_frame,
+                                                            runtime_seed=runtime_seed))
         self._divisor, self._timeout = divisor, timeout_cycles
         super().__init__({
             "rx": In(1, init=1), "tx": Out(1, init=1),
             "counters": In(32 * len(APPLIANCE_COUNTERS)), "link": In(2), "busy": Out(1),
             "control_action": Out(2, init=self._registers.action.init), "control_clear": Out(1),
             "control_cleared": In(1), "control_frames": In(32),
+            **({"control_seed": Out(64), "control_rekey": Out(1)} if runtime_seed else {}),
         })
 
     @property
@@ -276,4 +288,6 @@ class ApplianceHost(wiring.Component):
         m.d.comb += [registers.link.eq(self.link), self.control_action.eq(registers.action),
                      self.control_clear.eq(registers.clear), registers.cleared.eq(self.control_cleared),
                      registers.decided.eq(self.control_frames)]
+        if self._runtime_seed:
+            m.d.comb += [self.control_seed.eq(registers.seed), self.control_rekey.eq(registers.rekey)]
         return m

@@ -95,16 +95,25 @@ def _ddr3_resource(platform) -> str:
     return "ddr3_litex"
 
 
-def _control_members(action):
-    """The de-duplicator's run-time control ports, as the appliance's tops forward them."""
+def _control_members(action, runtime_seed=False):
+    """The de-duplicator's run-time control ports, as the appliance's tops forward them (with ``runtime_seed``,
+    the seed and the re-key too)."""
     from ...model.registers import ACTIONS
     return {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
-            "control_cleared": Out(1), "control_frames": Out(32)}
+            "control_cleared": Out(1), "control_frames": Out(32),
+            **({"control_seed": In(64), "control_rekey": In(1)} if runtime_seed else {})}
+
+
+def _check_runtime_seed(runtime_seed):
+    if not isinstance(runtime_seed, bool):
+        raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
 
 
 def _connect_control(m, outer, inner):
     m.d.comb += [inner.control_action.eq(outer.control_action), inner.control_clear.eq(outer.control_clear),
                  outer.control_cleared.eq(inner.control_cleared), outer.control_frames.eq(inner.control_frames)]
+    if hasattr(outer, "control_rekey"):
+        m.d.comb += [inner.control_seed.eq(outer.control_seed), inner.control_rekey.eq(outer.control_rekey)]
 
 
 def _check_action(action):
@@ -148,6 +157,9 @@ class ApplianceCore(wiring.Component):
     memory : {"SDR", "DDR3"}
         The LiteDRAM core behind a Config with a row layout: the memory scan's order and depth
         (:data:`MEMORY_ORDERS`).
+    runtime_seed : bool
+        The hash's run-time seed (:class:`~apbbf.hdl.packet.dedup.PacketDedup`'s ``runtime_seed``: ports
+        ``control_seed`` and ``control_rekey``); off by default (it costs logic: ``docs/appliance.md``).
 
     Attributes
     ----------
@@ -164,16 +176,19 @@ class ApplianceCore(wiring.Component):
     control_cleared, control_frames : Out(1), Out(32)
         The de-duplicator's run-time control (:class:`~apbbf.hdl.packet.dedup.PacketDedup`): the action and a
         clear of the filter, from the control registers.
+    control_seed, control_rekey : In(64), In(1)
+        (``runtime_seed``.) The run-time seed and the re-key, as the de-duplicator's.
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512,
-                 memory: str = "SDR"):
+                 memory: str = "SDR", runtime_seed: bool = False):
         _check_action(action)
+        _check_runtime_seed(runtime_seed)
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
-                                  **memory_scan_options(config, memory))
+                                  runtime_seed=runtime_seed, **memory_scan_options(config, memory))
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -187,7 +202,7 @@ class ApplianceCore(wiring.Component):
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
-            **_control_members(action),
+            **_control_members(action, runtime_seed),
         }
         if self._dedup.scan == MEMORY_SCAN:
             members.update({"memory": Out(MemoryPortSignature(config)), "dedup_late": Out(32)})
@@ -279,7 +294,7 @@ class DedupAppliance(wiring.Component):
     ----------
     board : str
         A key of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
-    config, spec, action, data_width, max_frame
+    config, spec, action, data_width, max_frame, runtime_seed
         As :class:`ApplianceCore`.
     dram : apbbf.flows.litedram.Core or None
         The board's DRAM as the filter's memory (a Config with a row layout; :data:`DRAM_TYPES`): a LiteDRAM core
@@ -299,14 +314,15 @@ class DedupAppliance(wiring.Component):
         The DDR3's read leveling found a byte lane that reads right at no setting (the LiteDRAM core's
         ``init_error``); 0 otherwise.
     control_action, control_clear, control_cleared, control_frames
-        As :class:`ApplianceCore`.
+        As :class:`ApplianceCore`; with ``runtime_seed`` also ``control_seed`` and ``control_rekey``.
     """
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None):
+                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None, runtime_seed: bool = False):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
         _check_action(action)
+        _check_runtime_seed(runtime_seed)
         if dram is not None:
             memtype = dram.settings.get("memtype", "SDR")
             if DRAM_TYPES.get(board) != memtype:
@@ -321,7 +337,8 @@ class DedupAppliance(wiring.Component):
             raise ValueError("a Config with a row layout needs the board's DRAM (dram=...)")
         self._dram = dram
         self._board = board
-        self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame)
+        self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame,
+                             runtime_seed=runtime_seed)
         self._config = config
         self._core = None
         # the de-duplicator checks its parameters now, not at elaboration
@@ -329,7 +346,7 @@ class DedupAppliance(wiring.Component):
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2), "dram_ready": Out(1), "dram_error": Out(1),
-            **_control_members(action),
+            **_control_members(action, runtime_seed),
         })
 
     @property
