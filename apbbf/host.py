@@ -445,6 +445,8 @@ def _run_control(args, regs: Registers, out) -> int:
         actions = [a for i, a in enumerate(ACTIONS) if facts["actions"] >> i & 1]
         print(f"action           {ACTIONS[facts['action']]} (takes {', '.join(actions)})", file=out)
         print(f"key              {facts['key']} (recipes {facts['keys']:#x})", file=out)
+        print("hash seed        " + ("the build's, with a run-time seed (rekey takes a new one)"
+                                     if caps & Capability.REKEY else "the build's, fixed in this build"), file=out)
         print(f"clears           {facts['clears']}, last change at frame {facts['change_frame']}", file=out)
         print(f"link             port 0 {'up' if facts['link'] & 1 else 'down'}, port 1 "
               f"{'up' if facts['link'] & 2 else 'down'}", file=out)
@@ -481,8 +483,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                              "action (drop, count) or the key (l3l4, frame) at run time")
     setting.add_argument("setting", choices=("window", "action", "key"))
     setting.add_argument("value")
-    rekey = actions.add_parser("rekey", help="the appliance: a new hash seed (default: drawn from secrets), "
-                                             "which clears the filter")
+    rekey = actions.add_parser("rekey", help="the appliance built with RUNTIME_SEED=1: a new run-time hash seed "
+                                             "(default: drawn from secrets), which clears the filter")
     rekey.add_argument("seed", nargs="?", help="the seed, 0..2**64-1")
     actions.add_parser("clear", help="the appliance: empty the filter")
     actions.add_parser("clear-counters", help="the appliance: snapshot the counters, print them, and clear them")
