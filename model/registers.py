@@ -20,8 +20,9 @@ without a rebuild (:class:`Capability`).
   (:mod:`apbbf.model.hashing`, "The run-time seed"), staged until a re-key (0 at reset).
 - ``CONTROL`` (write only): the commands of :class:`Control`. ``CLEAR`` empties the filter; ``REKEY`` puts the
   staged seed in place as the run-time seed and empties the filter (a re-key is a clear; ``CLEARS`` counts it);
-  ``SNAPSHOT`` copies every counter into the counter registers in one clock cycle; ``CLEAR_COUNTERS`` sets the counters to zero (with ``SNAPSHOT`` in the same write: the snapshot
-  holds the counts up to that cycle and the counters go on from zero, nothing is lost between two snapshots).
+  ``SNAPSHOT`` copies every counter into the counter registers in one clock cycle; ``CLEAR_COUNTERS`` sets the
+  counters to zero (with ``SNAPSHOT`` in the same write: the snapshot holds the counts up to that cycle and the
+  counters go on from zero, nothing is lost between two snapshots).
 - The counters (read only): the de-duplicator's (:class:`apbbf.model.dedup.Counters`) and, on the two-port
   appliance (:data:`APPLIANCE_REGISTERS`), each port's MAC counters: the values of the last ``SNAPSHOT``, each
   32 bits and wrapping.
@@ -153,8 +154,10 @@ def _declare() -> tuple[tuple[Register, ...], tuple[Register, ...]]:
         Register("WINDOW", 0x50, RW, "the window's span, ticks, 1 .. `CAPACITY`"),
         Register("ACTION", 0x54, RW, "the action: a bit of `ACTIONS`"),
         Register("KEY", 0x58, RW, "the key recipe: a bit of `KEYS`"),
-        Register("SEED_LO", 0x60, WO, "the next hash seed's bits 31..0, staged until `REKEY`; never read back"),
-        Register("SEED_HI", 0x64, WO, "the next hash seed's bits 63..32, staged until `REKEY`; never read back"),
+        Register("SEED_LO", 0x60, WO,
+                 "the next run-time hash seed's bits 31..0, staged until `REKEY`; never read back"),
+        Register("SEED_HI", 0x64, WO,
+                 "the next run-time hash seed's bits 63..32, staged until `REKEY`; never read back"),
         Register("CONTROL", 0x70, WO, "commands (`Control` bits): 0 clear, 1 rekey, 2 snapshot, 3 clear counters"),
     ]
     offset = 0x80

@@ -1,6 +1,7 @@
 """The run-time seed's cost: the packet de-duplicator of ``make dedup-bench`` (64 bits, drop, l3l4) with its control
-plane (clearable, the run-time window and the AXI4-Lite register file, :class:`~apbbf.sim.designs.RegisteredControlledDedup`)
-synthesized for ECP5 without and with ``runtime_seed`` (the hash's tweak, the seed's registers and the re-key):
+plane (clearable, the run-time window and the AXI4-Lite register file,
+:class:`~apbbf.sim.designs.RegisteredControlledDedup`) synthesized for ECP5 without and with ``runtime_seed`` (the
+hash's tweak, the seed's registers and the re-key):
 LUT4, flip-flops and their difference, in build/reports/rekey_cost.json. Yosys only (no place and route); a
 measurement, not a test. Run it under ``flock /tmp/heavy.lock``."""
 
