@@ -337,7 +337,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                             "'Control registers')")
     dedup.add_argument("--runtime-seed", action="store_true",
                        help="with --control: the hash's run-time seed, SEED_LO/SEED_HI and CONTROL.REKEY "
-                            "(docs/trust.md; about 470 LUT4 and 130 flip-flops more)")
+                            "(docs/trust.md; about 380 LUT4 and 130 flip-flops more)")
     memory = parser.add_argument_group("the segments in an external memory behind an AXI4 master (--memory axi)")
     memory.add_argument("--memory", choices=("axi",), default=None,
                         help="axi: the filter's segments in your memory (MIG, EMIF, HBM) through an AXI4 master port "

@@ -20,7 +20,8 @@ mac-pnr: setup
 # finished. STEPS=synth|pnr|report runs only the synthesis, only nextpnr for SEEDS (on the netlist there), or
 # only the report. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's. WRITE_ROUTED=1 keeps each
 # seed's routed design (seed<N>.routed.json, for make netlist-sim STAGE=routed). RUNTIME_SEED=1 builds the hash's
-# run-time seed (apbbf host ... rekey; about 470 LUT4 and 130 flip-flops more: docs/appliance.md).
+# run-time seed (apbbf host ... rekey; about 380 LUT4 and 130 flip-flops more on the
+# de-duplicator of make dedup-bench: docs/appliance.md).
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4
