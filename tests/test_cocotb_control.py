@@ -104,6 +104,8 @@ def test_export_command(tmp_path, capsys):
             "-o", str(out)]
     assert cli.main(base + ["--control"]) == 1
     assert "--control adds the de-duplicator's control registers: only with --dedup" in capsys.readouterr().err
+    assert cli.main(base + ["--dedup", "--runtime-seed"]) == 1
+    assert "--runtime-seed is written through the control registers: only with --control" in capsys.readouterr().err
     assert cli.main(base + ["--dedup", "--control", "--key", "frame", "--data-width", "64", "--max-frame",
                             "288"]) == 0
     assert "control registers on s_axil" in capsys.readouterr().out
