@@ -19,7 +19,8 @@ mac-pnr: setup
 # processor time (not wall clock) is stopped and its seed left out, unless it is the last one left and none has
 # finished. STEPS=synth|pnr|report runs only the synthesis, only nextpnr for SEEDS (on the netlist there), or
 # only the report. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's. WRITE_ROUTED=1 keeps each
-# seed's routed design (seed<N>.routed.json, for make netlist-sim STAGE=routed).
+# seed's routed design (seed<N>.routed.json, for make netlist-sim STAGE=routed). RUNTIME_WINDOW=1 builds the window
+# writable at run time over the UART (apbbf host ... set window 2ms, up to the report's window_capacity_us).
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4
@@ -32,4 +33,4 @@ ROUTER ?= router2
 APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-cpu-minutes $(PNR_CPU_MINUTES) \
 	--steps $(STEPS) --placer $(PLACER) --router $(ROUTER) \
 	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED)) \
-	$(if $(MEMORY),--memory $(MEMORY)) $(if $(WRITE_ROUTED),--write-routed)
+	$(if $(MEMORY),--memory $(MEMORY)) $(if $(WRITE_ROUTED),--write-routed) $(if $(RUNTIME_WINDOW),--runtime-window)

@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     parser.add_argument("--write-routed", action="store_true",
                         help="nextpnr also writes each seed's routed design, seed<N>.routed.json in the build folder "
                              "(for make netlist-sim STAGE=routed)")
+    parser.add_argument("--runtime-window", action="store_true",
+                        help="build the window writable at run time over the UART (apbbf host ... set window)")
     parser.add_argument("--no-build", dest="steps", action="store_const", const="report",
                         help="the same as --steps report")
     args = parser.parse_args(argv)
@@ -47,7 +49,7 @@ def main(argv=None) -> int:
                                  fp=args.fp, seed=args.seed, action=args.action, key=args.key, seeds=args.seeds,
                                  jobs=args.jobs, pnr_cpu_minutes=args.pnr_cpu_minutes, placer=args.placer,
                                  router=args.router, steps=args.steps, memory=args.memory,
-                                 write_routed=args.write_routed,
+                                 write_routed=args.write_routed, runtime_window=args.runtime_window,
                                  log=lambda note: print(note, file=sys.stderr, flush=True))
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")

@@ -95,16 +95,27 @@ def _ddr3_resource(platform) -> str:
     return "ddr3_litex"
 
 
-def _control_members(action):
-    """The de-duplicator's run-time control ports, as the appliance's tops forward them."""
+def _control_members(action, config, runtime_window=False):
+    """The de-duplicator's run-time control ports, as the appliance's tops forward them: the action and the clear,
+    and with ``runtime_window`` the window (:class:`~apbbf.hdl.packet.dedup.PacketDedup`)."""
     from ...model.registers import ACTIONS
-    return {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
-            "control_cleared": Out(1), "control_frames": Out(32)}
+    members = {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
+               "control_cleared": Out(1), "control_frames": Out(32)}
+    if runtime_window:
+        members.update({"control_window": In(32, init=config.span), "control_window_set": In(1),
+                        "control_window_done": Out(1)})
+    return members
 
 
-def _connect_control(m, outer, inner):
-    m.d.comb += [inner.control_action.eq(outer.control_action), inner.control_clear.eq(outer.control_clear),
-                 outer.control_cleared.eq(inner.control_cleared), outer.control_frames.eq(inner.control_frames)]
+def connect_control(m, outer, inner):
+    """Forward the run-time control ports of ``outer`` (a component with :func:`_control_members`) to those of
+    the same names on ``inner``: the inputs in, the outputs back."""
+    for name, member in outer.signature.members.items():
+        if name.startswith("control_"):
+            if member.flow == In:
+                m.d.comb += getattr(inner, name).eq(getattr(outer, name))
+            else:
+                m.d.comb += getattr(outer, name).eq(getattr(inner, name))
 
 
 def _check_action(action):
@@ -148,6 +159,9 @@ class ApplianceCore(wiring.Component):
     memory : {"SDR", "DDR3"}
         The LiteDRAM core behind a Config with a row layout: the memory scan's order and depth
         (:data:`MEMORY_ORDERS`).
+    runtime_window : bool
+        Build the de-duplicator's run-time window (``control_window``, ``control_window_set``,
+        ``control_window_done``: the ports of :class:`~apbbf.hdl.packet.dedup.PacketDedup`).
 
     Attributes
     ----------
@@ -164,16 +178,18 @@ class ApplianceCore(wiring.Component):
     control_cleared, control_frames : Out(1), Out(32)
         The de-duplicator's run-time control (:class:`~apbbf.hdl.packet.dedup.PacketDedup`): the action and a
         clear of the filter, from the control registers.
+    control_window, control_window_set, control_window_done : In(32), In(1), Out(1)
+        With ``runtime_window``: the de-duplicator's run-time window.
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512,
-                 memory: str = "SDR"):
+                 memory: str = "SDR", runtime_window: bool = False):
         _check_action(action)
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
-                                  **memory_scan_options(config, memory))
+                                  runtime_window=runtime_window, **memory_scan_options(config, memory))
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -187,7 +203,7 @@ class ApplianceCore(wiring.Component):
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
-            **_control_members(action),
+            **_control_members(action, config, runtime_window),
         }
         if self._dedup.scan == MEMORY_SCAN:
             members.update({"memory": Out(MemoryPortSignature(config)), "dedup_late": Out(32)})
@@ -266,7 +282,7 @@ class ApplianceCore(wiring.Component):
         if self._dedup.scan == MEMORY_SCAN:
             wiring.connect(m, dedup.memory, wiring.flipped(self.memory))
             m.d.comb += self.dedup_late.eq(dedup.late)
-        _connect_control(m, self, dedup)
+        connect_control(m, self, dedup)
 
         return m
 
@@ -279,7 +295,7 @@ class DedupAppliance(wiring.Component):
     ----------
     board : str
         A key of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
-    config, spec, action, data_width, max_frame
+    config, spec, action, data_width, max_frame, runtime_window
         As :class:`ApplianceCore`.
     dram : apbbf.flows.litedram.Core or None
         The board's DRAM as the filter's memory (a Config with a row layout; :data:`DRAM_TYPES`): a LiteDRAM core
@@ -298,12 +314,12 @@ class DedupAppliance(wiring.Component):
     dram_error : Out(1)
         The DDR3's read leveling found a byte lane that reads right at no setting (the LiteDRAM core's
         ``init_error``); 0 otherwise.
-    control_action, control_clear, control_cleared, control_frames
+    control_action, control_clear, control_cleared, control_frames (and the window's with ``runtime_window``)
         As :class:`ApplianceCore`.
     """
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None):
+                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None, runtime_window: bool = False):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
         _check_action(action)
@@ -321,15 +337,17 @@ class DedupAppliance(wiring.Component):
             raise ValueError("a Config with a row layout needs the board's DRAM (dram=...)")
         self._dram = dram
         self._board = board
-        self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame)
+        self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame,
+                             runtime_window=runtime_window)
         self._config = config
         self._core = None
         # the de-duplicator checks its parameters now, not at elaboration
-        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame)
+        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame,
+                    runtime_window=runtime_window)
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2), "dram_ready": Out(1), "dram_error": Out(1),
-            **_control_members(action),
+            **_control_members(action, config, runtime_window),
         })
 
     @property
@@ -378,7 +396,7 @@ class DedupAppliance(wiring.Component):
             m.d.comb += [self.dram_ready.eq(dram.ready), self.dram_error.eq(dram.init_error)]
             m.submodules.sdram_clk = sdram_clk = io.DDRBuffer("o", sdram.clk, o_domain="sdram_ps")
             m.d.comb += [sdram_clk.o[0].eq(1), sdram_clk.o[1].eq(0)]
-        _connect_control(m, self, core)
+        connect_control(m, self, core)
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset
