@@ -27,6 +27,7 @@ from ...model.dedup import Dedup
 from ...model.packet import KeySpec
 from ...model.protocol import (APPLIANCE_COUNTERS, REPLY_SYNC, Command, ApplianceStatus, Status, crc16)
 from ...model.registers import ACTIONS, Control, register_map
+from ...model.timeanalysis import window_capacity
 from .appliance_runner import PARAMS_ENV
 from .mac_tests import RX_PERIOD_FS, TX_PERIOD_FS, imix_length
 from .testbench import _quiet
@@ -496,8 +497,8 @@ async def run_time_changes(dut):
     action back to drop, each followed by a read of CHANGE_FRAME; port 1's frames are the model's with the same
     changes before the frames named (and the frames the clear left unchecked, the last ones before its frame,
     as many as the counter says); a write out of range is refused (BAD_REGISTER) and changes nothing. Built with
-    the run-time window, the window is halved after the clear and doubled before the end, and a window of 0 is
-    refused."""
+    the run-time window, the window is halved after the clear and set to its capacity (the longest the memory
+    holds at the planned rate) before the end, and a window of 0 is refused."""
     tb = TB(dut, "run_time_changes")
     await tb.reset()
     rng = tb.rng
@@ -506,7 +507,7 @@ async def run_time_changes(dut):
     steps = [("action", "count"), ("clear",), ("action", "drop")]
     if tb.params.get("runtime_window"):
         steps = [("action", "count"), ("clear",), ("window", tb.config.span // 2), ("action", "drop"),
-                 ("window", 2 * tb.config.span)]
+                 ("window", window_capacity(tb.config))]
     changes, refused = {}, []
 
     async def control():
