@@ -21,7 +21,8 @@ mac-pnr: setup
 # only the report. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's. WRITE_ROUTED=1 keeps each
 # seed's routed design (seed<N>.routed.json, for make netlist-sim STAGE=routed). RUNTIME_SEED=1 builds the hash's
 # run-time seed (apbbf host ... rekey; about 380 LUT4 and 130 flip-flops more on the
-# de-duplicator of make dedup-bench: docs/appliance.md).
+# de-duplicator of make dedup-bench: docs/appliance.md). RUNTIME_WINDOW=1 builds the window writable at run time
+# over the UART (apbbf host ... set window 2ms, up to the report's window_capacity_us).
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4
@@ -34,4 +35,5 @@ ROUTER ?= router2
 APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-cpu-minutes $(PNR_CPU_MINUTES) \
 	--steps $(STEPS) --placer $(PLACER) --router $(ROUTER) \
 	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED)) \
-	$(if $(MEMORY),--memory $(MEMORY)) $(if $(WRITE_ROUTED),--write-routed) $(if $(RUNTIME_SEED),--runtime-seed)
+	$(if $(MEMORY),--memory $(MEMORY)) $(if $(WRITE_ROUTED),--write-routed) $(if $(RUNTIME_SEED),--runtime-seed) \
+	$(if $(RUNTIME_WINDOW),--runtime-window)

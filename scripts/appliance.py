@@ -41,6 +41,8 @@ def main(argv=None) -> int:
                              "(for make netlist-sim STAGE=routed)")
     parser.add_argument("--runtime-seed", action="store_true",
                         help="build the hash's run-time seed (apbbf host ... rekey; costs logic: docs/appliance.md)")
+    parser.add_argument("--runtime-window", action="store_true",
+                        help="build the window writable at run time over the UART (apbbf host ... set window)")
     parser.add_argument("--no-build", dest="steps", action="store_const", const="report",
                         help="the same as --steps report")
     args = parser.parse_args(argv)
@@ -50,6 +52,7 @@ def main(argv=None) -> int:
                                  jobs=args.jobs, pnr_cpu_minutes=args.pnr_cpu_minutes, placer=args.placer,
                                  router=args.router, steps=args.steps, memory=args.memory,
                                  write_routed=args.write_routed, runtime_seed=args.runtime_seed,
+                                 runtime_window=args.runtime_window,
                                  log=lambda note: print(note, file=sys.stderr, flush=True))
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")

@@ -28,8 +28,8 @@ CASES = {
     "drop-dedup": dict(action="drop", frames=16, uart=False, testcase="dedup_port0_to_port1"),
     "drop-reverse": dict(action="drop", reverse_frames=10, testcase="reverse_port1_to_port0"),
     "drop-line-rate": dict(action="drop", line_rate_frames=12, testcase="line_rate_both_ways"),
-    # the action changed and the filter cleared over the UART during traffic
-    "drop-changes": dict(action="drop", change_frames=40, testcase="run_time_changes"),
+    # the action changed, the filter cleared and the window changed over the UART during traffic
+    "drop-changes": dict(action="drop", change_frames=40, runtime_window=True, testcase="run_time_changes"),
     # make test-slow: long runs with the UART read during traffic, and the count action
     "drop-long": dict(action="drop", frames=200, reverse_frames=60, line_rate_frames=200),
     "count": dict(action="count", frames=60, reverse_frames=10, line_rate_frames=30),
@@ -52,7 +52,9 @@ def test_icarus(name):
     runner.check_simulator("icarus")
     case = dict(CASES[name])
     testcase = case.pop("testcase", None)
-    build_dir = BUILD / (name if testcase is None else case["action"])       # the short cases share a build
+    # the short cases share a build (one per action, and one with the run-time window)
+    build_dir = BUILD / (name if testcase is None else case["action"] + ("-window" if case.get("runtime_window")
+                                                                          else ""))
     results = build_dir / "results.xml"
     start = time.monotonic()
     try:

@@ -29,9 +29,9 @@ class _Traffic(wiring.Component):
     rx: wiring.In(1, init=1)
     tx: wiring.Out(1, init=1)
 
-    def __init__(self, action="drop", key="l3l4", config=CONFIG, runtime_seed=False):
+    def __init__(self, action="drop", key="l3l4", config=CONFIG, runtime_seed=False, runtime_window=False):
         self.host = ApplianceHost(config, action=action, key=key, max_frame=1522, divisor=DIVISOR,
-                                  timeout_cycles=TIMEOUT, runtime_seed=runtime_seed)
+                                  timeout_cycles=TIMEOUT, runtime_seed=runtime_seed, runtime_window=runtime_window)
         self.runtime_seed = runtime_seed
         super().__init__()
 
@@ -42,13 +42,18 @@ class _Traffic(wiring.Component):
         m.d.sync += base.eq(base + 1)
         m.d.comb += [host.counters.eq(Cat((base * 32 + i)[:32] for i in range(len(APPLIANCE_COUNTERS)))),
                      host.link.eq(0b10), host.rx.eq(self.rx), self.tx.eq(host.tx)]
-        # a de-duplicator's clear, three cycles after it is asked for; its frame the cycle after: 1000 + the clears
-        # (a re-key is such a clear)
-        delay = Signal(3)
+        # a de-duplicator's clear (a re-key is such a clear; or a new window), three cycles after it is asked for;
+        # its frame the cycle after: 1000 + the changes
+        delay, window_delay = Signal(3), Signal(3)
         rekey = host.control_rekey if self.runtime_seed else 0
         m.d.sync += delay.eq(Cat(host.control_clear | rekey, delay[:2]))
         frames = Signal(32, init=1000)
-        with m.If(delay[2]):
+        done = delay[2]
+        if hasattr(host, "control_window_set"):
+            m.d.sync += window_delay.eq(Cat(host.control_window_set, window_delay[:2]))
+            m.d.comb += host.control_window_done.eq(window_delay[2])
+            done = done | window_delay[2]
+        with m.If(done):
             m.d.sync += frames.eq(frames + 1)
         m.d.comb += [host.control_cleared.eq(delay[2]), host.control_frames.eq(frames)]
         self.action = host.control_action
@@ -215,6 +220,22 @@ def test_registers_over_the_uart():
     values = [counts[n[len("dedup_"):] if n.startswith("dedup_") else n] for n in APPLIANCE_COUNTERS]
     base = values[0] // 32
     assert values == [(base * 32 + i) % (1 << 32) for i in range(len(values))], "a snapshot of one clock"
+
+
+def test_window_over_the_uart():
+    """Built with the run-time window: WINDOW takes any value from 1 to its capacity (more than the built span),
+    each write answered once the de-duplicator took it (CHANGE_FRAME its frame), and refuses 0 and capacity + 1,
+    changing nothing."""
+    link, device = make(runtime_window=True)
+    facts = appliance_facts(CONFIG, action="drop", key="l3l4", max_frame=1522, runtime_window=True)
+    model = RegisterFile(facts, link=lambda: 0b10)
+    assert facts.capacity > CONFIG.span
+    assert device.read_register(OFF["CAPS"]) == model.read(OFF["CAPS"])
+    for value in (facts.capacity + 1, 1, 0, facts.capacity, 2000):
+        expected = _answer(lambda: model.write(OFF["WINDOW"], value))[0]
+        assert _answer(lambda: device.write_register(OFF["WINDOW"], value))[0] == expected, value
+        assert device.read_register(OFF["WINDOW"]) == model.read(OFF["WINDOW"]), value
+    assert device.read_register(OFF["CHANGE_FRAME"]) == 1003          # the frame after the third new window
 
 
 def test_register_frames_refused():

@@ -339,7 +339,7 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
                     steps: str = "all", memory: str | None = None, write_routed: bool = False,
-                    runtime_seed: bool = False, log=print) -> dict:
+                    runtime_seed: bool = False, runtime_window: bool = False, log=print) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -386,6 +386,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     runtime_seed : bool
         Build the hash's run-time seed (``apbbf host ... rekey``; :class:`~apbbf.hdl.board.appliance.ApplianceTop`'s
         ``runtime_seed``, ``RUNTIME_SEED=1``): off by default, as it costs logic (``docs/appliance.md``).
+    runtime_window : bool
+        The window writable at run time over the UART (``set window``, up to the report's ``window_capacity_us``;
+        :class:`~apbbf.hdl.board.appliance.ApplianceTop`).
     log : callable
         Where the build's notes go (a run past its budget that is let finish).
 
@@ -411,6 +414,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"steps must be one of {', '.join(STEPS)}, not {steps!r}")
     if not isinstance(runtime_seed, bool):
         raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
+    if not isinstance(runtime_window, bool):
+        raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
     if isinstance(pnr_cpu_minutes, bool) or not isinstance(pnr_cpu_minutes, (int, float)) or not pnr_cpu_minutes > 0:
         raise ValueError(f"pnr_cpu_minutes must be a positive number of minutes, not {pnr_cpu_minutes!r}")
     seeds = [int(s) for s in seeds]
@@ -435,14 +440,15 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     build_dir.mkdir(parents=True, exist_ok=True)
     options = {"board": board, "config": {f.name: getattr(config, f.name) for f in fields(config)},
                "action": action, "key": key, "placer": placer, "router": router,
-               **({"runtime_seed": True} if runtime_seed else {})}
+               **({"runtime_seed": True} if runtime_seed else {}),
+               **({"runtime_window": True} if runtime_window else {})}
     options_file = build_dir / "options.json"
     synth_file = build_dir / "synth.json"
     if steps in ("all", "synth"):
         for path in [*build_dir.glob("seed*.*"), options_file, synth_file]:
             path.unlink(missing_ok=True)
         top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram,
-                           runtime_seed=runtime_seed)
+                           runtime_seed=runtime_seed, runtime_window=runtime_window)
         synth = _synthesize(platform, top, build_dir, memory)
         options_file.write_text(json.dumps(options, indent=2) + "\n")
         synth_file.write_text(json.dumps(synth, indent=2) + "\n")
@@ -527,6 +533,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         "physical_segments": config.physical_segments, "memory_bits": config.hardware_memory_bits,
         "block_rams_estimated": block_rams,
         "window": window_numbers(config),
+        "runtime_window": runtime_window,
+        "window_capacity_us": _window_capacity(config) if runtime_window else config.span,
         "memory": memory_numbers(board, config, USER_HZ),
         "lut_mapping": synth.get("lut_mapping"),
         "synth_seconds": synth.get("synth_seconds"), "synth_cpu_seconds": synth.get("synth_cpu_seconds"),
@@ -631,3 +639,9 @@ def summary(report: dict) -> str:
                      f"words a frame, the port's word rate {m['port_word_ratio']:g} times the need at 1.488 Mpps, "
                      f"{m['port_word_ratio_imix']:g} at IMIX (not measured: make dram-bench)")
     return "\n".join(lines)
+
+
+def _window_capacity(config) -> int:
+    """The longest window (µs) a build with the run-time window takes over the UART (``WINDOW``)."""
+    from ..model.timeanalysis import window_capacity
+    return window_capacity(config)

@@ -17,10 +17,10 @@ __all__ = ["ApplianceTop", "ApplianceVerilogTop"]
 
 def _control(m, host, core):
     """The control registers of ``host`` drive the run-time control ports of ``core`` (its de-duplicator's)."""
-    m.d.comb += [core.control_action.eq(host.control_action), core.control_clear.eq(host.control_clear),
-                 host.control_cleared.eq(core.control_cleared), host.control_frames.eq(core.control_frames)]
-    if hasattr(host, "control_rekey"):
-        m.d.comb += [core.control_seed.eq(host.control_seed), core.control_rekey.eq(host.control_rekey)]
+    for name, member in core.signature.members.items():
+        if name.startswith("control_"):
+            port, register = getattr(core, name), getattr(host, name)
+            m.d.comb += port.eq(register) if member.flow == In else register.eq(port)
 
 
 class ApplianceTop(DedupAppliance):
@@ -42,18 +42,22 @@ class ApplianceTop(DedupAppliance):
     runtime_seed : bool
         The hash's run-time seed, re-keyed through the control registers (``apbbf host ... rekey``; off by
         default: it costs logic, ``docs/appliance.md``).
+    runtime_window : bool
+        The window writable at run time over the UART (``WINDOW``, up to what the memory holds at the planned
+        rate): the de-duplicator's run-time window and the register's capability.
     """
 
     #: The UART's bit rate: ``sync`` (50 MHz) / 50, exact; the Versa's FT2232H makes 1 Mbaud exactly too.
     baud = 1_000_000
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 dram=None, runtime_seed: bool = False):
+                 dram=None, runtime_seed: bool = False, runtime_window: bool = False):
         spec = spec or KeySpec.l3l4()
-        super().__init__(board, config, spec, action=action, dram=dram, runtime_seed=runtime_seed)
+        super().__init__(board, config, spec, action=action, dram=dram, runtime_seed=runtime_seed,
+                         runtime_window=runtime_window)
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
                                    divisor=round(USER_HZ) // self.baud, timeout_cycles=round(USER_HZ) // 1000,
-                                   runtime_seed=runtime_seed)
+                                   runtime_seed=runtime_seed, runtime_window=runtime_window)
         self.sync_hz = USER_HZ
 
     def elaborate(self, platform):
@@ -109,10 +113,13 @@ class ApplianceVerilogTop(wiring.Component):
         With a Config of a row layout: the SDR SDRAM's LiteDRAM core (generated for ``clk``), its pins as
         ``sdram_*`` ports (:class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`), ``dram_ready`` (out) once the
         gateware has started it, and ``dedup_late`` (out, 32: the de-duplicator's ``late``).
+    runtime_window : bool
+        As :class:`ApplianceTop`.
     """
 
     def __init__(self, config: Config, spec: KeySpec | None = None, *, action: str = "drop", tick_cycles: int = 50,
-                 divisor: int = 50, rx_depth: int = 512, dram=None, runtime_seed: bool = False):
+                 divisor: int = 50, rx_depth: int = 512, dram=None, runtime_seed: bool = False,
+                 runtime_window: bool = False):
         spec = spec or KeySpec.l3l4()
         # Refused before any block is made, so a refusal leaves nothing unused behind.
         if config.row_layout != (dram is not None):
@@ -122,9 +129,10 @@ class ApplianceVerilogTop(wiring.Component):
                              "DDR3 core's PHY has no simulation models")
         self._core = ApplianceCore(rgmii_ports("port0_rgmii_"), rgmii_ports("port1_rgmii_"), config, spec,
                                    action=action, tick_cycles=tick_cycles, rx_depth=rx_depth,
-                                   runtime_seed=runtime_seed)
+                                   runtime_seed=runtime_seed, runtime_window=runtime_window)
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
-                                   divisor=divisor, timeout_cycles=1000 * tick_cycles, runtime_seed=runtime_seed)
+                                   divisor=divisor, timeout_cycles=1000 * tick_cycles, runtime_seed=runtime_seed,
+                                   runtime_window=runtime_window)
         self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),

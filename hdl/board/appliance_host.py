@@ -11,6 +11,7 @@ from ...model.packet import KeySpec
 from ...model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_COUNTERS, APPLIANCE_SIZE,
                                INFO_SIZE, PROTOCOL_VERSION, REGISTER_SIZE, Command, Info, Status)
 from ...model.registers import Capability, Facts
+from ...model.timeanalysis import window_capacity
 from ..lib.axil_registers import ADDR_WIDTH, OKAY, AXI4LiteRegisters, axil_members
 from .host_parser import TIMEOUT_CYCLES, HostParser, request_layout
 from .host_replier import HostReplier, reply_header_layout
@@ -34,10 +35,13 @@ def key_name(spec: KeySpec) -> str:
                      f"not {spec!r}")
 
 
-def appliance_facts(config: Config, *, action: str, key: str, max_frame: int, runtime_seed: bool = False) -> Facts:
+def appliance_facts(config: Config, *, action: str, key: str, max_frame: int, runtime_seed: bool = False,
+                    runtime_window: bool = False) -> Facts:
     """The register map's facts of the appliance (the appliance's map, ticks of 1 µs): a ``drop`` build takes
     ``drop`` and ``count`` at run time, a ``count`` build ``count`` (no ``mark`` on the wire); the clear of the
-    filter; built with the run-time seed (``runtime_seed``), the re-key (``REKEY``).
+    filter; built with the run-time seed (``runtime_seed``), the re-key (``REKEY``); with ``runtime_window``,
+    ``WINDOW`` up to what the memory holds at the planned rate (:func:`~apbbf.model.timeanalysis.window_capacity`),
+    else only the built span.
 
     Raises
     ------
@@ -52,9 +56,13 @@ def appliance_facts(config: Config, *, action: str, key: str, max_frame: int, ru
     caps = Capability.CLEAR | (Capability.ACTION if len(actions) > 1 else Capability(0))
     if runtime_seed:
         caps |= Capability.REKEY
+    capacity = config.span
+    if runtime_window:
+        caps |= Capability.WINDOW
+        capacity = window_capacity(config)
     return Facts(config, action=action, actions=actions, key=key, keys=tuple(k if k == key else None
                                                                               for k in ("l3l4", "frame")),
-                 max_frame=max_frame, tick_ns=1000, caps=caps, target="appliance")
+                 max_frame=max_frame, capacity=capacity, tick_ns=1000, caps=caps, target="appliance")
 
 
 class ApplianceExecutor(wiring.Component):
@@ -217,6 +225,8 @@ class ApplianceHost(wiring.Component):
     runtime_seed : bool
         The control registers take ``SEED_LO``, ``SEED_HI`` and ``CONTROL.REKEY`` (:func:`appliance_facts`) for a
         de-duplicator built with its run-time seed.
+    runtime_window : bool
+        ``WINDOW`` writable (:func:`appliance_facts`), for a de-duplicator built with its run-time window.
     divisor : int
         Clock cycles per UART bit.
     timeout_cycles : int
@@ -236,25 +246,34 @@ class ApplianceHost(wiring.Component):
         From the de-duplicator's ports of the same names.
     control_seed, control_rekey : Out(64), Out(1)
         (``runtime_seed``.) To the de-duplicator's ports of the same names.
+    control_window, control_window_set : Out(32), Out(1)
+    control_window_done : In(1)
+        With ``runtime_window``: to and from the de-duplicator's ports of the same names.
     """
 
     def __init__(self, config: Config, *, action: str, key: str, max_frame: int, divisor: int,
-                 timeout_cycles: int = 1 << 16, runtime_seed: bool = False):
+                 timeout_cycles: int = 1 << 16, runtime_seed: bool = False, runtime_window: bool = False):
         check_integer("divisor", divisor, DIVISORS)
         check_integer("timeout_cycles", timeout_cycles, TIMEOUT_CYCLES)
         if not isinstance(runtime_seed, bool):
             raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
+        if not isinstance(runtime_window, bool):
+            raise TypeError(f"runtime_window must be a bool, not {runtime_window!r}")
         self._runtime_seed = runtime_seed
         self._executor = ApplianceExecutor(config, action=action, key=key, max_frame=max_frame)
         self._registers = AXI4LiteRegisters(appliance_facts(config, action=action, key=key, max_frame=max_frame,
-                                                            runtime_seed=runtime_seed))
+                                                            runtime_seed=runtime_seed,
+                                                            runtime_window=runtime_window))
         self._divisor, self._timeout = divisor, timeout_cycles
+        self._runtime_window = runtime_window
         super().__init__({
             "rx": In(1, init=1), "tx": Out(1, init=1),
             "counters": In(32 * len(APPLIANCE_COUNTERS)), "link": In(2), "busy": Out(1),
             "control_action": Out(2, init=self._registers.action.init), "control_clear": Out(1),
             "control_cleared": In(1), "control_frames": In(32),
             **({"control_seed": Out(64), "control_rekey": Out(1)} if runtime_seed else {}),
+            **({"control_window": Out(32, init=config.span), "control_window_set": Out(1),
+                "control_window_done": In(1)} if runtime_window else {}),
         })
 
     @property
@@ -290,4 +309,7 @@ class ApplianceHost(wiring.Component):
                      registers.decided.eq(self.control_frames)]
         if self._runtime_seed:
             m.d.comb += [self.control_seed.eq(registers.seed), self.control_rekey.eq(registers.rekey)]
+        if self._runtime_window:
+            m.d.comb += [self.control_window.eq(registers.window), self.control_window_set.eq(registers.window_set),
+                         registers.window_done.eq(self.control_window_done)]
         return m

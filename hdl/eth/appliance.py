@@ -95,13 +95,19 @@ def _ddr3_resource(platform) -> str:
     return "ddr3_litex"
 
 
-def _control_members(action, runtime_seed=False):
-    """The de-duplicator's run-time control ports, as the appliance's tops forward them (with ``runtime_seed``,
-    the seed and the re-key too)."""
+def _control_members(action, config, runtime_window=False, runtime_seed=False):
+    """The de-duplicator's run-time control ports, as the appliance's tops forward them: the action and the clear,
+    with ``runtime_window`` the window, with ``runtime_seed`` the seed and the re-key
+    (:class:`~apbbf.hdl.packet.dedup.PacketDedup`)."""
     from ...model.registers import ACTIONS
-    return {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
-            "control_cleared": Out(1), "control_frames": Out(32),
-            **({"control_seed": In(64), "control_rekey": In(1)} if runtime_seed else {})}
+    members = {"control_action": In(2, init=ACTIONS.index(action)), "control_clear": In(1),
+               "control_cleared": Out(1), "control_frames": Out(32)}
+    if runtime_window:
+        members.update({"control_window": In(32, init=config.span), "control_window_set": In(1),
+                        "control_window_done": Out(1)})
+    if runtime_seed:
+        members.update({"control_seed": In(64), "control_rekey": In(1)})
+    return members
 
 
 def _check_runtime_seed(runtime_seed):
@@ -109,11 +115,15 @@ def _check_runtime_seed(runtime_seed):
         raise TypeError(f"runtime_seed must be a bool, not {runtime_seed!r}")
 
 
-def _connect_control(m, outer, inner):
-    m.d.comb += [inner.control_action.eq(outer.control_action), inner.control_clear.eq(outer.control_clear),
-                 outer.control_cleared.eq(inner.control_cleared), outer.control_frames.eq(inner.control_frames)]
-    if hasattr(outer, "control_rekey"):
-        m.d.comb += [inner.control_seed.eq(outer.control_seed), inner.control_rekey.eq(outer.control_rekey)]
+def connect_control(m, outer, inner):
+    """Forward the run-time control ports of ``outer`` (a component with :func:`_control_members`) to those of
+    the same names on ``inner``: the inputs in, the outputs back."""
+    for name, member in outer.signature.members.items():
+        if name.startswith("control_"):
+            if member.flow == In:
+                m.d.comb += getattr(inner, name).eq(getattr(outer, name))
+            else:
+                m.d.comb += getattr(outer, name).eq(getattr(inner, name))
 
 
 def _check_action(action):
@@ -160,6 +170,9 @@ class ApplianceCore(wiring.Component):
     runtime_seed : bool
         The hash's run-time seed (:class:`~apbbf.hdl.packet.dedup.PacketDedup`'s ``runtime_seed``: ports
         ``control_seed`` and ``control_rekey``); off by default (it costs logic: ``docs/appliance.md``).
+    runtime_window : bool
+        Build the de-duplicator's run-time window (``control_window``, ``control_window_set``,
+        ``control_window_done``: the ports of :class:`~apbbf.hdl.packet.dedup.PacketDedup`).
 
     Attributes
     ----------
@@ -178,17 +191,20 @@ class ApplianceCore(wiring.Component):
         clear of the filter, from the control registers.
     control_seed, control_rekey : In(64), In(1)
         (``runtime_seed``.) The run-time seed and the re-key, as the de-duplicator's.
+    control_window, control_window_set, control_window_done : In(32), In(1), Out(1)
+        With ``runtime_window``: the de-duplicator's run-time window.
     """
 
     def __init__(self, port0_pins, port1_pins, config: Config, spec: KeySpec | None = None, *,
                  action: str = "drop", tick_cycles: int = round(USER_HZ / 1e6), rx_delay: float = 0.0,
                  tx_delay: float = 0.0, data_width: int = 64, max_frame: int = MAX_FRAME, rx_depth: int = 512,
-                 memory: str = "SDR", runtime_seed: bool = False):
+                 memory: str = "SDR", runtime_window: bool = False, runtime_seed: bool = False):
         _check_action(action)
         _check_runtime_seed(runtime_seed)
         self._dedup = PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action,
                                   timestamps="tuser", fcs=False, max_frame=max_frame, clearable=True,
-                                  runtime_seed=runtime_seed, **memory_scan_options(config, memory))
+                                  runtime_window=runtime_window, runtime_seed=runtime_seed,
+                                  **memory_scan_options(config, memory))
         self._tick_cycles = tick_cycles
         # A transmit FIFO of 16 beats is in LUT RAM: its read data reaches the transmit side without a block
         # RAM's 5.8 ns clock-to-out (the one path over 8 ns left with 64 beats in block RAM).
@@ -202,7 +218,7 @@ class ApplianceCore(wiring.Component):
             "link_up": Out(2),
             "time": Out(config.time_width),
             "frame_start": Out(1),
-            **_control_members(action, runtime_seed),
+            **_control_members(action, config, runtime_window, runtime_seed),
         }
         if self._dedup.scan == MEMORY_SCAN:
             members.update({"memory": Out(MemoryPortSignature(config)), "dedup_late": Out(32)})
@@ -281,7 +297,7 @@ class ApplianceCore(wiring.Component):
         if self._dedup.scan == MEMORY_SCAN:
             wiring.connect(m, dedup.memory, wiring.flipped(self.memory))
             m.d.comb += self.dedup_late.eq(dedup.late)
-        _connect_control(m, self, dedup)
+        connect_control(m, self, dedup)
 
         return m
 
@@ -294,7 +310,7 @@ class DedupAppliance(wiring.Component):
     ----------
     board : str
         A key of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
-    config, spec, action, data_width, max_frame, runtime_seed
+    config, spec, action, data_width, max_frame, runtime_window, runtime_seed
         As :class:`ApplianceCore`.
     dram : apbbf.flows.litedram.Core or None
         The board's DRAM as the filter's memory (a Config with a row layout; :data:`DRAM_TYPES`): a LiteDRAM core
@@ -314,11 +330,13 @@ class DedupAppliance(wiring.Component):
         The DDR3's read leveling found a byte lane that reads right at no setting (the LiteDRAM core's
         ``init_error``); 0 otherwise.
     control_action, control_clear, control_cleared, control_frames
-        As :class:`ApplianceCore`; with ``runtime_seed`` also ``control_seed`` and ``control_rekey``.
+        As :class:`ApplianceCore`; with ``runtime_window`` also the window's, with ``runtime_seed`` also
+        ``control_seed`` and ``control_rekey``.
     """
 
     def __init__(self, board: str, config: Config, spec: KeySpec | None = None, *, action: str = "drop",
-                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None, runtime_seed: bool = False):
+                 data_width: int = 64, max_frame: int = MAX_FRAME, dram=None, runtime_window: bool = False,
+                 runtime_seed: bool = False):
         if board not in BOARD_PHYS:
             raise ValueError(f"board must be one of {', '.join(BOARD_PHYS)}, not {board!r}")
         _check_action(action)
@@ -338,15 +356,16 @@ class DedupAppliance(wiring.Component):
         self._dram = dram
         self._board = board
         self._options = dict(spec=spec, action=action, data_width=data_width, max_frame=max_frame,
-                             runtime_seed=runtime_seed)
+                             runtime_window=runtime_window, runtime_seed=runtime_seed)
         self._config = config
         self._core = None
         # the de-duplicator checks its parameters now, not at elaboration
-        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame)
+        PacketDedup(config, spec or KeySpec.l3l4(), data_width=data_width, action=action, max_frame=max_frame,
+                    runtime_window=runtime_window)
         super().__init__({
             **{name: Out(32) for name in APPLIANCE_COUNTERS},
             "link_up": Out(2), "dram_ready": Out(1), "dram_error": Out(1),
-            **_control_members(action, runtime_seed),
+            **_control_members(action, config, runtime_window, runtime_seed),
         })
 
     @property
@@ -395,7 +414,7 @@ class DedupAppliance(wiring.Component):
             m.d.comb += [self.dram_ready.eq(dram.ready), self.dram_error.eq(dram.init_error)]
             m.submodules.sdram_clk = sdram_clk = io.DDRBuffer("o", sdram.clk, o_domain="sdram_ps")
             m.d.comb += [sdram_clk.o[0].eq(1), sdram_clk.o[1].eq(0)]
-        _connect_control(m, self, core)
+        connect_control(m, self, core)
 
         m.submodules.phy_reset = phy_reset = io.Buffer("o", port0_pins.rst)
         m.d.comb += phy_reset.o.eq(0)             # active low (PinsN): 0 holds the PHYs out of reset

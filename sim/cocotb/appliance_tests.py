@@ -27,6 +27,7 @@ from ...model.dedup import Dedup
 from ...model.packet import KeySpec
 from ...model.protocol import (APPLIANCE_COUNTERS, REPLY_SYNC, Command, ApplianceStatus, Status, crc16)
 from ...model.registers import ACTIONS, Control, register_map
+from ...model.timeanalysis import window_capacity
 from .appliance_runner import PARAMS_ENV
 from .mac_tests import RX_PERIOD_FS, TX_PERIOD_FS, imix_length
 from .testbench import _quiet
@@ -276,7 +277,7 @@ def _sdram_chip(dut, settings: dict, tck_ns: float):
 def score(tb, sent, port1, changes=None, unchecked=()):
     """Every frame out of port 1 against the model: ``sent`` is (bytes without FCS, MAC marks it bad) per frame
     into port 0, in order; ``changes`` maps a frame index to the run-time changes made before it (``("action",
-    name)``, ``("clear",)``), ``unchecked`` holds the indices of the frames passed unchecked; returns the model's
+    name)``, ``("clear",)``, ``("window", span)``), ``unchecked`` holds the indices of the frames passed unchecked; returns the model's
     counters."""
     assert len(tb.times) == len(sent), f"{len(tb.times)} frames into the de-duplicator, {len(sent)} sent " \
                                        f"(seed {tb.seed})"
@@ -286,7 +287,7 @@ def score(tb, sent, port1, changes=None, unchecked=()):
     dram = bool(tb.params.get("dram"))
     for index, ((data, bad), time) in enumerate(zip(sent, tb.times)):
         for change in changes.get(index, ()):
-            {"action": model.set_action, "clear": model.clear}[change[0]](*change[1:])
+            {"action": model.set_action, "clear": model.clear, "window": model.set_window}[change[0]](*change[1:])
         passed, late = index in unchecked, False
         if dram and index < len(tb.decided):             # with the DRAM, as its counters said
             passed, late = tb.decided[index]
@@ -495,13 +496,18 @@ async def run_time_changes(dut):
     """During traffic (new frames and copies), over the UART: the action to count, a clear of the filter, the
     action back to drop, each followed by a read of CHANGE_FRAME; port 1's frames are the model's with the same
     changes before the frames named (and the frames the clear left unchecked, the last ones before its frame,
-    as many as the counter says); a write out of range is refused (BAD_REGISTER) and changes nothing."""
+    as many as the counter says); a write out of range is refused (BAD_REGISTER) and changes nothing. Built with
+    the run-time window, the window is halved after the clear and set to its capacity (the longest the memory
+    holds at the planned rate) before the end, and a window of 0 is refused."""
     tb = TB(dut, "run_time_changes")
     await tb.reset()
     rng = tb.rng
     offsets = {name: r.offset for name, r in register_map("appliance").items()}
     frames = tb.params.get("change_frames", 60)
     steps = [("action", "count"), ("clear",), ("action", "drop")]
+    if tb.params.get("runtime_window"):
+        steps = [("action", "count"), ("clear",), ("window", tb.config.span // 2), ("action", "drop"),
+                 ("window", window_capacity(tb.config))]
     changes, refused = {}, []
 
     async def control():
@@ -510,6 +516,8 @@ async def run_time_changes(dut):
                 await RisingEdge(dut.clk)
             if step[0] == "action":
                 status, _ = await tb.register(Command.REG_WRITE, offsets["ACTION"], ACTIONS.index(step[1]))
+            elif step[0] == "window":
+                status, _ = await tb.register(Command.REG_WRITE, offsets["WINDOW"], step[1])
             else:
                 status, _ = await tb.register(Command.REG_WRITE, offsets["CONTROL"], int(Control.CLEAR))
             assert status == Status.OK, status
@@ -518,6 +526,8 @@ async def run_time_changes(dut):
             changes.setdefault(frame, []).append(step)
         refused.append((await tb.register(Command.REG_WRITE, offsets["ACTION"], 1))[0])     # mark: refused
         refused.append((await tb.register(Command.REG_READ, offsets["SEED_LO"]))[0])       # write only
+        if tb.params.get("runtime_window"):
+            refused.append((await tb.register(Command.REG_WRITE, offsets["WINDOW"], 0))[0])  # below 1
 
     task = cocotb.start_soon(control())
     originals, sent = [], []
@@ -539,7 +549,7 @@ async def run_time_changes(dut):
     counters = score(tb, sent, tb.wire(1), changes=changes, unchecked=unchecked)
     for name in ("frames", "duplicates", "dropped", "unchecked", "errored"):
         assert hw[f"dedup_{name}"] == getattr(counters, name), (name, hw, counters, changes, tb.seed)
-    assert refused == [Status.BAD_REGISTER] * 2, refused
+    assert refused == [Status.BAD_REGISTER] * (3 if tb.params.get("runtime_window") else 2), refused
     assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index("drop"))
     assert len(changes) == len(steps) and 0 < counters.dropped < counters.duplicates, (changes, counters)
     dut._log.info("changes %s; model counters %s", changes, counters.as_dict())

@@ -67,31 +67,43 @@ def _pin_name(name: str) -> str | None:
     return f"led_{match.group(1)}" if match else None
 
 
-def _wrapper(verilog: str, board: str, time_width: int) -> str:
+def wrapper_pins(verilog: str, board: str, what: str = "") -> list[str]:
+    """The wrapper's first lines, up to the instance of the board top in ``verilog``: a reg (an input pin, reaching
+    the top through a wire: yosys's input buffers make their pad an inout, which a reg may not drive) or a wire
+    (an output) under the benches' name of each pin, each PHY's transmit clock as the PHY sees it, and ``top
+    dut``.
+
+    Raises
+    ------
+    ValueError
+        If the top has a pin the bench does not know (``what`` names the top in the message).
+    """
     header = verilog[verilog.index("module top("):]
     header = header[:header.index("endmodule")]
     ports = re.findall(r"^\s*(input|output|inout)\s*(\[\d+:\d+\])?\s*(\w+);", header, re.MULTILINE)
     xtal = BOARDS[board][0]
-    # (an input pin reaches the top through a wire: yosys's input buffers make their pad an inout, which a reg may
-    # not drive)
     lines = ["`timescale 1ns / 1fs", f"module {TB};"]
     connections = []
     for direction, width, name in ports:
         ours = "xtal" if name == xtal else _pin_name(name)
         if ours is None:
-            raise ValueError(f"the {board} top has a pin the bench does not know: {name}")
+            raise ValueError(f"the {what}{board} top has a pin the bench does not know: {name}")
         vector = width + " " if width else ""
         if direction == "input":
-            lines += [f"  reg {vector}{ours} = {1 if ours == 'uart_rx' else 0};",
-                      f"  wire {vector}{ours}_pin = {ours};"]
+            lines += [f"  reg {vector}{ours} = {1 if ours == 'uart_rx' else 0};", f"  wire {vector}{ours}_pin = {ours};"]
             connections.append(f".{name}({ours}_pin)")
         else:
             lines.append(f"  wire {vector}{ours};")
             connections.append(f".{name}({ours})")
     for port in (0, 1):
-        lines.append(f"  wire port{port}_phy_tx_clk;")
-        lines.append(f"  assign #{TX_CLOCK_DELAY_NS} port{port}_phy_tx_clk = port{port}_rgmii_tx_clk;")
+        lines += [f"  wire port{port}_phy_tx_clk;",
+                  f"  assign #{TX_CLOCK_DELAY_NS} port{port}_phy_tx_clk = port{port}_rgmii_tx_clk;"]
     lines.append("  top dut (" + ", ".join(connections) + ");")
+    return lines
+
+
+def _wrapper(verilog: str, board: str, time_width: int) -> str:
+    lines = wrapper_pins(verilog, board)
     # inside the top: sync's clock, the PLL's lock, the counters, each frame's time
     from ...hdl.eth.appliance import APPLIANCE_COUNTERS
     lines += ["  wire clk = dut.clk;", "  wire eth_tx_clk = dut.eth_tx_clk;", "  wire pll_lock = dut.pll.locked;",

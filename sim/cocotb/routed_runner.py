@@ -20,8 +20,8 @@ import re
 from pathlib import Path
 
 from .appliance_runner import PARAMS_ENV, TEST_MODULE
-from .board_runner import BOARDS, TB, _pin_name
-from .mac_runner import TX_CLOCK_DELAY_NS, _write_if_changed
+from .board_runner import BOARDS, TB, wrapper_pins
+from .mac_runner import _write_if_changed
 from .runner import check_simulator
 from ..routed import routed_models, routed_verilog
 
@@ -56,27 +56,7 @@ def routed_wrapper(verilog: str, board: str, time_width: int) -> tuple[str, dict
     """The wrapper of the routed top ``verilog``, and what it found inside: bench name -> the net's name, or None
     where the netlist has none."""
     from ...hdl.eth.appliance import APPLIANCE_COUNTERS
-    header = verilog[verilog.index("module top("):]
-    ports = re.findall(r"^\s*(input|output|inout)\s*(\[\d+:\d+\])?\s*(\w+);", header[:header.index("endmodule")],
-                       re.MULTILINE)
-    xtal = BOARDS[board][0]
-    lines = ["`timescale 1ns / 1fs", f"module {TB};"]
-    connections = []
-    for direction, width, name in ports:
-        ours = "xtal" if name == xtal else _pin_name(name)
-        if ours is None:
-            raise ValueError(f"the routed {board} top has a pin the bench does not know: {name}")
-        vector = width + " " if width else ""
-        if direction == "input":
-            lines += [f"  reg {vector}{ours} = {1 if ours == 'uart_rx' else 0};", f"  wire {vector}{ours}_pin = {ours};"]
-            connections.append(f".{name}({ours}_pin)")
-        else:
-            lines.append(f"  wire {vector}{ours};")
-            connections.append(f".{name}({ours})")
-    for port in (0, 1):
-        lines += [f"  wire port{port}_phy_tx_clk;",
-                  f"  assign #{TX_CLOCK_DELAY_NS} port{port}_phy_tx_clk = port{port}_rgmii_tx_clk;"]
-    lines.append("  top dut (" + ", ".join(connections) + ");")
+    lines = wrapper_pins(verilog, board, "routed ")
     wires = _wires(verilog)
     tx_clocks = sorted(name for name in wires if name.endswith(".eth_tx_clk") and wires[name] == 1)
     wanted = {"clk": ("core.clk", 1), "eth_tx_clk": (tx_clocks[0] if tx_clocks else "eth_tx_clk", 1),
