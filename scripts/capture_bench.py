@@ -17,7 +17,8 @@ def main(argv=None) -> int:
                         help="the capture (default: build/capture_bench/traffic.pcap, generated if missing)")
     parser.add_argument("--frames", type=int, default=1_000_000, help="frames generated (default 10^6)")
     parser.add_argument("--window", default="1ms", help="the window (default 1ms)")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per tool, median reported (default 1)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per tool, the median and the spread reported "
+                                                                   "(default 3)")
     parser.add_argument("--memory-frames", type=int, default=None, metavar="N",
                         help="also run apbbf dedup on the capture repeated to N frames (e.g. 10000000), for its "
                              "peak memory (minutes, and N/10^6 x 343 MB of disk)")

@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["run", "small_capture", "repeated_capture", "speed_table", "TARGETS"]
 
-#: The issue's targets, as ratios from one run.
+#: The targets, as ratios of the medians of one run's repeats.
 TARGETS = {"editcap_w_speedup": 10.0, "raw_read_fraction": 0.30, "small_capture_seconds": 1.0}
 
 
@@ -331,6 +331,12 @@ def _ratios(report: dict) -> dict:
         if theirs:
             out[f"vs_{tool.replace(' ', '_').replace('-', '')}"] = {
                 key: round(r["frames_per_second"] / theirs["frames_per_second"], 2) for key, r in ours.items()}
+        if theirs and all(len(r.get("runs_seconds", ())) > 1 for r in (theirs, *ours.values())):
+            # the spread over the repeats: their fastest against our slowest run, and their slowest against our
+            # fastest (every pairing of the runs lies between)
+            out[f"vs_{tool.replace(' ', '_').replace('-', '')}_range"] = {
+                key: [round(min(theirs["runs_seconds"]) / max(r["runs_seconds"]), 2),
+                      round(max(theirs["runs_seconds"]) / min(r["runs_seconds"]), 2)] for key, r in ours.items()}
         if theirs and theirs.get("cpu_seconds") and all(r.get("cpu_seconds") for r in ours.values()):
             out[f"vs_{tool.replace(' ', '_').replace('-', '')}_cpu"] = {
                 key: round(theirs["cpu_seconds"] / r["cpu_seconds"], 2) for key, r in ours.items()}
@@ -355,7 +361,7 @@ def _rate(value: int) -> str:
 
 def speed_table(report: dict) -> str:
     """The docs' speed table (docs/dedup.md's ``capture-bench`` block) from a report of :func:`run`."""
-    lines = ["| tool | key | seconds | frames/s | frames removed | exact duplicates in the window | recall | CPU "
+    lines = ["| tool | key | seconds (range over the runs) | frames/s | frames removed | exact duplicates in the window | recall | CPU "
              "seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
 
     def cpu(value):
@@ -365,7 +371,9 @@ def speed_table(report: dict) -> str:
         recall = "" if r.get("recall") is None else f"{100 * r['recall']:.3f} %".replace(".000 %", " %")
         exact = "" if r.get("exact_duplicates") is None else _rate(r["exact_duplicates"])
         name = f"`{r['tool']}`" if r["tool"] == "apbbf dedup" else f"`{r['command']}`"
-        lines.append(f"| {name} | `{r['key']}` | {r['seconds']:.2f} | {_rate(r['frames_per_second'])} | "
+        runs = r.get("runs_seconds") or ()
+        seconds = f"{r['seconds']:.2f}" + (f" ({min(runs):.2f}-{max(runs):.2f})" if len(runs) > 1 else "")
+        lines.append(f"| {name} | `{r['key']}` | {seconds} | {_rate(r['frames_per_second'])} | "
                      f"{_rate(r['removed'])} | {exact} | {recall} | {cpu(r.get('cpu_seconds'))} |")
     raw = report["raw_read"]
     lines.append(f"| raw read: the records walked (`apbbf.capture.iter_capture`) | | {raw['records_seconds']:.2f} | "
@@ -374,12 +382,21 @@ def speed_table(report: dict) -> str:
                  f"{raw['bytes_seconds']:.2f} | {_rate(raw['frames_per_second_at_byte_rate'])} | | | | |")
     ratios = report["ratios"]
     ours = {r["key"]: r for r in report["runs"] if r["tool"] == "apbbf dedup"}
-    text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), one run each, wall clock "
+    repeats = report.get("repeats", 1)
+    each = "one run each" if repeats == 1 else f"the median of {repeats} runs each"
+    text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), {each}, wall clock "
             f"with start-up: `apbbf dedup` is"]
+
+    def spread(name, key):
+        """`` (low-high over the runs)`` of a ratio, or nothing with one run."""
+        low, high = ratios.get(f"{name}_range", {}).get(key, (None, None))
+        return "" if low is None else f" ({low}-{high} over the runs)"
+
     if "vs_editcap_w" in ratios:
-        text.append(f"{ratios['vs_editcap_w']['frame']} times as fast as `editcap -w` on the same key "
-                    f"({ratios['vs_editcap_w']['l3l4']} with `l3l4`) and {ratios['vs_editcap_D']['frame']} times "
-                    f"`editcap -D 1000`;")
+        w = ratios["vs_editcap_w"]
+        text.append(f"{w['frame']} times as fast as `editcap -w` on the same key{spread('vs_editcap_w', 'frame')}, "
+                    f"{w['l3l4']} with `l3l4`{spread('vs_editcap_w', 'l3l4')}, and {ratios['vs_editcap_D']['frame']} "
+                    f"times `editcap -D 1000`;")
     text.append(f"{100 * ratios['of_raw_read_records']['l3l4']:.0f} % of the records' read rate "
                 f"({100 * ratios['of_raw_read_bytes']['l3l4']:.1f} % of the bytes' rate) with `l3l4`. "
                 f"A {report['small_capture']['frames']}-frame capture takes {report['small_capture']['seconds']:.2f} s "
