@@ -361,8 +361,8 @@ def _rate(value: int) -> str:
 
 def speed_table(report: dict) -> str:
     """The docs' speed table (docs/dedup.md's ``capture-bench`` block) from a report of :func:`run`."""
-    lines = ["| tool | key | seconds (range over the runs) | frames/s | frames removed | exact duplicates in the window | recall | CPU "
-             "seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| tool | key | seconds (range over the runs) | frames/s | frames removed | exact duplicates in the "
+             "window | recall | CPU seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
 
     def cpu(value):
         return "" if value is None else f"{value:.2f}"
