@@ -87,6 +87,80 @@ def _config():
     return parse_config(CONFIG)
 
 
+def _flagged_pcapng(path, records, rng, *, little):
+    """``records`` (time_ns, frame) as a nanosecond pcapng of one section (dpkt's blocks, byte order ``little``)
+    whose enhanced packet blocks carry ``epb_flags`` of every kind, the options in varied order: direction and
+    reception type, an FCS length of 4 (the frame then ends in a 4-byte FCS), the CRC or another link-layer error
+    bit; some with a comment before or after the flags, some with no options. Returns each packet's flags (0:
+    none)."""
+    import dpkt
+    P = dpkt.pcapng
+    O = P.PcapngOptionLE if little else P.PcapngOption
+    e = "<" if little else ">"
+    shb = P.SectionHeaderBlockLE() if little else P.SectionHeaderBlock()
+    idb = (P.InterfaceDescriptionBlockLE if little else P.InterfaceDescriptionBlock)(
+        snaplen=65535, opts=[O(code=P.PCAPNG_OPT_IF_TSRESOL, data=b"\x09"), O(code=P.PCAPNG_OPT_ENDOFOPT)])
+    EPB = P.EnhancedPacketBlockLE if little else P.EnhancedPacketBlock
+    parts, written = [bytes(shb), bytes(idb)], []
+    for i, (t, frame) in enumerate(records):
+        flags, opts = 0, []
+        if rng.random() < 0.8:
+            fcs = rng.random() < 0.3
+            flags = rng.randrange(3) | rng.randrange(5) << 2 | (4 << 5 if fcs else 0)
+            if rng.random() < 0.15:
+                flags |= 1 << rng.choice((24, 24, 25, 31))               # CRC error mostly, too long, symbol
+            frame = frame + (struct.pack(">I", i * 2654435761 & 0xFFFFFFFF) if fcs else b"")
+            opts = [O(code=2, data=struct.pack(e + "I", flags))]
+            roll = rng.random()
+            if roll < 0.3:
+                opts.insert(0, O(code=1, data=b"before the flags"))
+            elif roll < 0.6:
+                opts.append(O(code=1, data=b"after"))
+            opts.append(O(code=P.PCAPNG_OPT_ENDOFOPT))
+        written.append(flags)
+        parts.append(bytes(EPB(ts_high=t >> 32, ts_low=t & 0xFFFFFFFF, pkt_data=frame, opts=opts)))
+    path.write_bytes(b"".join(parts))
+    return written
+
+
+@pytest.mark.parametrize("little", [True, False])
+def test_epb_flags_are_read_and_kept(little, few, tmp_path):
+    """A pcapng whose packets carry ``epb_flags`` (direction, reception type, FCS length, error bits; with other
+    options around them, or none): the reader gives each packet's flags, the errored frames and the FCS they
+    declare; ``--engine bulk`` makes the golden model's decisions on it with each action, bit for bit the same
+    output, whose packets keep their flags (a marked one too, beside its comment)."""
+    import random
+    seed = 71 + little
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    records = [(t, _link_record(1, p)) for t, p in few[:200]]
+    path = tmp_path / "flags.pcapng"
+    flags = _flagged_pcapng(path, records, rng, little=little)
+    capture = read_capture(path)
+    assert capture.epb_flags.tolist() == flags
+    assert capture.errored.tolist() == [f >> 16 != 0 for f in flags]
+    assert capture.fcs.tolist() == [(f >> 5) & 0xF for f in flags]
+    assert capture.frame_lengths.tolist() == [len(frame) for _, frame in records]
+    assert 5 < int(capture.errored.sum()) < 40 and len({f & 3 for f in flags}) == 3
+    for action in ("drop", "mark", "count"):
+        reports = {}
+        for engine in ("model", "bulk"):
+            reports[engine] = dedup_capture(path, window=200_000, action=action, engine=engine, seed=5,
+                                            output=tmp_path / f"{engine}.pcapng")
+        _same(reports["model"], reports["bulk"])
+        out = (tmp_path / "bulk.pcapng").read_bytes()
+        assert out == (tmp_path / "model.pcapng").read_bytes(), action
+        assert reports["bulk"]["counters"]["duplicates"] > 5
+        kept = read_capture(tmp_path / "bulk.pcapng")
+        forwarded = np.isin(capture.times, kept.times)                   # the times are distinct
+        assert len(kept) == forwarded.sum() == reports["bulk"]["output"]["frames"]
+        assert kept.epb_flags.tolist() == capture.epb_flags[forwarded].tolist(), action
+        assert kept.errored.tolist() == capture.errored[forwarded].tolist()
+        marked = [i for i, (a, b, p) in enumerate(kept.blocks.tolist()) if p >= 0
+                  and b"apbbf dedup: duplicate" in kept.data[a:b].tobytes()]
+        assert len(marked) == (reports["bulk"]["counters"]["duplicates"] if action == "mark" else 0)
+
+
 def test_corrupt_record_in_the_middle(packets, tmp_path, capsys):
     """A record whose captured length no snap length allows, in the middle of a capture: the frames before it are
     de-duplicated and written (the output is what a capture cut just before it gives), the error names its byte
