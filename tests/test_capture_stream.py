@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """``apbbf dedup`` in chunks (apbbf/capture.py's ``iter_captures``, apbbf/dedup.py): the bulk engine against the
-golden per-frame model on every link type, key recipe and action; answers that do not depend on where the chunks
-end; a corrupt record in the middle of a capture; a pipe that closes early."""
+golden per-frame model on every link type, key recipe and action, and on a pcapng with ``epb_flags`` (kept in the
+output); answers that do not depend on where the chunks end; a corrupt record in the middle of a capture (in a
+later chunk, down a pipe); a pipe that closes early (pcap and pcapng)."""
 
 import struct
 import subprocess
@@ -192,22 +193,63 @@ def test_corrupt_record_in_the_middle(packets, tmp_path, capsys):
         assert raised.value.offset == start and raised.value.report["counters"]["frames"] == bad
 
 
-def test_a_pipe_that_closes_early(packets, tmp_path):
-    """Standard input cut in the middle of a record, out to standard output: the output is a valid capture of
-    the records that arrived whole (the cut one left out, with a warning)."""
+def _cut_before(path, packet):
+    """The byte where packet ``packet``'s record (its block) starts in the capture ``path``."""
+    capture = read_capture(path)
+    return int(capture.blocks[capture.blocks[:, 2] == packet][0, 0])
+
+
+@pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
+def test_a_pipe_that_closes_early(ng, packets, tmp_path):
+    """Standard input cut in the middle of a record (a pcap record, a pcapng block), out to standard output: the
+    output is a valid capture of the records that arrived whole (the cut one left out, with a warning)."""
     records = [(t, _link_record(1, p)) for t, p in packets[:200]]
-    path = _write(tmp_path / "in.pcap", records, 1)
+    path = _write(tmp_path / ("in.pcapng" if ng else "in.pcap"), records, 1, ng=ng)
     data = path.read_bytes()
     capture = read_capture(path)
     cut = int(capture.offsets[150]) + 10                      # ten bytes into record 150's data
     result = subprocess.run([str(SCRIPT), "dedup", "-", "--config", CONFIG, "--action", "count", "-q", "-o", "-"],
                             input=data[:cut], capture_output=True, check=True)
     assert b"cut short" in result.stderr
-    out = tmp_path / "out.pcap"
+    out = tmp_path / ("out.pcapng" if ng else "out.pcap")
     out.write_bytes(result.stdout)
-    assert result.stdout == data[:int(capture.blocks[capture.blocks[:, 2] == 150][0, 0])]
+    assert result.stdout == data[:_cut_before(path, 150)]
     assert len(read_capture(out)) == 150 and not read_capture(out).warnings
     assert np.array_equal(read_capture(out).times, capture.times[:150])
+
+
+@pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
+def test_corrupt_record_in_a_later_chunk_and_down_a_pipe(ng, packets, tmp_path):
+    """A corrupt record far into a capture read a few kilobytes at a time (many chunks before it): the error names
+    its byte offset in the whole capture, and the frames before it are written, the same output as the capture
+    cut just before it gives. Through a pipe (standard input to standard output) too: exit status 2, the offset
+    named, and standard output a valid capture of the frames before it."""
+    records = [(t, _link_record(1, p)) for t, p in packets[:400]]
+    path = _write(tmp_path / ("in.pcapng" if ng else "in.pcap"), records, 1, ng=ng)
+    data = bytearray(path.read_bytes())
+    bad = 300
+    start = _cut_before(path, bad)
+    if ng:
+        struct.pack_into("<I", data, start + 4, 8)                       # a block length below a block's least
+    else:
+        struct.pack_into("<I", data, start + 8, 0x00FF0000)               # captured length
+    suffix = path.suffix
+    corrupt, cut = tmp_path / f"corrupt{suffix}", tmp_path / f"cut{suffix}"
+    corrupt.write_bytes(bytes(data))
+    cut.write_bytes(bytes(data[:start]))
+    config = _config()
+    expected = dedup_capture(cut, config=config, output=tmp_path / f"expected{suffix}", chunk_bytes=1 << 16)
+    with pytest.raises(CorruptCapture, match=f"byte {start} is corrupt") as raised:
+        dedup_capture(corrupt, config=config, output=tmp_path / f"out{suffix}", chunk_bytes=3000)
+    assert raised.value.offset == start
+    _same(raised.value.report, expected)
+    assert raised.value.report["counters"]["frames"] == bad
+    assert (tmp_path / f"out{suffix}").read_bytes() == (tmp_path / f"expected{suffix}").read_bytes()
+    result = subprocess.run([str(SCRIPT), "dedup", "-", "--config", CONFIG, "-q", "-o", "-"], input=bytes(data),
+                            capture_output=True)
+    assert result.returncode == 2 and f"at byte {start} is corrupt".encode() in result.stderr, result.stderr
+    assert result.stdout == (tmp_path / f"expected{suffix}").read_bytes()
+    assert len(read_capture(tmp_path / f"expected{suffix}")) == expected["output"]["frames"] > 200
 
 
 def test_accepted_datapaths_are_remembered(tmp_path, monkeypatch, packets):
