@@ -103,6 +103,10 @@ class Capture:
         FCS bytes at the end of each packet (0 or 4), as the capture declares them (or ``--fcs``).
     errored : numpy.ndarray of bool
         pcapng ``epb_flags`` with a link-layer error bit set.
+    epb_flags : numpy.ndarray of int64
+        pcapng: each packet's flags option (``epb_flags``; an obsolete packet block's ``pack_flags``, the same
+        bits), 0 where it has none: direction (bits 0-1), reception type (2-4), FCS length (5-8), link-layer errors
+        (16-31). pcap: 0. The output keeps them (its records are the input's own bytes, options included).
     resolution : str
         The timestamp resolution, e.g. ``"1 us"``, ``"1 ns"``, ``"2^-20 s"`` (pcapng: of the first interface).
     blocks : numpy.ndarray of int64, shape (n, 3)
@@ -136,6 +140,11 @@ class Capture:
     source: str = "file"
     #: a :class:`CorruptCapture` at the end of these records, if the parse stopped at one
     corrupt: object = None
+    epb_flags: np.ndarray = None
+
+    def __post_init__(self):
+        if self.epb_flags is None:
+            self.epb_flags = np.zeros(len(self.offsets), dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -344,6 +353,47 @@ def _u32(data: np.ndarray, at: np.ndarray, big: np.ndarray) -> np.ndarray:
     return np.where(big, swapped, little)
 
 
+def _u16(data: np.ndarray, at: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """The 16-bit words at byte offsets ``at`` of ``data``, each big-endian where ``big`` is set, as int64."""
+    octets = data[np.asarray(at, dtype=np.int64)[:, None] + np.arange(2)].astype(np.int64)
+    return np.where(big, octets[:, 0] << 8 | octets[:, 1], octets[:, 0] | octets[:, 1] << 8)
+
+
+def _packet_flags(data: np.ndarray, where: np.ndarray, stops: np.ndarray, caplens: np.ndarray,
+                  big: np.ndarray) -> np.ndarray:
+    """Each packet block's flags option (code 2: ``epb_flags``, or the obsolete packet block's ``pack_flags``,
+    which has the same bits), 0 where it has none: the options after the packet data (padded to 32 bits) walked
+    over arrays, one option of every packet block at a time. The options end at ``opt_endofopt`` or at the
+    block's trailing length; an option running past that ends them too. Of two flags options the last counts.
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8
+    where, stops : numpy.ndarray of int64
+        Each packet block's start and end (after its trailing length).
+    caplens : numpy.ndarray of int64
+        Each packet's captured length.
+    big : numpy.ndarray of bool
+        Each packet block's byte order.
+    """
+    flags = np.zeros(len(where), dtype=np.int64)
+    pos = where + 28 + caplens + (-caplens % 4)
+    end = stops - 4
+    alive = np.flatnonzero(pos + 4 <= end)
+    pos, end = pos[alive], end[alive]
+    while len(alive):
+        b = big[alive]
+        code, size = _u16(data, pos, b), _u16(data, pos + 2, b)
+        following = pos + 4 + size + (-size % 4)
+        whole = (code != 0) & (pos + 4 + size <= end)
+        mine = np.flatnonzero(whole & (code == 2) & (size == 4))
+        if len(mine):
+            flags[alive[mine]] = _u32(data, pos[mine] + 4, b[mine])
+        more = np.flatnonzero(whole & (following + 4 <= end))
+        alive, pos, end = alive[more], following[more], end[more]
+    return flags
+
+
 def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Capture:
     import dpkt
     P = dpkt.pcapng
@@ -454,15 +504,7 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
     offsets = where + 28
     packet_of = np.full(len(starts), -1, dtype=np.int64)
     packet_of[np.searchsorted(starts, where)] = np.arange(n)
-    flags = np.zeros(n, dtype=np.int64)
-    # the packets with options (after the data, padded to 32 bits): their epb_flags
-    lengths = stops[np.searchsorted(starts, where)] - where
-    for index in np.flatnonzero(28 + caplens + (-caplens % 4) < lengths - 4).tolist():
-        at, little = int(where[index]), not packet_big[index]
-        for code, value, size in _options(buffer, at + 28 + int(caplens[index]) + (-int(caplens[index]) % 4),
-                                          at + int(lengths[index]) - 4, little):
-            if code == 2 and size == 4:                           # epb_flags
-                flags[index] = struct.unpack_from("<I" if little else ">I", buffer, value)[0]
+    flags = _packet_flags(data, where, stops[np.searchsorted(starts, where)], caplens, packet_big)
     # timestamps in units of the interface's resolution (below 2**63 until 2262 at 1 ns, 2038 at 2^-32 s)
     units = ((high.astype(np.uint64) << np.uint64(32)) | low.astype(np.uint64)).astype(np.int64)
     times = np.zeros(n, dtype=np.int64)
@@ -487,7 +529,8 @@ def _read_pcapng(path: Path, data: np.ndarray, progress, origin: int = 0) -> Cap
         resolution += " (interfaces differ)"
     blocks = np.stack([starts, stops, packet_of], axis=1) if len(starts) else np.zeros((0, 3), dtype=np.int64)
     capture = Capture(path, "pcapng", data, offsets, caplens, wirelens, times, fcs, (flags >> 16) & 0xFFFF != 0,
-                      resolution, blocks, big, linktypes, interfaces[0].linktype if interfaces else 1, warnings)
+                      resolution, blocks, big, linktypes, interfaces[0].linktype if interfaces else 1, warnings,
+                      epb_flags=flags)
     capture.corrupt = corrupt
     return capture
 
@@ -667,24 +710,26 @@ def _write_records(out, capture: Capture, keep: np.ndarray, mark: np.ndarray | N
     packet = blocks[:, 2]
     wanted = np.append(keep, True)[packet]                   # packet -1 (not a packet): kept
     wanted &= blocks[:, 0] >= skip
-    buffer = capture.data
-    if mark is None or not np.any(mark):
-        # runs of consecutive kept blocks, joined into one write
-        chosen = blocks[wanted]
-        if len(chosen):
-            breaks = np.flatnonzero(chosen[1:, 0] != chosen[:-1, 1]) + 1
-            firsts = np.concatenate([[0], breaks])
-            lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
-            view = buffer.data
-            runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
-            _write_runs(out, runs)
+    # runs of consecutive kept blocks, each joined into one write; a marked block is a run of its own, written
+    # with its comment
+    chosen = blocks[wanted]
+    if not len(chosen):
         return
-    marked = np.append(np.asarray(mark, dtype=bool), False)[packet]
-    for (start, stop, _), take, tagged, big in zip(blocks.tolist(), wanted.tolist(), marked.tolist(),
-                                                    capture.big_endian.tolist()):
-        if take:
-            block = buffer[start:stop].tobytes()
-            out.write(_with_comment(block, not big, _MARK_COMMENT) if tagged else block)
+    view = capture.data.data
+    tagged = None if mark is None or not np.any(mark) else np.append(np.asarray(mark, dtype=bool), False)[chosen[:, 2]]
+    breaks = chosen[1:, 0] != chosen[:-1, 1]
+    if tagged is not None:
+        breaks |= tagged[1:] | tagged[:-1]
+    breaks = np.flatnonzero(breaks) + 1
+    firsts = np.concatenate([[0], breaks])
+    lasts = np.concatenate([breaks - 1, [len(chosen) - 1]])
+    runs = [view[a:b] for a, b in zip(chosen[firsts, 0].tolist(), chosen[lasts, 1].tolist())]
+    if tagged is not None:
+        big = capture.big_endian[wanted]
+        for run in np.flatnonzero(tagged[firsts]).tolist():
+            first = int(firsts[run])
+            runs[run] = _with_comment(bytes(runs[run]), not big[first], _MARK_COMMENT)
+    _write_runs(out, runs)
 
 
 def write_captures(captures, path, keep: np.ndarray, mark: np.ndarray | None = None) -> int:

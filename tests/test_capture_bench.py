@@ -65,3 +65,32 @@ def test_speed_table_with_cpu_seconds():
     assert "| `apbbf dedup` | `l3l4` | 4.00 | 250 000 | 9 | 9 | 100 % | 2.00 |" in table
     assert "In CPU seconds" in table and "15.0 times `editcap -w`" in table and "25 % of the records' read" in table
     assert "0.25 s for the small capture" in table
+
+
+def test_ratios_of_repeats_and_their_spread():
+    """With repeats, the ratios are those of the medians and their range pairs the extreme runs (their fastest
+    against our slowest, their slowest against our fastest); the table gives each tool's range of seconds."""
+    def ours(key, runs):
+        return {"tool": "apbbf dedup", "key": key, "seconds": sorted(runs)[1], "runs_seconds": runs,
+                "frames_per_second": round(10 ** 6 / sorted(runs)[1]), "removed": 9, "exact_duplicates": 9,
+                "recall": 1.0, "peak_memory_bytes": 100 << 20, "stage_seconds": {"read": 1.0}}
+
+    def theirs(tool, runs):
+        return {"tool": tool, "command": f"editcap -F pcap {tool[-2:]} 1", "key": "frame (MD5)",
+                "seconds": sorted(runs)[1], "runs_seconds": runs, "frames_per_second": round(10 ** 6 / sorted(runs)[1]),
+                "removed": 9}
+
+    report = {"frames": 10 ** 6, "bytes": 3 * 10 ** 8, "repeats": 3,
+              "runs": [ours("l3l4", [2.0, 2.5, 3.0]), ours("frame", [2.0, 2.0, 2.0]),
+                       theirs("editcap -D", [2.0, 2.0, 2.0]), theirs("editcap -w", [30.0, 24.0, 36.0])],
+              "raw_read": {"records_seconds": 0.5, "records_frames_per_second": 2_000_000, "bytes_seconds": 0.1,
+                           "bytes_per_second": 3e9, "frames_per_second_at_byte_rate": 10 ** 7},
+              "small_capture": {"frames": 27, "seconds": 0.3}}
+    report["ratios"] = _ratios(report)
+    assert report["ratios"]["vs_editcap_w"] == {"l3l4": 12.0, "frame": 15.0}
+    assert report["ratios"]["vs_editcap_w_range"] == {"l3l4": [8.0, 18.0], "frame": [12.0, 18.0]}
+    table = speed_table(report)
+    assert "| `apbbf dedup` | `l3l4` | 2.50 (2.00-3.00) | 400 000 |" in table
+    assert "the median of 3 runs each" in table
+    assert "15.0 times as fast as `editcap -w` on the same key (12.0-18.0 over the runs), 12.0 with `l3l4` " \
+           "(8.0-18.0 over the runs)" in table

@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """``apbbf dedup`` in chunks (apbbf/capture.py's ``iter_captures``, apbbf/dedup.py): the bulk engine against the
-golden per-frame model on every link type, key recipe and action; answers that do not depend on where the chunks
-end; a corrupt record in the middle of a capture; a pipe that closes early."""
+golden per-frame model on every link type, key recipe and action, and on a pcapng with ``epb_flags`` (kept in the
+output); answers that do not depend on where the chunks end; a corrupt record in the middle of a capture (in a
+later chunk, down a pipe); a pipe that closes early (pcap and pcapng)."""
 
 import struct
 import subprocess
@@ -87,6 +88,80 @@ def _config():
     return parse_config(CONFIG)
 
 
+def _flagged_pcapng(path, records, rng, *, little):
+    """``records`` (time_ns, frame) as a nanosecond pcapng of one section (dpkt's blocks, byte order ``little``)
+    whose enhanced packet blocks carry ``epb_flags`` of every kind, the options in varied order: direction and
+    reception type, an FCS length of 4 (the frame then ends in a 4-byte FCS), the CRC or another link-layer error
+    bit; some with a comment before or after the flags, some with no options. Returns each packet's flags (0:
+    none)."""
+    import dpkt
+    P = dpkt.pcapng
+    O = P.PcapngOptionLE if little else P.PcapngOption
+    e = "<" if little else ">"
+    shb = P.SectionHeaderBlockLE() if little else P.SectionHeaderBlock()
+    idb = (P.InterfaceDescriptionBlockLE if little else P.InterfaceDescriptionBlock)(
+        snaplen=65535, opts=[O(code=P.PCAPNG_OPT_IF_TSRESOL, data=b"\x09"), O(code=P.PCAPNG_OPT_ENDOFOPT)])
+    EPB = P.EnhancedPacketBlockLE if little else P.EnhancedPacketBlock
+    parts, written = [bytes(shb), bytes(idb)], []
+    for i, (t, frame) in enumerate(records):
+        flags, opts = 0, []
+        if rng.random() < 0.8:
+            fcs = rng.random() < 0.3
+            flags = rng.randrange(3) | rng.randrange(5) << 2 | (4 << 5 if fcs else 0)
+            if rng.random() < 0.15:
+                flags |= 1 << rng.choice((24, 24, 25, 31))               # CRC error mostly, too long, symbol
+            frame = frame + (struct.pack(">I", i * 2654435761 & 0xFFFFFFFF) if fcs else b"")
+            opts = [O(code=2, data=struct.pack(e + "I", flags))]
+            roll = rng.random()
+            if roll < 0.3:
+                opts.insert(0, O(code=1, data=b"before the flags"))
+            elif roll < 0.6:
+                opts.append(O(code=1, data=b"after"))
+            opts.append(O(code=P.PCAPNG_OPT_ENDOFOPT))
+        written.append(flags)
+        parts.append(bytes(EPB(ts_high=t >> 32, ts_low=t & 0xFFFFFFFF, pkt_data=frame, opts=opts)))
+    path.write_bytes(b"".join(parts))
+    return written
+
+
+@pytest.mark.parametrize("little", [True, False])
+def test_epb_flags_are_read_and_kept(little, few, tmp_path):
+    """A pcapng whose packets carry ``epb_flags`` (direction, reception type, FCS length, error bits; with other
+    options around them, or none): the reader gives each packet's flags, the errored frames and the FCS they
+    declare; ``--engine bulk`` makes the golden model's decisions on it with each action, bit for bit the same
+    output, whose packets keep their flags (a marked one too, beside its comment)."""
+    import random
+    seed = 71 + little
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    records = [(t, _link_record(1, p)) for t, p in few[:200]]
+    path = tmp_path / "flags.pcapng"
+    flags = _flagged_pcapng(path, records, rng, little=little)
+    capture = read_capture(path)
+    assert capture.epb_flags.tolist() == flags
+    assert capture.errored.tolist() == [f >> 16 != 0 for f in flags]
+    assert capture.fcs.tolist() == [(f >> 5) & 0xF for f in flags]
+    assert capture.frame_lengths.tolist() == [len(frame) for _, frame in records]
+    assert 5 < int(capture.errored.sum()) < 40 and len({f & 3 for f in flags}) == 3
+    for action in ("drop", "mark", "count"):
+        reports = {}
+        for engine in ("model", "bulk"):
+            reports[engine] = dedup_capture(path, window=200_000, action=action, engine=engine, seed=5,
+                                            output=tmp_path / f"{engine}.pcapng")
+        _same(reports["model"], reports["bulk"])
+        out = (tmp_path / "bulk.pcapng").read_bytes()
+        assert out == (tmp_path / "model.pcapng").read_bytes(), action
+        assert reports["bulk"]["counters"]["duplicates"] > 5
+        kept = read_capture(tmp_path / "bulk.pcapng")
+        forwarded = np.isin(capture.times, kept.times)                   # the times are distinct
+        assert len(kept) == forwarded.sum() == reports["bulk"]["output"]["frames"]
+        assert kept.epb_flags.tolist() == capture.epb_flags[forwarded].tolist(), action
+        assert kept.errored.tolist() == capture.errored[forwarded].tolist()
+        marked = [i for i, (a, b, p) in enumerate(kept.blocks.tolist()) if p >= 0
+                  and b"apbbf dedup: duplicate" in kept.data[a:b].tobytes()]
+        assert len(marked) == (reports["bulk"]["counters"]["duplicates"] if action == "mark" else 0)
+
+
 def test_corrupt_record_in_the_middle(packets, tmp_path, capsys):
     """A record whose captured length no snap length allows, in the middle of a capture: the frames before it are
     de-duplicated and written (the output is what a capture cut just before it gives), the error names its byte
@@ -118,22 +193,63 @@ def test_corrupt_record_in_the_middle(packets, tmp_path, capsys):
         assert raised.value.offset == start and raised.value.report["counters"]["frames"] == bad
 
 
-def test_a_pipe_that_closes_early(packets, tmp_path):
-    """Standard input cut in the middle of a record, out to standard output: the output is a valid capture of
-    the records that arrived whole (the cut one left out, with a warning)."""
+def _cut_before(path, packet):
+    """The byte where packet ``packet``'s record (its block) starts in the capture ``path``."""
+    capture = read_capture(path)
+    return int(capture.blocks[capture.blocks[:, 2] == packet][0, 0])
+
+
+@pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
+def test_a_pipe_that_closes_early(ng, packets, tmp_path):
+    """Standard input cut in the middle of a record (a pcap record, a pcapng block), out to standard output: the
+    output is a valid capture of the records that arrived whole (the cut one left out, with a warning)."""
     records = [(t, _link_record(1, p)) for t, p in packets[:200]]
-    path = _write(tmp_path / "in.pcap", records, 1)
+    path = _write(tmp_path / ("in.pcapng" if ng else "in.pcap"), records, 1, ng=ng)
     data = path.read_bytes()
     capture = read_capture(path)
     cut = int(capture.offsets[150]) + 10                      # ten bytes into record 150's data
     result = subprocess.run([str(SCRIPT), "dedup", "-", "--config", CONFIG, "--action", "count", "-q", "-o", "-"],
                             input=data[:cut], capture_output=True, check=True)
     assert b"cut short" in result.stderr
-    out = tmp_path / "out.pcap"
+    out = tmp_path / ("out.pcapng" if ng else "out.pcap")
     out.write_bytes(result.stdout)
-    assert result.stdout == data[:int(capture.blocks[capture.blocks[:, 2] == 150][0, 0])]
+    assert result.stdout == data[:_cut_before(path, 150)]
     assert len(read_capture(out)) == 150 and not read_capture(out).warnings
     assert np.array_equal(read_capture(out).times, capture.times[:150])
+
+
+@pytest.mark.parametrize("ng", [False, True], ids=["pcap", "pcapng"])
+def test_corrupt_record_in_a_later_chunk_and_down_a_pipe(ng, packets, tmp_path):
+    """A corrupt record far into a capture read a few kilobytes at a time (many chunks before it): the error names
+    its byte offset in the whole capture, and the frames before it are written, the same output as the capture
+    cut just before it gives. Through a pipe (standard input to standard output) too: exit status 2, the offset
+    named, and standard output a valid capture of the frames before it."""
+    records = [(t, _link_record(1, p)) for t, p in packets[:400]]
+    path = _write(tmp_path / ("in.pcapng" if ng else "in.pcap"), records, 1, ng=ng)
+    data = bytearray(path.read_bytes())
+    bad = 300
+    start = _cut_before(path, bad)
+    if ng:
+        struct.pack_into("<I", data, start + 4, 8)                       # a block length below a block's least
+    else:
+        struct.pack_into("<I", data, start + 8, 0x00FF0000)               # captured length
+    suffix = path.suffix
+    corrupt, cut = tmp_path / f"corrupt{suffix}", tmp_path / f"cut{suffix}"
+    corrupt.write_bytes(bytes(data))
+    cut.write_bytes(bytes(data[:start]))
+    config = _config()
+    expected = dedup_capture(cut, config=config, output=tmp_path / f"expected{suffix}", chunk_bytes=1 << 16)
+    with pytest.raises(CorruptCapture, match=f"byte {start} is corrupt") as raised:
+        dedup_capture(corrupt, config=config, output=tmp_path / f"out{suffix}", chunk_bytes=3000)
+    assert raised.value.offset == start
+    _same(raised.value.report, expected)
+    assert raised.value.report["counters"]["frames"] == bad
+    assert (tmp_path / f"out{suffix}").read_bytes() == (tmp_path / f"expected{suffix}").read_bytes()
+    result = subprocess.run([str(SCRIPT), "dedup", "-", "--config", CONFIG, "-q", "-o", "-"], input=bytes(data),
+                            capture_output=True)
+    assert result.returncode == 2 and f"at byte {start} is corrupt".encode() in result.stderr, result.stderr
+    assert result.stdout == (tmp_path / f"expected{suffix}").read_bytes()
+    assert len(read_capture(tmp_path / f"expected{suffix}")) == expected["output"]["frames"] > 200
 
 
 def test_accepted_datapaths_are_remembered(tmp_path, monkeypatch, packets):

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["run", "small_capture", "repeated_capture", "speed_table", "TARGETS"]
+__all__ = ["run", "profile", "small_capture", "repeated_capture", "flagged_pcapng", "speed_table", "TARGETS"]
 
-#: The issue's targets, as ratios from one run.
+#: The targets, as ratios of the medians of one run's repeats.
 TARGETS = {"editcap_w_speedup": 10.0, "raw_read_fraction": 0.30, "small_capture_seconds": 1.0}
 
 
@@ -322,6 +322,264 @@ def run(capture: Path, out_dir: Path, *, work: Path | None = None, window: str =
     return report
 
 
+# The profile ---------------------------------------------------------------------------------------------------
+
+def flagged_pcapng(capture: Path, path: Path) -> Path:
+    """A pcap ``capture`` as a nanosecond pcapng (one section, one interface of its link type) whose every
+    enhanced packet block carries an ``epb_flags`` option (inbound, unicast): the same frames and times, written to
+    ``path`` in chunks.
+
+    Raises
+    ------
+    ValueError
+        If ``capture`` is not pcap.
+    """
+    import struct
+    from ..capture import iter_capture
+    with open(path, "wb") as out:
+        started = False
+        for chunk in iter_capture(capture):
+            if chunk.format != "pcap":
+                raise ValueError(f"{capture}: a pcap capture is needed")
+            if not started:
+                started = True
+                # section header (no options), then an interface with if_tsresol 9 and its end of options
+                out.write(struct.pack("<IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack("<I", 28))
+                idb = struct.pack("<HHI", chunk.linktype, 0, 262144) + struct.pack("<HHB3x", 9, 1, 9) + bytes(4)
+                out.write(struct.pack("<II", 1, 12 + len(idb)) + idb + struct.pack("<I", 12 + len(idb)))
+            view = chunk.data.data
+            parts = []
+            flags = struct.pack("<HHI", 2, 4, 1 | 1 << 2) + bytes(4)     # epb_flags: inbound, unicast; end
+            for t, at, caplen, wirelen in zip(chunk.times.tolist(), chunk.offsets.tolist(), chunk.caplens.tolist(),
+                                              chunk.wirelens.tolist()):
+                pad = -caplen % 4
+                total = 32 + caplen + pad + len(flags)
+                parts.append(struct.pack("<IIIIIII", 6, total, 0, t >> 32, t & 0xFFFFFFFF, caplen, wirelen))
+                parts.append(view[at:at + caplen])
+                parts.append(bytes(pad) + flags + struct.pack("<I", total))
+            out.write(b"".join(parts))
+    return path
+
+
+#: The parts of a run's time the profile names (:func:`profile`): (stage, part, how it is measured). A function
+#: is ``(file, name)``: its file's name and its own (a compiled kernel's too); ``tt`` its own time, ``ct`` with
+#: what it calls, ``of`` its time under a caller; a part whose measure starts with ``-`` is the stage's rest.
+_PARTS = (
+    ("read", "the file's bytes read, and joined to the chunk before", [
+        ("tt", ("~", "<method 'read' of '_io.FileIO' objects>")),
+        ("of", ("~", "<method 'join' of 'bytes' objects>"), ("capture.py", "_chunks_of"))]),
+    ("read", "the record walk, first pass (compiled)", [("tt", ("_kernels.py", "walk_pcap"))]),
+    ("read", "the records' starts checked over arrays, second pass", [("ct", ("records.py", "check_walk"))]),
+    ("read", "the records' fields gathered (numpy)", [
+        ("ct", ("capture.py", "_read_pcap")), ("-ct", ("records.py", "walk_pcap")),
+        ("-ct", ("records.py", "check_walk"))]),
+    ("read", "the chunks' rest (headers repeated, the walk's log)", [
+        ("ct", ("capture.py", "_chunks_of")), ("-ct", ("capture.py", "_read_pcap")),
+        ("-ct", ("capture.py", "_read_pcapng")), ("-tt", ("~", "<method 'read' of '_io.FileIO' objects>")),
+        ("-of", ("~", "<method 'join' of 'bytes' objects>"), ("capture.py", "_chunks_of"))]),
+    ("read", "pcapng blocks and their options (numpy)", [("ct", ("capture.py", "_read_pcapng"))]),
+    ("read", "ticks, peaks, datapath lengths, link layer (both passes)", [
+        ("ct", ("arrivals.py", "add")), ("ct", ("dedup.py", "released_of")), ("ct", ("links.py", "network_layer"))]),
+    ("size", "sizing (solve_timed)", [("ct", ("dedup.py", "size_filter"))]),
+    ("keys", "classification (compiled)", [("tt", ("_kernels.py", "classify"))]),
+    ("keys", "the messages' rows and their CRC-64 (compiled)", [("tt", ("_kernels.py", "message_keys"))]),
+    ("keys", "the rest (numpy: ranges, masks, offsets)", [
+        ("ct", ("batch.py", "frame_keys")), ("-tt", ("_kernels.py", "classify")),
+        ("-tt", ("_kernels.py", "message_keys"))]),
+    ("exact", "messages compared (compiled)", [("tt", ("_kernels.py", "messages_equal"))]),
+    ("exact", "the rest (numpy: grouped by key, ages)", [
+        ("ct", ("exact.py", "run")), ("-tt", ("_kernels.py", "messages_equal"))]),
+    ("filter", "the generations: shifts, retirements, restarts from the times (compiled)", [
+        ("tt", ("_kernels.py", "timed_schedule"))]),
+    ("filter", "the generations' bookkeeping (numpy)", [
+        ("ct", ("bulk.py", "_schedule")), ("-tt", ("_kernels.py", "timed_schedule"))]),
+    ("filter", "the commands: query, Algorithm 1, inserts (compiled)", [
+        ("tt", ("_kernels.py", "timed_test_and_insert"))]),
+    ("filter", "the rest (numpy: each command's generation, the actions, the counters)", [
+        ("ct", ("pipeline.py", "run")), ("-ct", ("bulk.py", "_schedule")),
+        ("-tt", ("_kernels.py", "timed_test_and_insert"))]),
+    ("write", "the system call (writev)", [("tt", ("~", "<built-in method posix.writev>"))]),
+    ("write", "the kept records' runs", [
+        ("ct", ("capture.py", "write_chunk")), ("-tt", ("~", "<built-in method posix.writev>"))]),
+)
+
+
+def _matches(key, function) -> bool:
+    filename, _, name = key
+    return name == function[1] and (filename == function[0] or Path(filename).name == function[0])
+
+
+def _measure(stats: dict, how, function, caller=None) -> float:
+    total = 0.0
+    for key, (_, _, tt, ct, callers) in stats.items():
+        if not _matches(key, function):
+            continue
+        if how == "of":
+            total += sum(c[3] for k, c in callers.items() if _matches(k, caller))
+        else:
+            total += tt if how == "tt" else ct
+    return total
+
+
+def _breakdown(stats: dict, frames: int) -> dict:
+    """The parts of :data:`_PARTS` from a profile's statistics (``pstats.Stats.stats``), and the run's rest."""
+    parts = []
+    for stage, part, terms in _PARTS:
+        seconds = 0.0
+        for how, function, *caller in terms:
+            value = _measure(stats, how.lstrip("-"), function, *caller)
+            seconds += -value if how.startswith("-") else value
+        parts.append({"stage": stage, "part": part, "seconds": round(max(0.0, seconds), 4)})
+    total = _measure(stats, "ct", ("dedup.py", "dedup_capture"))
+    parts.append({"stage": "other", "part": "the chunk loop's bookkeeping (flags, counts, totals), the report",
+                  "seconds": round(max(0.0, total - sum(p["seconds"] for p in parts)), 4)})
+    for p in parts:
+        p["us_per_frame"] = round(p["seconds"] / max(1, frames) * 1e6, 4)
+        p["share"] = round(p["seconds"] / total, 4) if total else 0.0
+    top = sorted(stats.items(), key=lambda item: -item[1][2])[:20]
+    return {"seconds": round(total, 3), "us_per_frame": round(total / max(1, frames) * 1e6, 3), "parts": parts,
+            "top_own_time": [{"function": f"{Path(k[0]).name}:{k[1]}({k[2]})", "calls": v[1],
+                              "seconds": round(v[2], 4)} for k, v in top]}
+
+
+def _profile_child(argv: list) -> dict:
+    """The profile's runs in this (fresh) process (:func:`profile`): a cold run (imports and numba's kernels
+    loaded), a warm one timed, a warm one profiled, and the pcapng's."""
+    import cProfile
+    import pstats
+    capture, output, window, key, seed, pcapng = argv
+    args = dict(window=None, key=key, seed=int(seed))
+    fresh = cProfile.Profile()
+    start = time.perf_counter()
+    fresh.enable()
+    from ..dedup import dedup_capture, parse_window
+    args["window"] = parse_window(window)
+    dedup_capture(capture, output=output, **args)
+    fresh.disable()
+    cold = time.perf_counter() - start
+    Path(output).unlink()
+    stats = pstats.Stats(fresh).stats
+    imports = _measure(stats, "ct", ("<frozen importlib._bootstrap>", "_find_and_load"))
+    numba = _measure(stats, "ct", ("compiled.py", "_build"))
+    loads = _measure(stats, "ct", ("dispatcher.py", "_compile_for_args"))
+    from ..capture import iter_capture
+    frames = sum(len(chunk) for chunk in iter_capture(capture))
+    start = time.perf_counter()
+    report = dedup_capture(capture, output=output, **args)
+    warm = time.perf_counter() - start
+    Path(output).unlink()
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    dedup_capture(capture, output=output, **args)
+    profiler.disable()
+    profiled = time.perf_counter() - start
+    Path(output).unlink()
+    result = {
+        "frames": frames,
+        "cold_run": {"seconds": round(cold, 3), "imports_seconds": round(imports - numba, 3),
+                     "numba_import_seconds": round(numba, 3), "kernels_loaded_seconds": round(loads, 3),
+                     "cprofile": True},
+        "warm_run": {"seconds": round(warm, 3), "stages": report["seconds"],
+                     "us_per_frame": round(warm / frames * 1e6, 3)},
+        "profiled_run": {"seconds": round(profiled, 3), "overhead": round(profiled / warm, 3),
+                         **_breakdown(pstats.Stats(profiler).stats, frames)},
+        "raw_read": _raw_read(Path(capture), 3),
+    }
+    if pcapng != "-":
+        from ..capture import _options, _packet_flags
+        start = time.perf_counter()
+        ng = dedup_capture(pcapng, output=output, **args)
+        seconds = time.perf_counter() - start
+        Path(output).unlink()
+        start = time.perf_counter()
+        marked = dedup_capture(pcapng, output=output, action="mark", **args)
+        mark_seconds = time.perf_counter() - start
+        Path(output).unlink()
+        # the flags option of every packet, over arrays (the reader's) against one option at a time in Python
+        arrays = loop = 0.0
+        for chunk in iter_capture(pcapng):
+            packets = chunk.blocks[chunk.blocks[:, 2] >= 0]
+            where, stops = packets[:, 0], packets[:, 1]
+            clock = time.perf_counter()
+            flags = _packet_flags(chunk.data, where, stops, chunk.caplens, chunk.big_endian[chunk.blocks[:, 2] >= 0])
+            arrays += time.perf_counter() - clock
+            clock = time.perf_counter()
+            looped = np.zeros(len(where), dtype=np.int64)
+            buffer = chunk.data.data
+            for index, (at, stop, caplen) in enumerate(zip(where.tolist(), stops.tolist(), chunk.caplens.tolist())):
+                for code, value, size in _options(buffer, at + 28 + caplen + (-caplen % 4), stop - 4, True):
+                    if code == 2 and size == 4:
+                        looped[index] = int.from_bytes(buffer[value:value + 4], "little")
+            loop += time.perf_counter() - clock
+            assert np.array_equal(flags, looped)
+        result["pcapng_with_epb_flags"] = {
+            "path": pcapng, "bytes": Path(pcapng).stat().st_size, "seconds": round(seconds, 3),
+            "stages": ng["seconds"], "same_decisions": ng["counters"] == report["counters"],
+            "mark_seconds": round(mark_seconds, 3), "mark_stages": marked["seconds"],
+            "marked": marked["counters"]["duplicates"],
+            "flags_over_arrays_us_per_frame": round(arrays / frames * 1e6, 4),
+            "flags_one_option_at_a_time_us_per_frame": round(loop / frames * 1e6, 4)}
+    return result
+
+
+def profile(capture: Path, out_dir: Path, *, work: Path | None = None, window: str = "1ms", key: str = "l3l4",
+            seed: int = 1, pcapng: bool = True) -> dict:
+    """Where the time of ``apbbf dedup`` goes, per frame, on ``capture``; written to ``out_dir/capture_profile.json``
+    and returned.
+
+    In a fresh interpreter: a cold run (with cProfile: the imports, numba's import, its kernels loaded from the
+    cache), a warm run timed (its report's stages), and a warm run under cProfile, its time split into the parts
+    of each stage (:data:`_PARTS`: the record walk, the fields, the keys' CRC, the filter's generations and
+    commands, the exact answer, the write; a kernel's own time is its compiled loop's). Beside them: the raw read
+    (the records walked, as :func:`run` measures it), the interpreter's start (``python -c pass``) and the
+    command's on the 27-frame capture (start-up: numba is not imported for it), and the budget the 30 % target
+    leaves per frame. With ``pcapng``, the capture converted to pcapng with ``epb_flags``
+    on every packet (:func:`flagged_pcapng`) is run warm too, and the flags' reading over arrays timed against
+    one option at a time.
+
+    Raises
+    ------
+    RuntimeError
+        If the runs fail.
+    """
+    capture, out_dir = Path(capture), Path(out_dir)
+    work = Path(work) if work is not None else capture.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    apbbf = Path(sys.executable).parent / "apbbf"
+    _compile_package()
+    _warm_compiled(apbbf, capture, work, window, seed)
+    flagged = "-"
+    if pcapng:
+        flagged = work / f"{capture.stem}-flags.pcapng"
+        if not flagged.exists() or flagged.stat().st_mtime < capture.stat().st_mtime:
+            flagged_pcapng(capture, flagged)
+    starts = [_timed([sys.executable, "-c", "pass"])[0] for _ in range(3)]
+    small = small_capture(capture, work / "profile.small.pcap")
+    smalls = [_timed([str(apbbf), "dedup", str(small), "--window", window, "--seed", str(seed), "-q"])[0]
+              for _ in range(3)]
+    small.unlink()
+    code = ("import json, sys\nfrom apbbf.flows.capture_bench import _profile_child\n"
+            "print(json.dumps(_profile_child(sys.argv[1:])))\n")
+    child = subprocess.run([sys.executable, "-c", code, str(capture), str(work / "profile.out.pcap"), window, key,
+                            str(seed), str(flagged)], capture_output=True, text=True)
+    if child.returncode:
+        raise RuntimeError(f"the profile failed: {child.stderr[-2000:]}")
+    result = json.loads(child.stdout)
+    raw = result["raw_read"]
+    frames = result["frames"]
+    budget = raw["records_seconds"] / TARGETS["raw_read_fraction"]
+    report = {"capture": str(capture), "key": key, "window": window, "machine": f"{os.cpu_count()} cores, shared",
+              "load_average_start": [round(x, 2) for x in os.getloadavg()],
+              "interpreter_start_seconds": round(statistics.median(starts), 3),
+              "small_capture_seconds": round(statistics.median(smalls), 3), **result,
+              "target": {"raw_read_fraction": TARGETS["raw_read_fraction"], "run_seconds": round(budget, 3),
+                         "us_per_frame": round(budget / frames * 1e6, 3)}}
+    report["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    (out_dir / "capture_profile.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
 def _ratios(report: dict) -> dict:
     runs = {(r["tool"], r["key"].split(" ")[0]): r for r in report["runs"]}
     ours = {key: runs[("apbbf dedup", key)] for key in ("l3l4", "frame")}
@@ -331,6 +589,12 @@ def _ratios(report: dict) -> dict:
         if theirs:
             out[f"vs_{tool.replace(' ', '_').replace('-', '')}"] = {
                 key: round(r["frames_per_second"] / theirs["frames_per_second"], 2) for key, r in ours.items()}
+        if theirs and all(len(r.get("runs_seconds", ())) > 1 for r in (theirs, *ours.values())):
+            # the spread over the repeats: their fastest against our slowest run, and their slowest against our
+            # fastest (every pairing of the runs lies between)
+            out[f"vs_{tool.replace(' ', '_').replace('-', '')}_range"] = {
+                key: [round(min(theirs["runs_seconds"]) / max(r["runs_seconds"]), 2),
+                      round(max(theirs["runs_seconds"]) / min(r["runs_seconds"]), 2)] for key, r in ours.items()}
         if theirs and theirs.get("cpu_seconds") and all(r.get("cpu_seconds") for r in ours.values()):
             out[f"vs_{tool.replace(' ', '_').replace('-', '')}_cpu"] = {
                 key: round(theirs["cpu_seconds"] / r["cpu_seconds"], 2) for key, r in ours.items()}
@@ -355,8 +619,8 @@ def _rate(value: int) -> str:
 
 def speed_table(report: dict) -> str:
     """The docs' speed table (docs/dedup.md's ``capture-bench`` block) from a report of :func:`run`."""
-    lines = ["| tool | key | seconds | frames/s | frames removed | exact duplicates in the window | recall | CPU "
-             "seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| tool | key | seconds (range over the runs) | frames/s | frames removed | exact duplicates in the "
+             "window | recall | CPU seconds |", "|---|---|---:|---:|---:|---:|---:|---:|"]
 
     def cpu(value):
         return "" if value is None else f"{value:.2f}"
@@ -365,7 +629,9 @@ def speed_table(report: dict) -> str:
         recall = "" if r.get("recall") is None else f"{100 * r['recall']:.3f} %".replace(".000 %", " %")
         exact = "" if r.get("exact_duplicates") is None else _rate(r["exact_duplicates"])
         name = f"`{r['tool']}`" if r["tool"] == "apbbf dedup" else f"`{r['command']}`"
-        lines.append(f"| {name} | `{r['key']}` | {r['seconds']:.2f} | {_rate(r['frames_per_second'])} | "
+        runs = r.get("runs_seconds") or ()
+        seconds = f"{r['seconds']:.2f}" + (f" ({min(runs):.2f}-{max(runs):.2f})" if len(runs) > 1 else "")
+        lines.append(f"| {name} | `{r['key']}` | {seconds} | {_rate(r['frames_per_second'])} | "
                      f"{_rate(r['removed'])} | {exact} | {recall} | {cpu(r.get('cpu_seconds'))} |")
     raw = report["raw_read"]
     lines.append(f"| raw read: the records walked (`apbbf.capture.iter_capture`) | | {raw['records_seconds']:.2f} | "
@@ -374,12 +640,21 @@ def speed_table(report: dict) -> str:
                  f"{raw['bytes_seconds']:.2f} | {_rate(raw['frames_per_second_at_byte_rate'])} | | | | |")
     ratios = report["ratios"]
     ours = {r["key"]: r for r in report["runs"] if r["tool"] == "apbbf dedup"}
-    text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), one run each, wall clock "
+    repeats = report.get("repeats", 1)
+    each = "one run each" if repeats == 1 else f"the median of {repeats} runs each"
+    text = [f"On {_rate(report['frames'])} frames ({report['bytes'] / 1e6:.0f} MB), {each}, wall clock "
             f"with start-up: `apbbf dedup` is"]
+
+    def spread(name, key):
+        """`` (low-high over the runs)`` of a ratio, or nothing with one run."""
+        low, high = ratios.get(f"{name}_range", {}).get(key, (None, None))
+        return "" if low is None else f" ({low}-{high} over the runs)"
+
     if "vs_editcap_w" in ratios:
-        text.append(f"{ratios['vs_editcap_w']['frame']} times as fast as `editcap -w` on the same key "
-                    f"({ratios['vs_editcap_w']['l3l4']} with `l3l4`) and {ratios['vs_editcap_D']['frame']} times "
-                    f"`editcap -D 1000`;")
+        w = ratios["vs_editcap_w"]
+        text.append(f"{w['frame']} times as fast as `editcap -w` on the same key{spread('vs_editcap_w', 'frame')}, "
+                    f"{w['l3l4']} with `l3l4`{spread('vs_editcap_w', 'l3l4')}, and {ratios['vs_editcap_D']['frame']} "
+                    f"times `editcap -D 1000`;")
     text.append(f"{100 * ratios['of_raw_read_records']['l3l4']:.0f} % of the records' read rate "
                 f"({100 * ratios['of_raw_read_bytes']['l3l4']:.1f} % of the bytes' rate) with `l3l4`. "
                 f"A {report['small_capture']['frames']}-frame capture takes {report['small_capture']['seconds']:.2f} s "
