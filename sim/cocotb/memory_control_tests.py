@@ -6,7 +6,8 @@
 ``CHANGE_FRAME`` named, and with the late frames the counters name.
 
 - ``clear_with_writes_in_flight``: every key answered, the last writes still unanswered (B held back for
-  :data:`HOLD_B` cycles), the filter is cleared; once its clearing is done, the keys from before the clear come
+  :data:`HOLD_B` cycles; when the last writes landed before the hold, new keys one at a time until one's write is
+  held, :data:`EXTRA_KEYS` at most), the filter is cleared; once its clearing is done, the keys from before the clear come
   again, each followed at once by its copy, with new keys repeated at every distance up to two past the
   commands in flight, while W lands writes late (:data:`LATE_WRITES`): the cleared filter holds none of the old
   keys, finds every new one and checks every frame. A clear that reset the core with a write unanswered takes its
@@ -39,6 +40,9 @@ SLOW_WRITES = dict(aw=(0.6, 16), w=(0.6, 16), b=(0.7, 24))
 LATE_WRITES = dict(w=(0.9, 1))
 #: Cycles B is held back around a clear.
 HOLD_B = 300
+#: New keys sent at most, one at a time, while B is held, when the writes before a clear all landed before the
+#: hold began (the clear must be asked with a write unanswered).
+EXTRA_KEYS = 4
 #: The frames' idle gaps (probability, run) before a clear, and after its clearing (none: a group's frames back
 #: to back, so that a read comes while the write of its key a command ahead is still held in W).
 BEFORE_IDLE, AFTER_IDLE = (0.8, 16), (0.0, 1)
@@ -129,6 +133,19 @@ async def clear_with_writes_in_flight(dut, clears):
             await RisingEdge(dut.aclk)
         tb.set_pauses(**{**SLOW_WRITES, "b": (0.99, HOLD_B)})
         await ClockCycles(dut.aclk, SLOW_WRITES["b"][1] + 8)   # the run under way ends, the hold begins
+        for _ in range(EXTRA_KEYS):
+            if tb.checker.open_writes:
+                break
+            # the last writes landed before the hold began: one more new key, its write held back by it
+            tb.send([(pad(bytes(packet(rng, size=6))), time, False)])
+            time += 1
+            await tb.source.wait()
+            while int(dut.frames.value) != len(tb.sent):
+                await RisingEdge(dut.aclk)
+            for _ in range(SLOW_WRITES["aw"][1] * 4):
+                if tb.checker.open_writes:
+                    break
+                await RisingEdge(dut.aclk)
         tb.set_pauses(**SLOW_WRITES)                            # after the hold
         in_flight.append(tb.checker.open_writes)
         start = tb.checker.writes
