@@ -414,7 +414,7 @@ CONTROL_ACTIONS = ("set", "rekey", "clear", "clear-counters", "status")
 
 def _run_control(args, regs: Registers, out) -> int:
     """``set window|action|key VALUE``, ``rekey [SEED]``, ``clear``, ``clear-counters``, ``status``."""
-    from .model.registers import ACTIONS, Capability
+    from .model.registers import ACTIONS, KEY_RECIPES, Capability
     if args.action == "set":
         if args.setting == "window":
             ticks = regs.set_window(int(args.value, 0) if args.value.isdigit() else args.value)
@@ -444,7 +444,9 @@ def _run_control(args, regs: Registers, out) -> int:
               + ("" if caps & Capability.WINDOW else ", fixed in this build") + ")", file=out)
         actions = [a for i, a in enumerate(ACTIONS) if facts["actions"] >> i & 1]
         print(f"action           {ACTIONS[facts['action']]} (takes {', '.join(actions)})", file=out)
-        print(f"key              {facts['key']} (recipes {facts['keys']:#x})", file=out)
+        recipes = [n for i, n in enumerate(KEY_RECIPES) if facts["keys"] >> i & 1]
+        key = KEY_RECIPES[facts["key"]] if facts["key"] < len(KEY_RECIPES) else f"recipe {facts['key']}"
+        print(f"key              {key} (takes {', '.join(recipes) or 'the built one'})", file=out)
         print("hash seed        " + ("the build's, with a run-time seed (rekey takes a new one)"
                                      if caps & Capability.REKEY else "the build's, fixed in this build"), file=out)
         print(f"clears           {facts['clears']}, last change at frame {facts['change_frame']}", file=out)
