@@ -335,6 +335,19 @@ class SeedBudget:
                 self.finished.add(seed)
 
 
+def _without_drawn(options: dict) -> dict:
+    return {name: value for name, value in options.items() if name != "seed_drawn"}
+
+
+def _recorded_seed(options_file: Path) -> tuple[int, bool]:
+    """The hash seed that the synthesis in ``options_file``'s folder used, and whether it was drawn."""
+    if not options_file.exists():
+        raise ValueError(f"{options_file.parent} holds no synthesized build ({options_file}): build it first "
+                         "(steps 'all' or 'synth')")
+    options = json.loads(options_file.read_text())
+    return int(options["config"]["seed"]), bool(options.get("seed_drawn", False))
+
+
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int | None = None,
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
@@ -354,7 +367,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         The filter's hash seed, 0..2**64-1; ``None`` (the default): a fresh one from ``secrets``
         (:func:`draw_seed`), recorded in the report (``seed``, ``seed_drawn``) so that ``seed=`` (``SEED=``)
         repeats the build. It is baked into the bitstream: treat the report and the bitstream as secrets
-        (docs/trust.md).
+        (docs/trust.md). With ``steps="pnr"`` or ``"report"``, ``None`` takes the seed that the synthesis in
+        ``build_dir`` used (its ``options.json``).
     action, key : str
         One of :data:`ACTIONS`, one of :data:`KEYS`.
     memory : {"bram", "dram", None}
@@ -413,8 +427,12 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
     if memory is None:
         memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action)
-    drawn = seed is None
-    config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if drawn else seed,
+    if seed is None and steps in ("pnr", "report"):
+        # nextpnr and the report work on the netlist in build_dir: its hash seed is the one its synthesis used
+        seed, drawn = _recorded_seed(Path(build_dir).resolve() / "options.json")
+    else:
+        drawn = seed is None
+    config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if seed is None else seed,
                               config=config, memory=memory)
     platform = _platform(board)
     dram = None
@@ -437,9 +455,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
             path.unlink(missing_ok=True)
         top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram)
         synth = _synthesize(platform, top, build_dir, memory)
-        options_file.write_text(json.dumps(options, indent=2) + "\n")
+        options_file.write_text(json.dumps({**options, "seed_drawn": drawn}, indent=2) + "\n")
         synth_file.write_text(json.dumps(synth, indent=2) + "\n")
-    elif not options_file.exists() or json.loads(options_file.read_text()) != options:
+    elif not options_file.exists() or _without_drawn(json.loads(options_file.read_text())) != options:
         raise ValueError(f"{build_dir} holds no build of these options ({options_file}): build it first "
                          "(steps 'all' or 'synth'), with the same seed")
     synth = json.loads(synth_file.read_text()) if synth_file.exists() else {}
