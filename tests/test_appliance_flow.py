@@ -60,6 +60,10 @@ def test_domain_names():
     assert domain_name("$glbnet$appliance.port0.rx_clk").startswith("rx of port0")
     assert domain_name("$glbnet$appliance.pll.eth_tx_clk").startswith("eth_tx")
     assert domain_name("$glbnet$appliance.dedup.answer_queue.clk").startswith("sync")
+    # the Versa's: the user clock, and the oscillator into the DDR3 core's PLL (nextpnr's names in a routed build)
+    assert domain_name("$glbnet$clk").startswith("sync")
+    assert domain_name("$glbnet$dram.clk_in").startswith("clk100")
+    assert domain_name("$glbnet$dram.core.crg_clkout1").startswith("init")
 
 
 def test_report_pages():

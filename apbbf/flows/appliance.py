@@ -246,7 +246,8 @@ def critical_paths(pnr_log: str) -> dict:
 DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
                "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
                "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
-               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
+               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)",
+               "dram.clk_in": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
 
 
 def domain_name(net: str) -> str:
@@ -512,7 +513,10 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     domains = {}
     for net in runs[seeds[0]]["fmax"]:
         values = [runs[s]["fmax"][net]["achieved_mhz"] for s in seeds if net in runs[s]["fmax"]]
-        domains[domain_name(net)] = {
+        name = domain_name(net)
+        if name in domains:                      # two nets read alike: neither hides the other
+            name = f"{name}: {net}"
+        domains[name] = {
             "net": net, "constraint_mhz": runs[seeds[0]]["fmax"][net]["constraint_mhz"],
             "fmax_mhz": round(statistics.median(values), 2), "fmax_min_mhz": min(values),
             "fmax_max_mhz": max(values),
