@@ -18,11 +18,12 @@ mac-pnr: setup
 # that meets timing (no one seed meets it every time: docs/appliance.md); a run that has used PNR_CPU_MINUTES of
 # processor time (not wall clock) is stopped and its seed left out, unless it is the last one left and none has
 # finished. STEPS=synth|pnr|report runs only the synthesis, only nextpnr for SEEDS (on the netlist there), or
-# only the report. PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's. WRITE_ROUTED=1 keeps each
-# seed's routed design (seed<N>.routed.json, for make netlist-sim STAGE=routed). RUNTIME_SEED=1 builds the hash's
-# run-time seed (apbbf host ... rekey; about 380 LUT4 and 130 flip-flops more on the
-# de-duplicator of make dedup-bench: docs/appliance.md). RUNTIME_WINDOW=1 builds the window writable at run time
-# over the UART (apbbf host ... set window 2ms, up to the report's window_capacity_us).
+# only the report; the last two take the hash seed of the synthesis there (its options.json) unless SEED is given.
+# PLACER=heap|static|sa and ROUTER=router1|router2 pick nextpnr's. WRITE_ROUTED=1 keeps each seed's routed design
+# (seed<N>.routed.json, for make netlist-sim STAGE=routed). RUNTIME_SEED=1 builds the hash's run-time seed (apbbf
+# host ... rekey; about 380 LUT4 and 130 flip-flops more on the de-duplicator of make dedup-bench:
+# docs/appliance.md). RUNTIME_WINDOW=1 builds the window writable at run time over the UART (apbbf host ... set
+# window 2ms, up to the report's window_capacity_us).
 APPLIANCE_BOARDS := colorlight-5a75b versa-ecp5
 ACTION ?= drop
 KEY ?= l3l4

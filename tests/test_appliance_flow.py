@@ -60,6 +60,10 @@ def test_domain_names():
     assert domain_name("$glbnet$appliance.port0.rx_clk").startswith("rx of port0")
     assert domain_name("$glbnet$appliance.pll.eth_tx_clk").startswith("eth_tx")
     assert domain_name("$glbnet$appliance.dedup.answer_queue.clk").startswith("sync")
+    # the Versa's: the user clock, and the oscillator into the DDR3 core's PLL (nextpnr's names in a routed build)
+    assert domain_name("$glbnet$clk").startswith("sync")
+    assert domain_name("$glbnet$dram.clk_in").startswith("clk100")
+    assert domain_name("$glbnet$dram.core.crg_clkout1").startswith("init")
 
 
 def test_report_pages():
@@ -248,3 +252,36 @@ def test_write_routed_keeps_the_routed_design(tmp_path, monkeypatch):
         build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seed=5, seeds=[1], steps="pnr",
                         write_routed=write_routed)
         assert ("--write seed1.routed.json" in (tmp_path / "args.txt").read_text()) is write_routed
+
+
+def test_pnr_and_report_take_the_synthesis_seed(tmp_path, monkeypatch):
+    """steps="pnr" and "report" without a seed take the hash seed that the synthesis in the build folder used
+    (its options.json, with whether it was drawn), so STEPS=pnr needs no SEED=; a folder with no synthesis is
+    refused by name."""
+    from dataclasses import fields
+
+    from apbbf.flows.appliance import build_appliance
+    with pytest.raises(ValueError, match="holds no synthesized build"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=COLORLIGHT, seeds=[1], steps="pnr")
+    seed = 0x1234_5678_9ABC_DEF0
+    print(f"hash seed {seed:#x}")
+    config = replace(COLORLIGHT, seed=seed)
+    options = {"board": "colorlight-5a75b", "config": {f.name: getattr(config, f.name) for f in fields(config)},
+               "action": "drop", "key": "l3l4", "placer": "static", "router": "router2", "seed_drawn": True}
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    (tmp_path / "top.rpt").write_text("")
+    fake = tmp_path / "nextpnr"
+    fake.write_text("#!/bin/sh\nfor a in \"$@\"; do case $prev in --textcfg) : > \"$a\";; "
+                    "--report) echo '{\"fmax\": {}}' > \"$a\";; --log) : > \"$a\";; esac; prev=$a; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("NEXTPNR_ECP5", str(fake))
+    monkeypatch.setenv("ECPPACK", "true")
+    monkeypatch.setattr("apbbf.toolchain.use_yowasp", lambda: None)
+    report = build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seeds=[1], steps="pnr")
+    assert report["seed"] == seed and report["seed_drawn"] is True
+    report = build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seeds=[1], steps="report")
+    assert report["seed"] == report["config"]["seed"] == seed
+    # a seed given that is not the synthesis's is still refused
+    with pytest.raises(ValueError, match="no build of these options"):
+        build_appliance("colorlight-5a75b", build_dir=tmp_path, config=config, seed=seed + 1, seeds=[1],
+                        steps="report")

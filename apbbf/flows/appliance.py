@@ -246,7 +246,8 @@ def critical_paths(pnr_log: str) -> dict:
 DDR3_CLOCKS = {"sys2x": "sys2x (100 MHz, the DDR3 PHY's, LiteDRAM's ECLKSYNCB)",
                "init_clk": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
                "crg_clkout1": "init (25 MHz, the DDR3 PHY's start-up, LiteDRAM's)",
-               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
+               "clk100": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)",
+               "dram.clk_in": "clk100 (100 MHz, the Versa's oscillator, into the DDR3 core's PLL)"}
 
 
 def domain_name(net: str) -> str:
@@ -335,6 +336,19 @@ class SeedBudget:
                 self.finished.add(seed)
 
 
+def _without_drawn(options: dict) -> dict:
+    return {name: value for name, value in options.items() if name != "seed_drawn"}
+
+
+def _recorded_seed(options_file: Path) -> tuple[int, bool]:
+    """The hash seed that the synthesis in ``options_file``'s folder used, and whether it was drawn."""
+    if not options_file.exists():
+        raise ValueError(f"{options_file.parent} holds no synthesized build ({options_file}): build it first "
+                         "(steps 'all' or 'synth')")
+    options = json.loads(options_file.read_text())
+    return int(options["config"]["seed"]), bool(options.get("seed_drawn", False))
+
+
 def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=None, seed: int | None = None,
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
@@ -354,7 +368,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         The filter's hash seed, 0..2**64-1; ``None`` (the default): a fresh one from ``secrets``
         (:func:`draw_seed`), recorded in the report (``seed``, ``seed_drawn``) so that ``seed=`` (``SEED=``)
         repeats the build. It is baked into the bitstream: treat the report and the bitstream as secrets
-        (docs/trust.md).
+        (docs/trust.md). With ``steps="pnr"`` or ``"report"``, ``None`` takes the seed that the synthesis in
+        ``build_dir`` used (its ``options.json``).
     action, key : str
         One of :data:`ACTIONS`, one of :data:`KEYS`.
     memory : {"bram", "dram", None}
@@ -423,8 +438,12 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
     if memory is None:
         memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action)
-    drawn = seed is None
-    config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if drawn else seed,
+    if seed is None and steps in ("pnr", "report"):
+        # nextpnr and the report work on the netlist in build_dir: its hash seed is the one its synthesis used
+        seed, drawn = _recorded_seed(Path(build_dir).resolve() / "options.json")
+    else:
+        drawn = seed is None
+    config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if seed is None else seed,
                               config=config, memory=memory)
     platform = _platform(board)
     dram = None
@@ -450,9 +469,9 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         top = ApplianceTop(board, config, getattr(KeySpec, key)(), action=action, dram=dram,
                            runtime_seed=runtime_seed, runtime_window=runtime_window)
         synth = _synthesize(platform, top, build_dir, memory)
-        options_file.write_text(json.dumps(options, indent=2) + "\n")
+        options_file.write_text(json.dumps({**options, "seed_drawn": drawn}, indent=2) + "\n")
         synth_file.write_text(json.dumps(synth, indent=2) + "\n")
-    elif not options_file.exists() or json.loads(options_file.read_text()) != options:
+    elif not options_file.exists() or _without_drawn(json.loads(options_file.read_text())) != options:
         raise ValueError(f"{build_dir} holds no build of these options ({options_file}): build it first "
                          "(steps 'all' or 'synth'), with the same seed")
     synth = json.loads(synth_file.read_text()) if synth_file.exists() else {}
@@ -507,7 +526,10 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     domains = {}
     for net in runs[seeds[0]]["fmax"]:
         values = [runs[s]["fmax"][net]["achieved_mhz"] for s in seeds if net in runs[s]["fmax"]]
-        domains[domain_name(net)] = {
+        name = domain_name(net)
+        if name in domains:                      # two nets read alike: neither hides the other
+            name = f"{name}: {net}"
+        domains[name] = {
             "net": net, "constraint_mhz": runs[seeds[0]]["fmax"][net]["constraint_mhz"],
             "fmax_mhz": round(statistics.median(values), 2), "fmax_min_mhz": min(values),
             "fmax_max_mhz": max(values),
