@@ -101,10 +101,14 @@ class ApplianceVerilogTop(wiring.Component):
         With a Config of a row layout: the SDR SDRAM's LiteDRAM core (generated for ``clk``), its pins as
         ``sdram_*`` ports (:class:`~apbbf.hdl.dram.litedram.LiteDRAMMemory`), ``dram_ready`` (out) once the
         gateware has started it, and ``dedup_late`` (out, 32: the de-duplicator's ``late``).
+    power_up_us : float
+        With ``dram``: the SDRAM's power-up wait (:class:`~apbbf.hdl.dram.initializer.LiteDRAMInitializer`, 0 to
+        1e6; the data sheet's 200 by default). A simulation may shorten it when its chip model is told the same
+        wait (:class:`~apbbf.sim.cocotb.sdram_chip.SdramChecker`'s ``power_up``).
     """
 
     def __init__(self, config: Config, spec: KeySpec | None = None, *, action: str = "drop", tick_cycles: int = 50,
-                 divisor: int = 50, rx_depth: int = 512, dram=None):
+                 divisor: int = 50, rx_depth: int = 512, dram=None, power_up_us: float = 200.0):
         spec = spec or KeySpec.l3l4()
         # Refused before any block is made, so a refusal leaves nothing unused behind.
         if config.row_layout != (dram is not None):
@@ -116,7 +120,8 @@ class ApplianceVerilogTop(wiring.Component):
                                    action=action, tick_cycles=tick_cycles, rx_depth=rx_depth)
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
                                    divisor=divisor, timeout_cycles=1000 * tick_cycles)
-        self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
+        self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs(),
+                                                              power_up_us=power_up_us)
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
             **{name: Out(32) for name in APPLIANCE_COUNTERS},

@@ -67,7 +67,8 @@ def _stamp(**arguments) -> str:
 
 
 def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l4", tick_cycles: int = 50,
-                     divisor: int = 4, rx_depth: int = 512, waves: bool = False, dram=None) -> list[Path]:
+                     divisor: int = 4, rx_depth: int = 512, waves: bool = False, dram=None,
+                     power_up_us: float = 200.0) -> list[Path]:
     """Write ``<build_dir>/apbbf_appliance.v`` and the wrapper ``apbbf_appliance_tb.v``; returns their paths.
     The export (tens of seconds: the key extractor's CRC matrices) is skipped when ``<build_dir>/export.stamp``
     says the arguments and the sources of ``hdl/`` and ``model/`` are those of the files there.
@@ -87,12 +88,14 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
     build_dir = Path(build_dir).resolve()
     sources = [build_dir / f"{TOPLEVEL}.v", build_dir / f"{TB}.v"]
     stamp = _stamp(config=asdict(config), action=action, key=key, tick_cycles=tick_cycles, divisor=divisor,
-                   rx_depth=rx_depth, waves=waves, dram=None if dram is None else dram.settings)
+                   rx_depth=rx_depth, waves=waves, dram=None if dram is None else dram.settings,
+                   **({} if dram is None or power_up_us == 200.0 else {"power_up_us": power_up_us}))
     stamp_file = build_dir / "export.stamp"
     if all(path.exists() for path in sources) and stamp_file.exists() and stamp_file.read_text() == stamp:
         return sources
     top = ApplianceVerilogTop(config, getattr(KeySpec, key)(), action=action, tick_cycles=tick_cycles,
-                              divisor=divisor, rx_depth=rx_depth, dram=dram)
+                              divisor=divisor, rx_depth=rx_depth, dram=dram,
+                              **({} if dram is None else {"power_up_us": power_up_us}))
     text = verilog.convert(top, name=TOPLEVEL, platform=GenericIOPlatform(), emit_src=False)
     _write_if_changed(sources[0], text)
     _write_if_changed(sources[1], _wrapper(text, build_dir / f"{TB}.fst" if waves else None))
@@ -102,7 +105,7 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
 
 def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = False,
                   action: str = "drop", key: str = "l3l4", tick_cycles: int = 50, divisor: int = 4,
-                  rx_depth: int = 512, dram=None, **sizes) -> Path:
+                  rx_depth: int = 512, dram=None, power_up_us: float = 200.0, **sizes) -> Path:
     """Export and build the appliance in ``build_dir`` and run the benches of :data:`TEST_MODULE`.
 
     Parameters
@@ -116,6 +119,9 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
     dram : apbbf.flows.litedram.Core or None
         With a Config of a row layout: the SDR SDRAM's core (generated for 50 MHz), compiled with yosys's ECP5
         models; the benches start the SDRAM chip model on its pins.
+    power_up_us : float
+        With ``dram``: the SDRAM's power-up wait, the gateware's and the chip model's alike (the data sheet's 200
+        by default; a shorter one shortens the simulation, and the chip model still fails a command before it).
     **sizes
         The benches' sizes (``frames``, ``line_rate_frames``, ``reverse_frames``), passed to them.
 
@@ -130,7 +136,8 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
     check_simulator(sim)
     build_dir = Path(build_dir).resolve()
     sources = export_appliance(build_dir, config, action=action, key=key, tick_cycles=tick_cycles,
-                               divisor=divisor, rx_depth=rx_depth, waves=waves and sim == "icarus", dram=dram)
+                               divisor=divisor, rx_depth=rx_depth, waves=waves and sim == "icarus", dram=dram,
+                               power_up_us=power_up_us)
     if dram is not None:
         from .dram_runner import ecp5_sim_library
         sources = [dram.verilog, *sources, ecp5_sim_library(build_dir)]
@@ -140,7 +147,8 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
                  timescale=("1ns", "1fs"), build_args=build_args, always=False)
     env = {PARAMS_ENV: json.dumps({"config": asdict(config), "action": action, "key": key,
                                    "tick_cycles": tick_cycles, "divisor": divisor,
-                                   "dram": None if dram is None else dram.settings, **sizes})}
+                                   "dram": None if dram is None else dram.settings, "power_up_us": power_up_us,
+                                   **sizes})}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)
     return runner.test(test_module=TEST_MODULE, hdl_toplevel=TB, build_dir=build_dir, testcase=testcase,
