@@ -3,7 +3,7 @@
 model on its pins) under load: :func:`apbbf.sim.cocotb.appliance_tests.dram_window` (minimum-size bursts at line
 rate, copies at 0.5 to 0.99 of the window and past it, the ports' clocks off by ppm, refresh), every frame out of
 port 1 the model's. Long cases in ``make test-slow`` (one export and build, ``build/cocotb-appliance/dram-window/``; each case writes
-its numbers to ``window.json`` there).
+its numbers to ``window-<case>.json`` there).
 
 What is scaled: the window. The board's filter (:func:`apbbf.flows.dram_bench.board_config`, the build's own
 sizing of 250 ms at 1.488 Mpps) keeps its k, l, extra segments, 32-bit blocks and 32 blocks of each segment in an
@@ -68,7 +68,7 @@ def run_case(name: str, config=None, **overrides):
     case = {**CASES[name], **overrides, "copy_ages": COPY_AGES, "window_copies": True, "frames": 0}
     build_dir = BUILD / "dram-window"
     results = build_dir / "results.xml"
-    report = build_dir / "window.json"
+    report = build_dir / f"window-{name}.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
     core = generate("colorlight-5a75b", sys_clk_freq=USER_HZ)

@@ -627,7 +627,9 @@ async def dram_window(dut):
             await tb.source[0].send(GmiiFrame.from_payload(data))
             sent.append((data, False))
             roots.append(root)
-        await Timer(rng.randrange(0, p.get("pause_us", 4) * 1000 + 1), "ns")
+        pause = rng.randrange(0, p.get("pause_us", 4) * 1000 + 1)
+        if pause:
+            await Timer(pause, "ns")
     if reverse_task is not None:
         await reverse_task
     await tb.quiet()
