@@ -5,7 +5,7 @@ rate, copies at 0.5 to 0.99 of the window and past it, the ports' clocks off by 
 port 1 the model's. Long cases in ``make test-slow`` (one export and build, ``build/cocotb-appliance/dram-window/``; each case writes
 its numbers to ``window-<case>.json`` there).
 
-What is scaled: the window. The board's filter (:func:`apbbf.flows.dram_bench.board_config`, the build's own
+What is scaled: the window. The board's filter (:func:`apbbf.flows.appliance.appliance_config`, the build's own
 sizing of 250 ms at 1.488 Mpps) keeps its k, l, extra segments, 32-bit blocks and 32 blocks of each segment in an
 8,192-bit row, but its span is ``SPAN`` ticks of one 20 ns clock each (``tick_cycles=1``) instead of 250,000 ticks
 of 1 us, and its segments hold blocks in the same proportion to the keys a window holds at line rate
