@@ -2,7 +2,7 @@
 #   make litedram      the LiteDRAM cores generated into build/litedram/<target>/ (never committed; the tests
 #                      that need one generate it themselves, cached there)
 #   make dram-bench    random-row read rates on Icarus with the chip model, and the filter's commands per second on
-#                      the SDRAM at 50 MHz (about 10 minutes): build/reports/dram_bench.json
+#                      the SDRAM at 50 MHz (about 6 minutes): build/reports/dram_bench.json
 LITEDRAM_TARGETS ?= colorlight-5a75b versa-ecp5
 DRAM_BENCH_ARGS ?=
 

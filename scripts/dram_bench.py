@@ -24,6 +24,13 @@ def main(argv=None) -> int:
         print(f"filter (TEST_AND_INSERT) {f['commands_per_second'] / 1e6:7.3f} M/s at {f['sys_clk_hz'] / 1e6:g} MHz, "
               f"{f['headroom_at_line_rate']} of {f['line_rate_pps'] / 1e6:.3f} Mpps; "
               f"{f['chip_cycles_per_command']['cycles']} SDRAM cycles per command (chip_cycles in the report)")
+        r = f["line_rate"]
+        print(f"  {f['board_config']}: {r['accesses_per_frame']} native words per frame "
+              f"({r['accesses_per_frame_sized']} sized), {r['accesses_per_second'] / 1e6:.2f} M/s at "
+              f"{f['line_rate_pps'] / 1e6:.3f} Mpps; SDRAM commands per second there "
+              + ", ".join(f"{name} {n / 1e6:.2f} M" for name, n in r["sdram_commands_per_second"].items())
+              + f"; {r['sdram_cycles_per_frame']} of {r['sdram_cycles_per_frame_available']} cycles a frame, "
+              f"headroom {r['headroom']}")
     return 0
 
 

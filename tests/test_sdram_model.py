@@ -325,3 +325,18 @@ def test_cycle_breakdown():
     assert counts == {"cycles": 15, "READ": 3, "turnaround read to write": 2, "turnaround write to read": 2,
                       "refresh": 4, "wait tRCD": 1, "WRITE": 1, "PRECHARGE": 1, "AUTO REFRESH": 1}, counts
     assert sum(n for name, n in counts.items() if name != "cycles") == counts["cycles"]
+
+
+def test_power_up_shortened_for_simulation():
+    """A simulation's shorter power-up wait (the gateware told the same): a command before it still fails, one at
+    it passes; the wait may not exceed the part's, nor be negative."""
+    wait = 20_000.0                                 # 20 us, 4,000 cycles at 200 MHz
+    cycles = math.ceil(wait / TCK)
+    with pytest.raises(TimingViolation, match="power-up wait violated: PRECHARGE ALL at cycle 3999 .*for 20000 ns"):
+        SdramChecker(tck=TCK, power_up=wait).command(cycles - 1, "PRECHARGE ALL")
+    SdramChecker(tck=TCK, power_up=wait).command(cycles, "PRECHARGE ALL")
+    with pytest.raises(TimingViolation, match="power-up wait"):       # the part's own wait by default
+        SdramChecker(tck=TCK).command(cycles, "PRECHARGE ALL")
+    for bad in (-1, T.power_up + 1, "20us"):
+        with pytest.raises(ValueError, match="power_up must be from 0 to the part's 200000 ns"):
+            SdramChecker(tck=TCK, power_up=bad)

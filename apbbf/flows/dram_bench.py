@@ -16,7 +16,7 @@ from pathlib import Path
 from ..sim.cocotb import dram_runner
 from . import litedram
 
-__all__ = ["run", "bounds", "FILTER_CONFIG", "filter_rate"]
+__all__ = ["run", "bounds", "BOARD_WINDOW_US", "board_config", "FILTER_CONFIG", "filter_rate"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,16 +77,29 @@ def run(out_dir=ROOT / "build" / "reports", *, reads: int = 4000, seed: int = 1,
     return report
 
 
-def _filter_config():
-    from ..model.config import Config
-    # the shape of the 250 ms appliance's filter (k = 3, l = 4, 3 extra segments: 11 physical segments of 32-bit
-    # blocks in 8,192-bit rows), with small segments so that the simulation clears them quickly
-    return Config(3, 4, block_bits=32, segment_blocks=64, row_bits=8192, span=250_000, time_width=32,
-                  extra_segments=3, seed=0x5A)
+#: The board build's window on the SDRAM (``make bitstream BOARD=colorlight-5a75b WINDOW_US=250000``).
+BOARD_WINDOW_US = 250_000
+#: Rows of the bench's filter: enough that a key's row is rarely one left open in its bank (two banks), few enough
+#: that the gateware clears the region quickly.
+BENCH_ROWS = 8
+
+
+def board_config(window_us: int = BOARD_WINDOW_US, *, rows: int = BENCH_ROWS, seed: int = 0x5A):
+    """The 5A-75B's SDRAM filter as the appliance's build sizes it (:func:`apbbf.flows.appliance.appliance_config`
+    with ``memory="dram"``, so the two cannot drift: k, l, the extra segments, the block, the row layout and the
+    blocks of each segment in a row are the build's), with ``rows`` rows instead of the build's thousands, so that
+    the simulation clears the region quickly. A command's accesses and their order in a row do not depend on the
+    number of rows; the keys' rows follow one another as among the build's
+    (:func:`apbbf.sim.cocotb.dram_filter_tests.appliance_row_keys`)."""
+    from dataclasses import replace
+
+    from .appliance import appliance_config
+    board = appliance_config("colorlight-5a75b", window_us=window_us, memory="dram", seed=seed)
+    return replace(board, segment_blocks=board.row_blocks * rows)
 
 
 #: The filter :func:`filter_rate` measures.
-FILTER_CONFIG = _filter_config()
+FILTER_CONFIG = board_config()
 
 
 def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | None = None,
@@ -108,7 +121,7 @@ def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | Non
     """
     from ..hdl.eth.appliance import MEMORY_ORDERS, USER_HZ
     from ..sim.cocotb import dram_filter
-    from .appliance import LINE_RATE_PPS
+    from .appliance import LINE_RATE_PPS, appliance_config, memory_numbers
     core = litedram.generate("colorlight-5a75b", sys_clk_freq=sys_clk_freq or USER_HZ)
     build_dir = ROOT / "build" / "dram_bench" / f"filter-{core.name}{'' if one_row else '-any-order'}"
     path = build_dir / "filter.json"
@@ -124,4 +137,19 @@ def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | Non
     report = json.loads(path.read_text())
     report["line_rate_pps"] = round(LINE_RATE_PPS)
     report["headroom_at_line_rate"] = round(report["commands_per_second"] / LINE_RATE_PPS, 3)
-    return {"config": repr(FILTER_CONFIG), "one_row": one_row, **report}
+    board = appliance_config("colorlight-5a75b", window_us=BOARD_WINDOW_US, memory="dram", seed=FILTER_CONFIG.seed)
+    sizing = memory_numbers("colorlight-5a75b", board, USER_HZ)
+    chip = report["chip_commands_measured"]
+    per_frame = {name: round(chip.get(name, 0) / report["commands"], 3) for name in ("READ", "WRITE", "ACTIVE",
+                                                                                   "PRECHARGE", "AUTO REFRESH")}
+    accesses = per_frame["READ"] + per_frame["WRITE"]
+    report["line_rate"] = {
+        # what the board's filter asks of the SDRAM at 1.488 Mpps, from the accesses measured per frame
+        "accesses_per_frame": round(accesses, 3), "accesses_per_frame_sized": sizing["native_words_per_frame"],
+        "sdram_commands_per_frame": per_frame,
+        "sdram_commands_per_second": {name: round(n * LINE_RATE_PPS) for name, n in per_frame.items()},
+        "accesses_per_second": round(accesses * LINE_RATE_PPS),
+        "sdram_cycles_per_frame": report["chip_cycles_per_command"]["cycles"],
+        "sdram_cycles_per_frame_available": round(report["sys_clk_hz"] / LINE_RATE_PPS, 2),
+        "headroom": report["headroom_at_line_rate"]}
+    return {"config": repr(FILTER_CONFIG), "board_config": repr(board), "one_row": one_row, **report}

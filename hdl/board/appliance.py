@@ -115,11 +115,15 @@ class ApplianceVerilogTop(wiring.Component):
         gateware has started it, and ``dedup_late`` (out, 32: the de-duplicator's ``late``).
     runtime_window : bool
         As :class:`ApplianceTop`.
+    power_up_us : float
+        With ``dram``: the SDRAM's power-up wait (:class:`~apbbf.hdl.dram.initializer.LiteDRAMInitializer`, 0 to
+        1e6; the data sheet's 200 by default). A simulation may shorten it when its chip model is told the same
+        wait (:class:`~apbbf.sim.cocotb.sdram_chip.SdramChecker`'s ``power_up``).
     """
 
     def __init__(self, config: Config, spec: KeySpec | None = None, *, action: str = "drop", tick_cycles: int = 50,
                  divisor: int = 50, rx_depth: int = 512, dram=None, runtime_seed: bool = False,
-                 runtime_window: bool = False):
+                 runtime_window: bool = False, power_up_us: float = 200.0):
         spec = spec or KeySpec.l3l4()
         # Refused before any block is made, so a refusal leaves nothing unused behind.
         if config.row_layout != (dram is not None):
@@ -133,7 +137,8 @@ class ApplianceVerilogTop(wiring.Component):
         self._host = ApplianceHost(config, action=action, key=key_name(spec), max_frame=MAX_FRAME,
                                    divisor=divisor, timeout_cycles=1000 * tick_cycles, runtime_seed=runtime_seed,
                                    runtime_window=runtime_window)
-        self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs())
+        self._dram = None if dram is None else LiteDRAMMemory(config, dram.settings, dram.csrs(),
+                                                              power_up_us=power_up_us)
         super().__init__({
             "clk": In(1), "rst": In(1), "eth_tx_clk": In(1), "uart_rx": In(1, init=1), "uart_tx": Out(1, init=1),
             **{name: Out(32) for name in APPLIANCE_COUNTERS},

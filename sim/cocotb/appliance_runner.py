@@ -68,7 +68,7 @@ def _stamp(**arguments) -> str:
 
 def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l4", tick_cycles: int = 50,
                      divisor: int = 4, rx_depth: int = 512, waves: bool = False, dram=None,
-                     runtime_window: bool = False) -> list[Path]:
+                     runtime_window: bool = False, power_up_us: float = 200.0) -> list[Path]:
     """Write ``<build_dir>/apbbf_appliance.v`` and the wrapper ``apbbf_appliance_tb.v``; returns their paths.
     The export (tens of seconds: the key extractor's CRC matrices) is skipped when ``<build_dir>/export.stamp``
     says the arguments and the sources of ``hdl/`` and ``model/`` are those of the files there.
@@ -89,12 +89,14 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
     sources = [build_dir / f"{TOPLEVEL}.v", build_dir / f"{TB}.v"]
     stamp = _stamp(config=asdict(config), action=action, key=key, tick_cycles=tick_cycles, divisor=divisor,
                    rx_depth=rx_depth, waves=waves, dram=None if dram is None else dram.settings,
-                   runtime_window=runtime_window)
+                   runtime_window=runtime_window,
+                   **({} if dram is None or power_up_us == 200.0 else {"power_up_us": power_up_us}))
     stamp_file = build_dir / "export.stamp"
     if all(path.exists() for path in sources) and stamp_file.exists() and stamp_file.read_text() == stamp:
         return sources
     top = ApplianceVerilogTop(config, getattr(KeySpec, key)(), action=action, tick_cycles=tick_cycles,
-                              divisor=divisor, rx_depth=rx_depth, dram=dram, runtime_window=runtime_window)
+                              divisor=divisor, rx_depth=rx_depth, dram=dram, runtime_window=runtime_window,
+                              **({} if dram is None else {"power_up_us": power_up_us}))
     text = verilog.convert(top, name=TOPLEVEL, platform=GenericIOPlatform(), emit_src=False)
     _write_if_changed(sources[0], text)
     _write_if_changed(sources[1], _wrapper(text, build_dir / f"{TB}.fst" if waves else None))
@@ -104,7 +106,8 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
 
 def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed: int = 1, waves: bool = False,
                   action: str = "drop", key: str = "l3l4", tick_cycles: int = 50, divisor: int = 4,
-                  rx_depth: int = 512, dram=None, runtime_window: bool = False, **sizes) -> Path:
+                  rx_depth: int = 512, dram=None, runtime_window: bool = False, power_up_us: float = 200.0,
+                  **sizes) -> Path:
     """Export and build the appliance in ``build_dir`` and run the benches of :data:`TEST_MODULE`.
 
     Parameters
@@ -120,6 +123,9 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
         models; the benches start the SDRAM chip model on its pins.
     runtime_window : bool
         Build the window writable over the UART (:class:`~apbbf.hdl.board.appliance.ApplianceVerilogTop`).
+    power_up_us : float
+        With ``dram``: the SDRAM's power-up wait, the gateware's and the chip model's alike (the data sheet's 200
+        by default; a shorter one shortens the simulation, and the chip model still fails a command before it).
     **sizes
         The benches' sizes (``frames``, ``line_rate_frames``, ``reverse_frames``), passed to them.
 
@@ -135,7 +141,7 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
     build_dir = Path(build_dir).resolve()
     sources = export_appliance(build_dir, config, action=action, key=key, tick_cycles=tick_cycles,
                                divisor=divisor, rx_depth=rx_depth, waves=waves and sim == "icarus", dram=dram,
-                               runtime_window=runtime_window)
+                               runtime_window=runtime_window, power_up_us=power_up_us)
     if dram is not None:
         from .dram_runner import ecp5_sim_library
         sources = [dram.verilog, *sources, ecp5_sim_library(build_dir)]
@@ -145,7 +151,7 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
                  timescale=("1ns", "1fs"), build_args=build_args, always=False)
     env = {PARAMS_ENV: json.dumps({"config": asdict(config), "action": action, "key": key,
                                    "tick_cycles": tick_cycles, "divisor": divisor,
-                                   "dram": None if dram is None else dram.settings,
+                                   "dram": None if dram is None else dram.settings, "power_up_us": power_up_us,
                                    "runtime_window": runtime_window, **sizes})}
     results_xml = build_dir / "results.xml"
     results_xml.unlink(missing_ok=True)

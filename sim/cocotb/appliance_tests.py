@@ -117,11 +117,11 @@ class TB:
         self.dut.rst.value = 1
         dram = self.params.get("dram")
         if dram:
-            self.sdram = _sdram_chip(self.dut, dram, SYNC_PERIOD_FS / 1e6)
+            self.sdram = _sdram_chip(self.dut, dram, SYNC_PERIOD_FS / 1e6, self.params.get("power_up_us", 200.0))
             cocotb.start_soon(self.sdram.run())
-        for clock, period in ((self.dut.port0_rgmii_rx_clk, RX_PERIOD_FS),
-                              (self.dut.port1_rgmii_rx_clk, RX_PERIOD_FS),
-                              (self.dut.eth_tx_clk, TX_PERIOD_FS), (self.dut.clk, SYNC_PERIOD_FS)):
+        rx0, rx1, tx = _periods(self.params)
+        for clock, period in ((self.dut.port0_rgmii_rx_clk, rx0), (self.dut.port1_rgmii_rx_clk, rx1),
+                              (self.dut.eth_tx_clk, tx), (self.dut.clk, SYNC_PERIOD_FS)):
             Clock(clock, period, unit="fs").start(start_high=False)
         await ClockCycles(self.dut.clk, 10)
         self.dut.rst.value = 0
@@ -263,22 +263,35 @@ class TB:
         return header[0], header[1], payload
 
 
-def _sdram_chip(dut, settings: dict, tck_ns: float):
-    """The SDRAM chip model on the wrapper's pins, as the 5A-75B wires them (CS#, CKE and DQM tied)."""
+def _periods(params: dict) -> tuple[int, int, int]:
+    """The receive clocks of ports 0 and 1 and the transmit clock, fs: 125 MHz off by ``rx_ppm`` (per port) and
+    ``tx_ppm`` (positive: fast) when the runner gives them; else both receive clocks 100 ppm fast and the transmit
+    clock 100 ppm slow."""
+    if "rx_ppm" not in params and "tx_ppm" not in params:
+        return RX_PERIOD_FS, RX_PERIOD_FS, TX_PERIOD_FS
+    rx = params.get("rx_ppm", [100, 100])
+    return (*(round(8_000_000 / (1 + ppm * 1e-6)) for ppm in rx),
+            round(8_000_000 / (1 + params.get("tx_ppm", -100) * 1e-6)))
+
+
+def _sdram_chip(dut, settings: dict, tck_ns: float, power_up_us: float = 200.0):
+    """The SDRAM chip model on the wrapper's pins, as the 5A-75B wires them (CS#, CKE and DQM tied), checking the
+    power-up wait the gateware was given."""
     from .sdram_chip import M12L16161A_5T, Geometry, SdramChecker, SdramChip
     geometry = Geometry(banks=settings["nbanks"], rows=settings["nrows"], columns=settings["ncols"],
                         data_bits=settings["databits"])
-    checker = SdramChecker(M12L16161A_5T, geometry, tck=tck_ns)
+    checker = SdramChecker(M12L16161A_5T, geometry, tck=tck_ns, power_up=power_up_us * 1000)
     pins = {name: getattr(dut, f"sdram_{name}") for name in ("a", "ba", "ras_n", "cas_n", "we_n", "dq")}
     pins.update(cs_n=dut.chip_cs_n, cke=dut.chip_cke, dm=dut.chip_dm, dq_drive=dut.dq_drive, dq_oe=dut.dq_oe)
     return SdramChip(dut.sdram_clk, pins, checker, log=dut._log)
 
 
-def score(tb, sent, port1, changes=None, unchecked=()):
+def score(tb, sent, port1, changes=None, unchecked=(), decisions=None):
     """Every frame out of port 1 against the model: ``sent`` is (bytes without FCS, MAC marks it bad) per frame
     into port 0, in order; ``changes`` maps a frame index to the run-time changes made before it (``("action",
-    name)``, ``("clear",)``, ``("window", span)``), ``unchecked`` holds the indices of the frames passed unchecked; returns the model's
-    counters."""
+    name)``, ``("clear",)``, ``("window", span)``), ``unchecked`` holds the indices of the frames passed unchecked;
+    returns the model's counters. ``decisions``, a list, gets each frame's (duplicate, unchecked, late) as the model
+    took it."""
     assert len(tb.times) == len(sent), f"{len(tb.times)} frames into the de-duplicator, {len(sent)} sent " \
                                        f"(seed {tb.seed})"
     model = Dedup(tb.config, tb.spec, tb.action, max_frame=MAX_FRAME, data_width=64)
@@ -291,7 +304,9 @@ def score(tb, sent, port1, changes=None, unchecked=()):
         passed, late = index in unchecked, False
         if dram and index < len(tb.decided):             # with the DRAM, as its counters said
             passed, late = tb.decided[index]
-        _, forward, _ = model.frame(data, time, errored=bad, unchecked=passed, late=late)
+        duplicate, forward, _ = model.frame(data, time, errored=bad, unchecked=passed, late=late)
+        if decisions is not None:
+            decisions.append((duplicate, passed, late))
         if forward:
             expected.append((data + bytes(max(0, 60 - len(data))), not bad))
     for index, (got, want) in enumerate(zip(port1, expected)):
@@ -563,3 +578,119 @@ async def uart_read_action(dut):
     await tb.reset()
     offsets = {name: r.offset for name, r in register_map("appliance").items()}
     assert (await tb.register(Command.REG_READ, offsets["ACTION"])) == (Status.OK, ACTIONS.index(tb.action))
+
+
+@cocotb.test(skip=os.environ.get(PARAMS_ENV) is not None and not _params().get("window_copies"))
+async def dram_window(dut):
+    """The filter in the SDRAM under load (runner parameters ``window_copies`` and the rest below): bursts of
+    minimum-size frames at the minimum gap into port 0, for ``windows`` windows of the filter (its span of ticks
+    of ``tick_cycles`` clocks), with pauses of up to ``pause_us`` between bursts; one frame in ``copy_every`` a
+    copy (another TTL, DSCP or VLAN tag, or the same bytes) of a fresh frame sent a fraction of the window earlier,
+    the fractions drawn from ``copy_ages`` (from 0.5 to 0.99 of the window, and past it); port 1 sends minimum-size
+    frames at line rate into port 1 meanwhile (``reverse``). The ports' clocks are off by ``rx_ppm`` and
+    ``tx_ppm``; the SDRAM refreshes throughout, the chip model checking every command and the refresh deadline.
+
+    Every frame out of port 1 is the model's (:class:`apbbf.model.dedup.Dedup`, the same Config and times, each
+    frame checked, unchecked or late as the de-duplicator's counters say), and so is every counter; no frame is
+    lost uncounted (port 0 took every frame, nothing overflowed); every copy younger than the window whose
+    original was inserted, checked in time, is found; the copies' ages cover each band asked for."""
+    tb = TB(dut, "dram_window")
+    p = tb.params
+    await tb.reset()
+    rng, c = tb.rng, tb.config
+    tick_ns = p["tick_cycles"] * SYNC_PERIOD_FS / 1e6
+    window_ns = c.span * tick_ns
+    ages = p["copy_ages"]
+    end_ns = cocotb.utils.get_sim_time("ns") + p["windows"] * window_ns
+    fresh_times, fresh = [], []                       # the fresh frames: the time each was queued, its index in sent
+    sent, roots = [], []                              # roots: the index of the fresh frame a copy is of, or None
+    refresh_before = tb.sdram.checker.refreshes
+    start_ns = cocotb.utils.get_sim_time("ns")
+
+    async def reverse():
+        while cocotb.utils.get_sim_time("ns") < end_ns:
+            while tb.source[1].count() >= 4:
+                await Timer(500, "ns")
+            await tb.source[1].send(GmiiFrame.from_payload(bytes(packet(rng, 60))))
+
+    reverse_task = cocotb.start_soon(reverse()) if p.get("reverse", True) else None
+    import bisect
+    while cocotb.utils.get_sim_time("ns") < end_ns:
+        for _ in range(rng.randrange(8, p.get("burst", 64) + 1)):
+            while tb.source[0].count() >= 4:
+                await Timer(200, "ns")
+            # the frame goes on the wire after those queued: at 672 ns per minimum-size frame
+            now = cocotb.utils.get_sim_time("ns") + tb.source[0].count() * 672
+            root = None
+            if fresh and rng.randrange(p["copy_every"]) == 0:
+                age = rng.choice(ages)
+                at = bisect.bisect_left(fresh_times, now - age * window_ns)
+                if at < len(fresh_times) and (age < 1 or now - fresh_times[at] > window_ns):
+                    root = fresh[at]
+            if root is None:
+                frame = packet(rng, 60)
+                fresh_times.append(now)
+                fresh.append(len(sent))
+            else:
+                frame = copy_of(rng, Ether(sent[root][0]))[0]
+            data = bytes(frame) + bytes(max(0, 60 - len(bytes(frame))))
+            tb.source[0].ifg = 12
+            await tb.source[0].send(GmiiFrame.from_payload(data))
+            sent.append((data, False))
+            roots.append(root)
+        pause = rng.randrange(0, p.get("pause_us", 4) * 1000 + 1)
+        if pause:
+            await Timer(pause, "ns")
+    if reverse_task is not None:
+        await reverse_task
+    await tb.quiet()
+    elapsed_ns = cocotb.utils.get_sim_time("ns") - start_ns
+    decisions = []
+    counters = score(tb, sent, tb.wire(1), decisions=decisions)
+    hw = tb.counters()
+    for name in COUNTED:
+        assert hw[f"dedup_{name}"] == getattr(counters, name), (name, hw, counters.as_dict(), tb.seed)
+    assert (hw["port0_rx_frames"], hw["port0_rx_overflows"], hw["port0_rx_bad_fcs"]) == (len(sent), 0, 0), hw
+    assert hw["port1_rx_overflows"] == 0 and hw["port0_tx_underflows"] == hw["port1_tx_underflows"] == 0, hw
+    assert hw["port1_tx_frames"] == counters.frames - counters.dropped, hw
+    if reverse_task is not None:
+        assert len(tb.wire(0)) == hw["port1_rx_frames"] == hw["port0_tx_frames"], hw
+    # the copies by age (in the de-duplicator's own ticks), and the window's promise
+    bands = {"0.5-0.75": 0, "0.75-0.9": 0, "0.9-0.99": 0, "0.99-1": 0, "past": 0}
+    missed = []
+    for index, root in enumerate(roots):
+        if root is None:
+            continue
+        age = (tb.times[index] - tb.times[root]) / c.span
+        band = ("past" if age > 1 else "0.99-1" if age > 0.99 else "0.9-0.99" if age >= 0.9 else
+                "0.75-0.9" if age >= 0.75 else "0.5-0.75" if age >= 0.5 else None)
+        if band:
+            bands[band] += 1
+        root_inserted = not decisions[root][1] or decisions[root][2]          # checked, or late (inserted)
+        duplicate, unchecked, late = decisions[index]
+        if tb.times[index] - tb.times[root] < c.span and root_inserted and not unchecked and not late \
+                and not duplicate:
+            missed.append((index, root, round(age, 4)))
+    assert not missed, f"copies within the window not found (index, original, age in windows): {missed[:10]}"
+    want = p.get("bands", {})
+    assert all(bands[name] >= n for name, n in want.items()), (bands, want)
+    refreshes = tb.sdram.checker.refreshes - refresh_before
+    tref_ns = tb.sdram.checker.timing.tREFI
+    assert refreshes >= elapsed_ns / tref_ns - 2, (refreshes, elapsed_ns)
+    dut._log.info(
+        "dram_window: %d frames into port 0 over %.1f us (%.2f windows of %.1f us: %d ticks of %g ns), %d copies by "
+        "age %s; %d duplicates, %d dropped, %d unchecked (%d late); %d frames out of port 0; %d refreshes (the "
+        "longest gap %d cycles), chip commands %s", len(sent), elapsed_ns / 1e3, elapsed_ns / window_ns,
+        window_ns / 1e3, c.span, tick_ns, sum(r is not None for r in roots), bands, counters.duplicates,
+        counters.dropped, hw["dedup_unchecked"], int(dut.dedup_late.value), hw["port0_tx_frames"], refreshes,
+        tb.sdram.checker.max_refresh_gap, dict(tb.sdram.checker.counts))
+    report = p.get("report")
+    if report:
+        with open(report, "w") as out:
+            json.dump({"frames": len(sent), "simulated_us": round(elapsed_ns / 1e3, 1), "window_us": window_ns / 1e3,
+                       "span_ticks": c.span, "tick_ns": tick_ns, "copies_by_age": bands,
+                       "duplicates": counters.duplicates, "dropped": counters.dropped,
+                       "unchecked": hw["dedup_unchecked"], "late": int(dut.dedup_late.value),
+                       "reverse_frames": hw["port0_tx_frames"], "refreshes": refreshes,
+                       "max_refresh_gap_cycles": tb.sdram.checker.max_refresh_gap,
+                       "chip_commands": dict(tb.sdram.checker.counts), "seed": tb.seed}, out, indent=2)

@@ -45,7 +45,9 @@ class DRAMBench:
         self.config = Config(**p["config"])
         self.period_ps = 2 * round(1e12 / s["sys_clk_freq"] / 2)        # even: cocotb splits it in halves
         geometry = Geometry(banks=s["nbanks"], rows=s["nrows"], columns=s["ncols"], data_bits=s["databits"])
-        self.checker = SdramChecker(M12L16161A_5T, geometry, tck=self.period_ps / 1000)
+        # the power-up wait the gateware was given (the data sheet's 200 us, or a simulation's shorter one)
+        self.checker = SdramChecker(M12L16161A_5T, geometry, tck=self.period_ps / 1000,
+                                    power_up=p.get("power_up_us", 200.0) * 1000)
         pins = {name: getattr(dut, f"sdram_{name}") for name in ("a", "ba", "cs_n", "ras_n", "cas_n", "we_n", "cke",
                                                                    "dm", "dq")}
         pins["dq_drive"], pins["dq_oe"] = dut.dq_drive, dut.dq_oe

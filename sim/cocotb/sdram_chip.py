@@ -225,6 +225,10 @@ class SdramChecker:
         late.
     check_power_up : bool
         Check the power-up wait (a bench that starts the model late turns it off).
+    power_up : float or None
+        The power-up wait checked, ns: the part's (``timing.power_up``) by default. A simulation shortens it only
+        together with the controller's own wait (both from one parameter); any command but NOP or DESELECT before
+        it still fails.
 
     Notes
     -----
@@ -234,7 +238,10 @@ class SdramChecker:
     """
 
     def __init__(self, timing: SdramTiming = M12L16161A_5T, geometry: Geometry = M12L16161A_GEOMETRY_X32, *,
-                 tck: float, refresh_slack: float = 1.0, check_power_up: bool = True):
+                 tck: float, refresh_slack: float = 1.0, check_power_up: bool = True, power_up: float | None = None):
+        if power_up is not None and not (isinstance(power_up, (int, float)) and 0 <= power_up <= timing.power_up):
+            raise ValueError(f"power_up must be from 0 to the part's {timing.power_up} ns, not {power_up!r}")
+        self.power_up = timing.power_up if power_up is None else float(power_up)
         self.timing, self.geometry, self.tck = timing, geometry, float(tck)
         self.refresh_slack = float(refresh_slack)
         self.check_power_up = check_power_up
@@ -387,9 +394,9 @@ class SdramChecker:
         if command in ("NOP", "DESELECT"):
             return None
         t = self.timing
-        if self.check_power_up and self._ns(cycle) < t.power_up:
+        if self.check_power_up and self._ns(cycle) < self.power_up:
             self._fail("power-up wait", command, None, cycle,
-                       f"{self._ns(cycle):.1f} ns after power-up, only NOP or DESELECT for {t.power_up} ns")
+                       f"{self._ns(cycle):.1f} ns after power-up, only NOP or DESELECT for {self.power_up:g} ns")
         if command == "ACTIVE":
             b = self.banks[bank]
             if self.initialised_at is None:
