@@ -17,7 +17,6 @@ all: bitstream
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@echo "Warming the YoWASP cache (the first run of each tool compiles WebAssembly; yosys ~30 s)"
