@@ -76,3 +76,19 @@ def run_simulation(dut, *testbenches, background=(), period: float | None = 1e-8
     for bench in testbenches:
         sim.add_testbench(bench)
     run_with_vcd(sim, None if vcd is None else f"build/vcd/{vcd}.vcd")
+
+
+def frame_collector(stream, lanes: int, frames: list):
+    """A background testbench that takes every beat of a de-duplicator's output ``stream`` (``lanes`` bytes a
+    beat, always ready) and appends each whole frame to ``frames`` as (bytes, (duplicate, unchecked, errored))."""
+    async def collect(ctx):
+        frame = bytearray()
+        ctx.set(stream.ready, 1)
+        async for _, _, valid, payload in ctx.tick().sample(stream.valid, stream.payload):
+            if valid:
+                frame += int(payload.data).to_bytes(lanes, "little")[:bin(int(payload.keep)).count("1")]
+                if payload.last:
+                    frames.append((bytes(frame), (int(payload.user.duplicate), int(payload.user.unchecked),
+                                                  int(payload.user.errored))))
+                    frame = bytearray()
+    return collect

@@ -12,7 +12,7 @@ from apbbf.hdl.core.hash import HashUnit
 from apbbf.model import Config, HashSpec
 from apbbf.model.registers import Capability, Control
 from apbbf.model.hashing import (MIX_ROUNDS, SBOX, TWEAK_ROTATION, mix_permutation, round_keys, tweak_words)
-from .streams import run_simulation
+from .streams import frame_collector, run_simulation
 
 M64 = (1 << 64) - 1
 SEED = 20261202
@@ -138,16 +138,7 @@ def _rekey_simulate(dut, items, rekeys, rng):
             cycle += 1
             changes.setdefault(ctx.get(dut.control_frames), []).append(("rekey", seed))
 
-    async def consumer(ctx):
-        frame = bytearray()
-        ctx.set(dut.o.ready, 1)
-        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
-            if valid:
-                frame += int(payload.data).to_bytes(lanes, "little")[:bin(int(payload.keep)).count("1")]
-                if payload.last:
-                    out.append((bytes(frame), (int(payload.user.duplicate), int(payload.user.unchecked),
-                                               int(payload.user.errored))))
-                    frame = bytearray()
+    consumer = frame_collector(dut.o, lanes, out)
 
     top = Module()
     top.domains.sync = ClockDomain("sync")

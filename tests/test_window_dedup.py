@@ -14,6 +14,8 @@ from apbbf.model import Config
 from apbbf.model.packet import KeySpec
 from apbbf.sim.dedup import Mismatch, beats, score_frames
 
+from .streams import frame_collector
+
 SEED = 6402
 CONFIG = Config(2, 3, segment_blocks=16, span=300, time_width=16, seed=7, extra_segments=2)
 
@@ -62,16 +64,7 @@ def _simulate(dut, items, windows, rng):
         await ctx.tick().repeat(400)
         done[0] = True
 
-    async def consumer(ctx):
-        frame = bytearray()
-        ctx.set(dut.o.ready, 1)
-        async for _, _, valid, payload in ctx.tick().sample(dut.o.valid, dut.o.payload):
-            if valid:
-                frame += int(payload.data).to_bytes(lanes, "little")[:bin(int(payload.keep)).count("1")]
-                if payload.last:
-                    out.append((bytes(frame), (int(payload.user.duplicate), int(payload.user.unchecked),
-                                               int(payload.user.errored))))
-                    frame = bytearray()
+    consumer = frame_collector(dut.o, lanes, out)
 
     top = Module()
     top.domains.sync = ClockDomain("sync")
