@@ -11,7 +11,8 @@ mac-pnr: setup
 # The de-duplication appliance (make bitstream BOARD=colorlight-5a75b or versa-ecp5, mk/boards.mk):
 # build/appliance-$(BOARD)/top.bit and build/reports/appliance-$(BOARD).json and .md (scripts/appliance.py).
 # ACTION=drop|count, KEY=l3l4|frame, WINDOW_US (the time window in microseconds) and FP (the worst-case
-# false-positive rate at 1.488 Mpps) size the filter (default: the board's), MEMORY=bram|dram puts it in block RAM
+# false-positive rate at RATE_PPS, default 1.488 Mpps: 327368 plans for the IMIX) size the filter (default: the
+# board's), MEMORY=bram|dram puts it in block RAM
 # or the board's DRAM (default: block RAM if it fits, else DRAM), SEED its hash seed (default: drawn afresh from
 # secrets and recorded in the report: SEED=<it> repeats a build); SEEDS (default
 # 1,2,3) places and routes once per nextpnr seed (JOBS at a time) for the median Fmax and a bitstream from a seed
@@ -35,6 +36,6 @@ PLACER ?= static
 ROUTER ?= router2
 APPLIANCE_ARGS = --action $(ACTION) --key $(KEY) --seeds $(SEEDS) --jobs $(JOBS) --pnr-cpu-minutes $(PNR_CPU_MINUTES) \
 	--steps $(STEPS) --placer $(PLACER) --router $(ROUTER) \
-	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(SEED),--seed $(SEED)) \
+	$(if $(WINDOW_US),--window-us $(WINDOW_US)) $(if $(FP),--fp $(FP)) $(if $(RATE_PPS),--rate-pps $(RATE_PPS)) $(if $(SEED),--seed $(SEED)) \
 	$(if $(MEMORY),--memory $(MEMORY)) $(if $(WRITE_ROUTED),--write-routed) $(if $(RUNTIME_SEED),--runtime-seed) \
 	$(if $(RUNTIME_WINDOW),--runtime-window)

@@ -17,6 +17,9 @@ def main(argv=None) -> int:
     parser.add_argument("--action", default="drop", choices=ACTIONS, help="what happens to a copy (default drop)")
     parser.add_argument("--key", default="l3l4", choices=KEYS, help="the de-duplication key (default l3l4)")
     parser.add_argument("--window-us", type=int, help="the time window, microseconds (default: the board's)")
+    parser.add_argument("--rate-pps", type=float, default=None,
+                        help="the frame rate the window is planned for (default: 1.488 Mpps, the line rate; 327368 "
+                             "plans for the IMIX, whose window is longer in the same memory)")
     parser.add_argument("--fp", type=float, help="worst-case false-positive rate at 1.488 Mpps (default: the board's)")
     parser.add_argument("--memory", default=None, choices=("bram", "dram"),
                         help="where the filter is: block RAM, or the board's DRAM (default: block RAM if the window "
@@ -52,7 +55,7 @@ def main(argv=None) -> int:
                                  jobs=args.jobs, pnr_cpu_minutes=args.pnr_cpu_minutes, placer=args.placer,
                                  router=args.router, steps=args.steps, memory=args.memory,
                                  write_routed=args.write_routed, runtime_seed=args.runtime_seed,
-                                 runtime_window=args.runtime_window,
+                                 runtime_window=args.runtime_window, rate_pps=args.rate_pps,
                                  log=lambda note: print(note, file=sys.stderr, flush=True))
     except (TypeError, ValueError, RuntimeError) as error:
         parser.exit(2, f"appliance: error: {error}\n")

@@ -7,7 +7,7 @@ import pytest
 from amaranth import ClockDomain, Module
 from amaranth.back import rtlil
 
-from apbbf.flows.appliance import (DRAM, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers,
+from apbbf.flows.appliance import (DRAM, IMIX_PPS, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers,
                                    window_numbers)
 from apbbf.hdl.eth.appliance import USER_HZ, DedupAppliance
 from apbbf.hdl.eth.ecp5_pll import ECP5PLL
@@ -31,6 +31,22 @@ def test_window_in_dram_fits():
     assert numbers["native_words_per_frame"] == words
     assert numbers["words_per_second_at_line_rate"] > words * LINE_RATE_PPS
     assert numbers["port_word_ratio"] == pytest.approx(USER_HZ / numbers["words_per_second_at_line_rate"], rel=1e-3)
+
+
+def test_one_second_at_the_imix_fits():
+    """Planned for the IMIX's 327 kpps, 1 s with fp 1e-3 fits the same 4 MiB (at 1.488 Mpps it is refused); at the
+    line rate that filter keeps a shorter window, by its count floor, which the report's numbers say."""
+    with pytest.raises(ValueError, match="needs 16777216 bytes"):
+        appliance_config(BOARD, window_us=1_000_000, memory="dram")
+    config = appliance_config(BOARD, window_us=1_000_000, memory="dram", rate_pps=IMIX_PPS)
+    assert config.span == 1_000_000 and config.memory_blocks * config.block_bits // 8 <= DRAM[BOARD]["bytes"]
+    numbers = window_numbers(config)
+    assert numbers["imix"]["window_ms"] == 1000.0 and numbers["imix"]["fp"] <= 1e-3
+    assert numbers["line_rate_64B"]["overflow"] and numbers["line_rate_64B"]["window_ms"] < 1000.0
+    assert choose_memory(BOARD, 1_000_000, None, "drop", rate_pps=IMIX_PPS) == "dram"
+    for rate in (LINE_RATE_PPS * 1.01, 10, True):
+        with pytest.raises(ValueError, match="rate_pps must be"):
+            appliance_config(BOARD, window_us=1_000_000, memory="dram", rate_pps=rate)
 
 
 def test_window_past_the_dram_is_refused():

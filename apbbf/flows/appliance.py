@@ -77,13 +77,14 @@ def draw_seed() -> int:
 
 
 def appliance_config(board: str, *, window_us: int | None = None, fp: float | None = None, seed: int | None = None,
-                     config=None, memory: str = "bram"):
+                     config=None, memory: str = "bram", rate_pps: float | None = None):
     """The filter of ``board``'s appliance: ``config`` when given, else the smallest Config
     (:func:`~apbbf.model.timeanalysis.solve_timed`) that keeps every key for ``window_us`` microseconds at
-    :data:`LINE_RATE_PPS` (bursts of the board's ``burst`` times that rate included) with a worst-case fp of
-    ``fp`` at that rate; the hash ``seed`` set (``None``: a fresh one, :func:`draw_seed`). One tick is one
-    microsecond. With ``memory="dram"`` the Config has the row layout of the board's DRAM (:data:`DRAM`) and must
-    fit its bytes.
+    ``rate_pps`` (default :data:`LINE_RATE_PPS`; bursts of the board's ``burst`` times that rate included) with a
+    worst-case fp of ``fp`` at that rate; the hash ``seed`` set (``None``: a fresh one, :func:`draw_seed`). One tick
+    is one microsecond. With ``memory="dram"`` the Config has the row layout of the board's DRAM (:data:`DRAM`) and
+    must fit its bytes. Planned for a rate below the line rate (``IMIX_PPS``: a 1 s window in the 5A-75B's 4 MiB),
+    the filter keeps a shorter window at the line rate (its count floor: the report gives it).
 
     Raises
     ------
@@ -105,24 +106,29 @@ def appliance_config(board: str, *, window_us: int | None = None, fp: float | No
     if isinstance(window_us, bool) or not isinstance(window_us, int) or not 1 <= window_us <= 1 << 30:
         raise ValueError(f"window_us must be an integer from 1 to 2**30 microseconds, not {window_us!r}")
     fp = defaults["fp"] if fp is None else fp
+    rate_pps = LINE_RATE_PPS if rate_pps is None else rate_pps
+    if isinstance(rate_pps, bool) or not isinstance(rate_pps, (int, float)) or not 1e3 <= rate_pps <= LINE_RATE_PPS:
+        raise ValueError(f"rate_pps must be a rate from 1000 frames/s to the line rate's {LINE_RATE_PPS:.0f}, "
+                         f"not {rate_pps!r}")
     if memory == "bram":
-        return solve_timed(fp, window_us, LINE_RATE_PPS / 1e6, burst=defaults["burst"],
+        return solve_timed(fp, window_us, rate_pps / 1e6, burst=defaults["burst"],
                            max_segments=defaults["max_segments"], seed=seed)
     if board not in DRAM:
         raise ValueError(f"the filter in DRAM is built for {', '.join(DRAM)}, not {board!r}")
     dram = DRAM[board]
-    config = solve_timed(fp, window_us, LINE_RATE_PPS / 1e6, burst=defaults["burst"],
+    config = solve_timed(fp, window_us, rate_pps / 1e6, burst=defaults["burst"],
                          max_segments=dram["max_segments"], seed=seed, row_bits=dram["row_bits"],
                          block_bits=dram["block_bits"])
     need = config.memory_blocks * config.block_bits // 8
     if need > dram["bytes"]:
-        raise ValueError(f"a window of {window_us} us at fp {fp:g} needs {need} bytes of DRAM ({config.rows} rows "
+        raise ValueError(f"a window of {window_us} us at fp {fp:g} and {rate_pps:.0f} frames/s needs {need} bytes of DRAM ({config.rows} rows "
                          f"of {config.row_bits // 8} bytes), more than the {board}'s {dram['bytes']}: choose a "
                          "shorter window or a higher fp")
     return config
 
 
-def choose_memory(board: str, window_us: int | None, fp: float | None, action: str) -> str:
+def choose_memory(board: str, window_us: int | None, fp: float | None, action: str,
+                  rate_pps: float | None = None) -> str:
     """``"bram"`` if the filter for ``window_us`` and ``fp`` fits ``board``'s block RAM beside the rest of the
     appliance, else ``"dram"`` where the board has DRAM for it (:data:`DRAM`).
 
@@ -132,12 +138,12 @@ def choose_memory(board: str, window_us: int | None, fp: float | None, action: s
         If it fits neither (the block RAM's message, or the DRAM's naming its capacity).
     """
     try:
-        check_block_ram(board, appliance_config(board, window_us=window_us, fp=fp), action)
+        check_block_ram(board, appliance_config(board, window_us=window_us, fp=fp, rate_pps=rate_pps), action)
         return "bram"
     except ValueError:
         if board not in DRAM:
             raise
-    appliance_config(board, window_us=window_us, fp=fp, memory="dram")        # fits, or says why not
+    appliance_config(board, window_us=window_us, fp=fp, memory="dram", rate_pps=rate_pps)  # fits, or says why not
     return "dram"
 
 
@@ -353,7 +359,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
                     action: str = "drop", key: str = "l3l4", seeds=SEEDS, jobs: int = 1,
                     pnr_cpu_minutes: float = 30, placer: str = "static", router: str = "router2",
                     steps: str = "all", memory: str | None = None, write_routed: bool = False,
-                    runtime_seed: bool = False, runtime_window: bool = False, log=print) -> dict:
+                    runtime_seed: bool = False, runtime_window: bool = False, rate_pps: float | None = None,
+                    log=print) -> dict:
     """Synthesize ``board``'s appliance once, place and route it once per nextpnr seed, pack the bitstream
     (``<build_dir>/top.bit``) and write the report (``<build_dir>/report.json``).
 
@@ -401,6 +408,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     runtime_seed : bool
         Build the hash's run-time seed (``apbbf host ... rekey``; :class:`~apbbf.hdl.board.appliance.ApplianceTop`'s
         ``runtime_seed``, ``RUNTIME_SEED=1``): off by default, as it costs logic (``docs/appliance.md``).
+    rate_pps : float or None
+        The rate the filter is planned for (:func:`appliance_config`; default the line rate, ``RATE_PPS=``).
     runtime_window : bool
         The window writable at run time over the UART (``set window``, up to the report's ``window_capacity_us``;
         :class:`~apbbf.hdl.board.appliance.ApplianceTop`).
@@ -437,14 +446,15 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     if not seeds or any(s < 0 for s in seeds):
         raise ValueError(f"seeds must name at least one nextpnr seed, none negative, not {seeds!r}")
     if memory is None:
-        memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action)
+        memory = "dram" if config is not None and config.row_layout else choose_memory(board, window_us, fp, action,
+                                                                                       rate_pps)
     if seed is None and steps in ("pnr", "report"):
         # nextpnr and the report work on the netlist in build_dir: its hash seed is the one its synthesis used
         seed, drawn = _recorded_seed(Path(build_dir).resolve() / "options.json")
     else:
         drawn = seed is None
     config = appliance_config(board, window_us=window_us, fp=fp, seed=draw_seed() if seed is None else seed,
-                              config=config, memory=memory)
+                              config=config, memory=memory, rate_pps=rate_pps)
     platform = _platform(board)
     dram = None
     if config.row_layout:
