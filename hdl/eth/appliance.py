@@ -41,7 +41,8 @@ USER_HZ = 50e6
 #: The memory scan's order (``one_row``) and commands in flight (``memory_depth`` of
 #: :class:`~apbbf.hdl.packet.dedup.PacketDedup`) per LiteDRAM core, as measured fastest (``docs/dram.md``). The SDR
 #: SDRAM through LiteDRAM and the chip model (``make dram-bench``): one_row 1.175 of 1.488 Mpps at depths 2, 4 and 8
-#: alike on the former 11-segment shape (1.223 on the build's 6 segments at depth 2), the other order 0.84, so depth 2 (850 LUT4 and 815 FF fewer than 8). The DDR3 native port's model
+#: alike on the former 11-segment shape (1.223 on the build's 6 segments at depth 2), the other order 0.84, so
+#: depth 2 (850 LUT4 and 815 FF fewer than 8). The DDR3 native port's model
 #: (``make ddr3-bench``): the other order 1.11 at depth 8, one_row 0.90.
 MEMORY_ORDERS = {"SDR": (True, 2), "DDR3": (False, 8)}
 
