@@ -82,7 +82,7 @@ def test_icarus_dram(name):
     """The appliance with its filter in the SDRAM: port 1's frames and every counter the model's, the chip model
     checking every command the controller sends after the gateware started it."""
     from apbbf.flows.litedram import generate
-    from apbbf.hdl.eth.appliance import USER_HZ
+    from apbbf.hdl.appliance.core import USER_HZ
     runner.check_simulator("icarus")
     case = dict(DRAM_CASES[name])
     testcase = case.pop("testcase", None)

@@ -9,7 +9,7 @@ from amaranth.back import rtlil
 
 from apbbf.flows.appliance import (DRAM, IMIX_PPS, LINE_RATE_PPS, appliance_config, choose_memory, memory_numbers,
                                    window_numbers)
-from apbbf.hdl.eth.appliance import USER_HZ, DedupAppliance
+from apbbf.hdl.appliance.core import USER_HZ, DedupAppliance
 from apbbf.hdl.eth.ecp5_pll import ECP5PLL
 from apbbf.model import Config
 
@@ -103,13 +103,13 @@ def test_appliance_refuses():
 def test_memory_order_per_core(memory, one_row, depth):
     # The scan's order and depth follow the core behind the filter (MEMORY_ORDERS: each measured fastest there);
     # one_row only with a row layout.
-    from apbbf.hdl.eth.appliance import memory_scan_options
+    from apbbf.hdl.appliance.core import memory_scan_options
     rows = Config(2, 3, segment_blocks=64, row_bits=1024, span=1000, time_width=16)
     assert memory_scan_options(rows, memory) == {"memory_one_row": one_row, "memory_depth": depth}
     assert memory_scan_options(Config(2, 3, segment_blocks=16, span=1000), memory)["memory_one_row"] is False
 
 
 def test_memory_order_refused():
-    from apbbf.hdl.eth.appliance import memory_scan_options
+    from apbbf.hdl.appliance.core import memory_scan_options
     with pytest.raises(ValueError, match="memory must be one of SDR, DDR3, not 'DDR2'"):
         memory_scan_options(Config(2, 3, segment_blocks=16, span=1000), "DDR2")

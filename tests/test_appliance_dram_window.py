@@ -63,7 +63,7 @@ CASES = {
 
 def run_case(name: str, config=None, **overrides):
     from apbbf.flows.litedram import generate
-    from apbbf.hdl.eth.appliance import USER_HZ
+    from apbbf.hdl.appliance.core import USER_HZ
     runner.check_simulator("icarus")
     case = {**CASES[name], **overrides, "copy_ages": COPY_AGES, "window_copies": True, "frames": 0}
     build_dir = BUILD / "dram-window"

@@ -131,7 +131,7 @@ def test_each_build_draws_a_fresh_seed(monkeypatch):
 
 @pytest.mark.slow                                           # the de-duplicator's elaboration: ~20 s
 def test_board_top_elaborates():
-    from apbbf.hdl.board.appliance import ApplianceTop
+    from apbbf.hdl.appliance.top import ApplianceTop
     config = Config(2, 3, segment_blocks=16, span=1000, time_width=16)
     plan = Colorlight_5A75B_R70Platform().prepare(ApplianceTop("colorlight-5a75b", config), name="top")
     lpf = plan.files["top.lpf"]
@@ -139,7 +139,7 @@ def test_board_top_elaborates():
 
 
 def test_mark_refused():
-    from apbbf.hdl.eth.appliance import DedupAppliance
+    from apbbf.hdl.appliance.core import DedupAppliance
     with pytest.raises(ValueError, match="mark"):
         DedupAppliance("colorlight-5a75b", Config(2, 3, segment_blocks=16, span=1000), action="mark")
 

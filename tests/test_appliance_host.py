@@ -11,7 +11,7 @@ from amaranth import Cat, Module, Signal
 from amaranth.lib import wiring
 
 from apbbf import protocol
-from apbbf.hdl.board.appliance_host import ApplianceExecutor, ApplianceHost, key_name
+from apbbf.hdl.appliance.host import ApplianceExecutor, ApplianceHost, key_name
 from apbbf.host import Device, DeviceError, add_parser, run as run_cli
 from apbbf.model import Config
 from apbbf.model.packet import KeySpec
@@ -177,7 +177,7 @@ def _collect_simulators():
 
 # ---- the control registers over the UART ------------------------------------------------------------------------
 
-from apbbf.hdl.board.appliance_host import appliance_facts                         # noqa: E402
+from apbbf.hdl.appliance.host import appliance_facts                         # noqa: E402
 from apbbf.model.registers import (Control, RegisterError, RegisterFile, register_map)  # noqa: E402
 
 OFF = {name: r.offset for name, r in register_map("appliance").items()}

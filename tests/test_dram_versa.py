@@ -90,7 +90,7 @@ def test_appliance_elaborates_with_ddr3(core):
     clock, the transmit PLL has no second output, the pins carry litex-boards' attributes."""
     from amaranth.back import rtlil
     from apbbf.flows.appliance import _platform
-    from apbbf.hdl.eth.appliance import DedupAppliance
+    from apbbf.hdl.appliance.core import DedupAppliance
     platform = _platform(BOARD)
     top = DedupAppliance(BOARD, SHORT, dram=core)
     text = rtlil.convert(top, platform=platform)
@@ -103,7 +103,7 @@ def test_versa_top_shows_the_ddr3_state_on_leds(core):
     """The Versa's bitstream top with its filter in DDR3: the read leveling is in it, and LED 3 shows the DRAM
     ready and LED 4 the leveling's failure (the core's ``init_error``)."""
     from apbbf.flows.appliance import _platform
-    from apbbf.hdl.board.appliance import ApplianceTop
+    from apbbf.hdl.appliance.top import ApplianceTop
     plan = _platform(BOARD).prepare(ApplianceTop(BOARD, SHORT, dram=core), name="top")
     text, lpf = plan.files["top.il"], plan.files["top.lpf"]
     assert "leveler" in text and "init_error" in text
@@ -172,6 +172,6 @@ def test_ddr3_refresh_from_the_data_sheet():
 
 def test_verilog_top_refuses_ddr3(core):
     """The appliance's Verilog top (the cocotb benches') takes the SDR core only."""
-    from apbbf.hdl.board.appliance import ApplianceVerilogTop
+    from apbbf.hdl.appliance.top import ApplianceVerilogTop
     with pytest.raises(ValueError, match="SDR SDRAM's core only, not DDR3"):
         ApplianceVerilogTop(SHORT, dram=core)

@@ -82,7 +82,7 @@ def test_appliance_elaborates(board, platform):
     """The appliance top (two MACs, the de-duplicator between port 0's receive side and port 1's transmit side)
     elaborates for both boards; on the Colorlight port 1 is requested without the PHY reset and MDIO that it
     shares with port 0."""
-    from apbbf.hdl.eth.appliance import DedupAppliance
+    from apbbf.hdl.appliance.core import DedupAppliance
     from apbbf.model import Config
     config = Config(2, 3, segment_blocks=16, span=1000, time_width=16)
     plan = platform().prepare(DedupAppliance(board, config), name="top")

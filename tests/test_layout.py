@@ -12,8 +12,8 @@ import apbbf.hdl
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The rooms from the bottom up: a room imports only from rooms before it (``eth`` and ``export`` are side by side).
-LAYERS = {"lib": 0, "core": 1, "packet": 2, "dram": 2, "eth": 3, "export": 3, "board": 4}
+#: The rooms from the bottom up: a room imports only from rooms before it (``eth`` and ``export`` are side by side; ``appliance``, the two-port box, is on top).
+LAYERS = {"lib": 0, "core": 1, "packet": 2, "dram": 2, "eth": 3, "export": 3, "board": 4, "appliance": 5}
 
 
 def test_public_names():

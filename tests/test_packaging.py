@@ -58,6 +58,18 @@ def test_wheel_contains_only_apbbf(dist):
     assert "License-Expression: BSD-2-Clause" in metadata
 
 
+def test_wheel_has_every_module(dist):
+    """Every Python module of the source folders is in the wheel under ``apbbf.*`` (a package left out of
+    pyproject.toml's list would still import from a checkout, and fail only once installed)."""
+    _, wheel = dist
+    names = set(zipfile.ZipFile(wheel).namelist())
+    where = {"model": "apbbf/model", "hdl": "apbbf/hdl", "sim": "apbbf/sim", "apbbf": "apbbf"}
+    missing = [str(path) for folder, target in where.items() for path in (ROOT / folder).rglob("*.py")
+               if "__pycache__" not in path.parts
+               and f"{target}/{path.relative_to(ROOT / folder).as_posix()}" not in names]
+    assert missing == []
+
+
 def test_sdist_has_the_sources(dist):
     sdist, _ = dist
     names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}

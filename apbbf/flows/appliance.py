@@ -221,7 +221,7 @@ def check_block_ram(board: str, config, action: str) -> dict:
 
 def _block_rams(board: str, config, action: str) -> int:
     """Block RAMs the appliance needs besides the filter's segments (an estimate from the memories' shapes)."""
-    from ..hdl.eth.appliance import MAX_FRAME
+    from ..hdl.appliance.core import MAX_FRAME
     from ..hdl.eth.layouts import beat_layout
     from ..hdl.packet.dedup import PacketDedup
     from ..model.packet import KeySpec
@@ -406,13 +406,13 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
         nextpnr also writes each seed's routed design (``--write <build_dir>/seed<N>.routed.json``), for the
         post-route netlist simulation (:mod:`apbbf.flows.netlist`).
     runtime_seed : bool
-        Build the hash's run-time seed (``apbbf host ... rekey``; :class:`~apbbf.hdl.board.appliance.ApplianceTop`'s
+        Build the hash's run-time seed (``apbbf host ... rekey``; :class:`~apbbf.hdl.appliance.top.ApplianceTop`'s
         ``runtime_seed``, ``RUNTIME_SEED=1``): off by default, as it costs logic (``docs/appliance.md``).
     rate_pps : float or None
         The rate the filter is planned for (:func:`appliance_config`; default the line rate, ``RATE_PPS=``).
     runtime_window : bool
         The window writable at run time over the UART (``set window``, up to the report's ``window_capacity_us``;
-        :class:`~apbbf.hdl.board.appliance.ApplianceTop`).
+        :class:`~apbbf.hdl.appliance.top.ApplianceTop`).
     log : callable
         Where the build's notes go (a run past its budget that is let finish).
 
@@ -423,8 +423,8 @@ def build_appliance(board: str, *, build_dir, config=None, window_us=None, fp=No
     RuntimeError
         If no nextpnr run of ``seeds`` is in ``build_dir`` at the end.
     """
-    from ..hdl.board.appliance import ApplianceTop
-    from ..hdl.eth.appliance import USER_HZ
+    from ..hdl.appliance.top import ApplianceTop
+    from ..hdl.appliance.core import USER_HZ
     from ..model.packet import KeySpec
     if action not in ACTIONS:
         raise ValueError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")

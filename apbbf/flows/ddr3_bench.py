@@ -39,7 +39,7 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     replace in the core (:func:`apbbf.flows.litedram.generate`); None: the appliance's
     (``DRAM["versa-ecp5"]["timing"]``, tRFC 110 ns), ``{}``: LiteDRAM's module's own. ``depth`` and ``one_row``
     are the memory core's (:class:`~apbbf.hdl.core.memory_apbbf.MemoryAPBBF`); None: the appliance's
-    (:data:`apbbf.hdl.eth.appliance.MEMORY_ORDERS`).
+    (:data:`apbbf.hdl.appliance.core.MEMORY_ORDERS`).
 
     Raises
     ------
@@ -50,7 +50,7 @@ def run(out_dir, *, frames: int = 100, seed: int = 1, refresh: bool = True, timi
     from ..sim import harness, native_port
     from .appliance import DRAM, LINE_RATE_PPS, appliance_config, memory_numbers
     from .litedram import generate
-    from ..hdl.eth.appliance import MEMORY_ORDERS
+    from ..hdl.appliance.core import MEMORY_ORDERS
     one_row = MEMORY_ORDERS["DDR3"][0] if one_row is None else one_row
     depth = MEMORY_ORDERS["DDR3"][1] if depth is None else depth
     if timing is None:

@@ -119,7 +119,7 @@ def filter_rate(*, commands: int = 400, seed: int = 1, sys_clk_freq: float | Non
     RuntimeError
         If the bench fails.
     """
-    from ..hdl.eth.appliance import MEMORY_ORDERS, USER_HZ
+    from ..hdl.appliance.core import MEMORY_ORDERS, USER_HZ
     from ..sim.cocotb import dram_filter
     from .appliance import LINE_RATE_PPS, appliance_config, memory_numbers
     core = litedram.generate("colorlight-5a75b", sys_clk_freq=sys_clk_freq or USER_HZ)

@@ -62,7 +62,7 @@ def mac_pnr(board: str, work, *, seeds=SEEDS, data_width: int = 64, top: str = "
     ValueError
         If ``board`` is not one of :data:`apbbf.hdl.eth.loopback.BOARD_PHYS`.
     """
-    from ..hdl.eth.appliance import DedupAppliance
+    from ..hdl.appliance.core import DedupAppliance
     from ..hdl.eth.loopback import RGMIILoopback
     from ..model import Config
     if top not in ("loopback", "appliance"):

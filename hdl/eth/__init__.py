@@ -1,7 +1,7 @@
 """An RGMII Gigabit Ethernet MAC: the PHY interface, receive and transmit framing and the MAC composing them, with
-frames as ``lib.stream`` beats in the user's clock domain (``docs/ethernet.md``). Every module but
-``appliance`` (the de-duplication appliance's top) uses Amaranth and the generic blocks of :mod:`apbbf.hdl.lib`
-alone (the clock-crossing FIFO, the frame FIFO), so the package, with `hdl/lib`, can be taken on its own."""
+frames as ``lib.stream`` beats in the user's clock domain (``docs/ethernet.md``). Every module uses Amaranth and
+the generic blocks of :mod:`apbbf.hdl.lib` alone (the clock-crossing FIFO, the frame FIFO), so the package, with
+`hdl/lib`, can be taken on its own (the de-duplication appliance built on it is :mod:`apbbf.hdl.appliance`)."""
 
 from .beat_packer import BeatPacker
 from .beat_unpacker import BeatUnpacker

@@ -1,4 +1,4 @@
-"""Export the appliance without a board (:class:`apbbf.hdl.board.appliance.ApplianceVerilogTop`) as Verilog with
+"""Export the appliance without a board (:class:`apbbf.hdl.appliance.top.ApplianceVerilogTop`) as Verilog with
 plain DDR registers (:class:`~apbbf.hdl.eth.generic_io.GenericIOPlatform`), wrap it in a testbench module and run
 the two-port cocotb benches of :mod:`apbbf.sim.cocotb.appliance_tests` on it with ``cocotb_tools.runner``.
 
@@ -76,11 +76,11 @@ def export_appliance(build_dir, config, *, action: str = "drop", key: str = "l3l
     Raises
     ------
     TypeError, ValueError
-        As :class:`~apbbf.hdl.board.appliance.ApplianceVerilogTop`.
+        As :class:`~apbbf.hdl.appliance.top.ApplianceVerilogTop`.
     """
     from amaranth.back import verilog
 
-    from ...hdl.board.appliance import ApplianceVerilogTop
+    from ...hdl.appliance.top import ApplianceVerilogTop
     from ...hdl.eth import GenericIOPlatform
     from ...hdl.export.verilog import find_yosys
     from ...model.packet import KeySpec
@@ -122,7 +122,7 @@ def run_appliance(build_dir, config, *, sim: str = "icarus", testcase=None, seed
         With a Config of a row layout: the SDR SDRAM's core (generated for 50 MHz), compiled with yosys's ECP5
         models; the benches start the SDRAM chip model on its pins.
     runtime_window : bool
-        Build the window writable over the UART (:class:`~apbbf.hdl.board.appliance.ApplianceVerilogTop`).
+        Build the window writable over the UART (:class:`~apbbf.hdl.appliance.top.ApplianceVerilogTop`).
     power_up_us : float
         With ``dram``: the SDRAM's power-up wait, the gateware's and the chip model's alike (the data sheet's 200
         by default; a shorter one shortens the simulation, and the chip model still fails a command before it).

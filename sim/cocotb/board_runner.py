@@ -1,5 +1,5 @@
 """The appliance's board top, before synthesis, as ``make bitstream`` elaborates it
-(:class:`apbbf.hdl.board.appliance.ApplianceTop` on the board's amaranth-boards platform: the EHXPLLL, the DELAYG,
+(:class:`apbbf.hdl.appliance.top.ApplianceTop` on the board's amaranth-boards platform: the EHXPLLL, the DELAYG,
 the IDDRX1F/ODDRX1F, the directly instantiated DP16KD, the I/O buffers), simulated on Icarus with yosys's ECP5
 models and this project's (``sim/ecp5/``: what yosys leaves a black box), under the two-port cocotb benches of
 :mod:`apbbf.sim.cocotb.appliance_tests`.
@@ -105,7 +105,7 @@ def wrapper_pins(verilog: str, board: str, what: str = "") -> list[str]:
 def _wrapper(verilog: str, board: str, time_width: int) -> str:
     lines = wrapper_pins(verilog, board)
     # inside the top: sync's clock, the PLL's lock, the counters, each frame's time
-    from ...hdl.eth.appliance import APPLIANCE_COUNTERS
+    from ...hdl.appliance.core import APPLIANCE_COUNTERS
     lines += ["  wire clk = dut.clk;", "  wire eth_tx_clk = dut.eth_tx_clk;", "  wire pll_lock = dut.pll.locked;",
               *[f"  wire [31:0] {name} = dut.{name};" for name in APPLIANCE_COUNTERS],
               "  wire [1:0] link_up = dut.link_up;",
@@ -139,11 +139,11 @@ def export_board(build_dir, board: str, config, *, action: str = "drop", key: st
     Raises
     ------
     ValueError
-        If ``board`` is unknown, or as :class:`~apbbf.hdl.board.appliance.ApplianceTop`.
+        If ``board`` is unknown, or as :class:`~apbbf.hdl.appliance.top.ApplianceTop`.
     """
     import os
 
-    from ...hdl.board.appliance import ApplianceTop
+    from ...hdl.appliance.top import ApplianceTop
     from ...hdl.export.verilog import find_yosys
     from ...model.packet import KeySpec
     platform = board_platform(board)
@@ -193,8 +193,8 @@ def run_board(build_dir, board: str, config, *, testcase=None, seed: int = 1, ac
     """
     from cocotb_tools.runner import get_runner
 
-    from ...hdl.board.appliance import ApplianceTop
-    from ...hdl.eth.appliance import USER_HZ
+    from ...hdl.appliance.top import ApplianceTop
+    from ...hdl.appliance.core import USER_HZ
     check_simulator("icarus")
     build_dir = Path(build_dir).resolve()
     sources = export_board(build_dir, board, config, action=action, key=key, swap_dp16kd=swap_dp16kd)

@@ -55,7 +55,7 @@ def _reference(wires: dict[str, int], name: str, width: int) -> str | None:
 def routed_wrapper(verilog: str, board: str, time_width: int) -> tuple[str, dict]:
     """The wrapper of the routed top ``verilog``, and what it found inside: bench name -> the net's name, or None
     where the netlist has none."""
-    from ...hdl.eth.appliance import APPLIANCE_COUNTERS
+    from ...hdl.appliance.core import APPLIANCE_COUNTERS
     lines = wrapper_pins(verilog, board, "routed ")
     wires = _wires(verilog)
     tx_clocks = sorted(name for name in wires if name.endswith(".eth_tx_clk") and wires[name] == 1)
@@ -105,8 +105,8 @@ def run_routed_board(build_dir, board: str, routed_json, options: dict, *, testc
     """
     from cocotb_tools.runner import get_runner
 
-    from ...hdl.board.appliance import ApplianceTop
-    from ...hdl.eth.appliance import USER_HZ
+    from ...hdl.appliance.top import ApplianceTop
+    from ...hdl.appliance.core import USER_HZ
     check_simulator("icarus")
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,11 @@ from ...model.protocol import APPLIANCE_COUNTERS as PROTOCOL_COUNTERS
 from ..core.memory_port import MemoryPortSignature
 from ..dram.litedram import LiteDRAMDDR3Memory, LiteDRAMMemory
 from ..packet.dedup import MEMORY_SCAN, PacketDedup
-from .ecp5_pll import ECP5PLL
+from ..eth.ecp5_pll import ECP5PLL
 from ..lib.frame_fifo import FrameFIFO
-from .layouts import beat_layout
-from .loopback import BOARD_PHYS
-from .mac import COUNTERS, RGMIIMAC
+from ..eth.layouts import beat_layout
+from ..eth.loopback import BOARD_PHYS
+from ..eth.mac import COUNTERS, RGMIIMAC
 
 __all__ = ["ApplianceCore", "DedupAppliance", "DRAM_TYPES", "MEMORY_ORDERS", "memory_scan_options", "USER_HZ", "APPLIANCE_COUNTERS", "MAX_FRAME"]
 

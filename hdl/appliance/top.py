@@ -1,5 +1,5 @@
-"""The de-duplication appliance on a two-port board: :class:`~apbbf.hdl.eth.appliance.DedupAppliance` and, on the
-board's UART, the host protocol's INFO and APPLIANCE (:class:`~apbbf.hdl.board.appliance_host.ApplianceHost`)."""
+"""The de-duplication appliance on a two-port board: :class:`~apbbf.hdl.appliance.core.DedupAppliance` and, on the
+board's UART, the host protocol's INFO and APPLIANCE (:class:`~apbbf.hdl.appliance.host.ApplianceHost`)."""
 
 from amaranth import Cat, ClockDomain, Module, ResetSignal
 from amaranth.lib import cdc, io, wiring
@@ -7,10 +7,10 @@ from amaranth.lib.wiring import In, Out
 
 from ...model.config import Config
 from ...model.packet import KeySpec
-from ..eth.appliance import APPLIANCE_COUNTERS, MAX_FRAME, USER_HZ, ApplianceCore, DedupAppliance
+from .core import APPLIANCE_COUNTERS, MAX_FRAME, USER_HZ, ApplianceCore, DedupAppliance
 from ..dram.litedram import LiteDRAMMemory
 from ..eth.axis_mac import rgmii_ports
-from .appliance_host import ApplianceHost, key_name
+from .host import ApplianceHost, key_name
 
 __all__ = ["ApplianceTop", "ApplianceVerilogTop"]
 
@@ -38,7 +38,7 @@ class ApplianceTop(DedupAppliance):
         ``KeySpec.l3l4()`` (default) or ``KeySpec.frame()``.
     action : {"drop", "mark", "count"}
     dram : apbbf.flows.litedram.Core or None
-        As :class:`~apbbf.hdl.eth.appliance.DedupAppliance`.
+        As :class:`~apbbf.hdl.appliance.core.DedupAppliance`.
     runtime_seed : bool
         The hash's run-time seed, re-keyed through the control registers (``apbbf host ... rekey``; off by
         default: it costs logic, ``docs/appliance.md``).
@@ -82,7 +82,7 @@ class ApplianceTop(DedupAppliance):
 
 
 class ApplianceVerilogTop(wiring.Component):
-    """The appliance without a board, for Verilog and the cocotb benches: :class:`~apbbf.hdl.eth.appliance.
+    """The appliance without a board, for Verilog and the cocotb benches: :class:`~apbbf.hdl.appliance.core.
     ApplianceCore` and :class:`ApplianceHost` with their clocks and pins as ports.
 
     ============================  =====  ==========================================================================
@@ -93,7 +93,7 @@ class ApplianceVerilogTop(wiring.Component):
     ``port{0,1}_rgmii_*``                each port's ``rx_clk``, ``rx_ctl``, ``rxd`` in; ``tx_clk``, ``tx_ctl``,
                                          ``txd`` out (the PHYs add the receive and transmit delays)
     ``uart_rx``, ``uart_tx``      in/out the host protocol, 8N1 at ``clk`` / ``divisor``
-    counters, ``link_up``         out    as :class:`~apbbf.hdl.eth.appliance.ApplianceCore`
+    counters, ``link_up``         out    as :class:`~apbbf.hdl.appliance.core.ApplianceCore`
     ``now_us``, ``frame_start``   out    each frame's time as the de-duplicator takes it (``time``)
     ============================  =====  ==========================================================================
 

@@ -13,9 +13,9 @@ from ...model.protocol import (APPLIANCE_ACTIONS, APPLIANCE_COMMANDS, APPLIANCE_
 from ...model.registers import Capability, Facts
 from ...model.timeanalysis import window_capacity
 from ..lib.axil_registers import ADDR_WIDTH, OKAY, AXI4LiteRegisters, axil_members
-from .host_parser import TIMEOUT_CYCLES, HostParser, request_layout
-from .host_replier import HostReplier, reply_header_layout
-from .uart import DIVISORS, UARTReceiver, UARTTransmitter
+from ..board.host_parser import TIMEOUT_CYCLES, HostParser, request_layout
+from ..board.host_replier import HostReplier, reply_header_layout
+from ..board.uart import DIVISORS, UARTReceiver, UARTTransmitter
 
 __all__ = ["ApplianceExecutor", "ApplianceHost", "key_name", "appliance_facts"]
 
